@@ -1,0 +1,75 @@
+"""The interface every backend implements: a target, its stages, compile, launch.
+
+A backend turns a ttir module into stage texts (with a line map each) and a launcher.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Stage:
+    """One stage's text and, per line, the source Location it came from (or None)."""
+
+    name: str
+    text: str
+    line_locs: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PointerArg:
+    """A pointer argument at launch: ``address`` of the first element, and the byte range
+    ``[lo, hi)`` (absolute addresses) of the memory the array or view covers, used by bounds
+    checks. ``itemsize`` in bytes. ``obj`` keeps the array alive."""
+
+    address: int
+    lo: int
+    hi: int
+    itemsize: int
+    obj: object = None
+
+
+@dataclass
+class KernelMetadata:
+    """What Triton's ``compiled.metadata`` offers: ``name``, ``target`` (str), ``num_warps``,
+    ``num_stages``, ``shared`` (bytes of shared memory), ``n_regs`` and ``n_spills`` (from
+    ptxas, None when it did not run)."""
+
+    name: str
+    target: str
+    num_warps: int
+    num_stages: int
+    shared: int = 0
+    n_regs: int | None = None
+    n_spills: int | None = None
+
+
+@dataclass
+class BackendResult:
+    """What :meth:`Backend.compile` returns: stages in order (after ``ttir``), metadata, and a
+    ``launcher(grid3, runtime_args)`` callable (None when the target cannot run here; then
+    ``launch_error`` says why in words)."""
+
+    stages: list
+    metadata: KernelMetadata
+    launcher: object = None
+    launch_error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Backend:
+    """Base class. ``target``: a :class:`workbench.config.Target`. ``stage_names``: the stages it
+    produces after ``ttir`` (``ttgir``, ``llir``, ``ptx``, ``cubin``, ``sass`` or ``llir``,
+    ``asm``)."""
+
+    stage_names: tuple = ()
+
+    def __init__(self, target):
+        self.target = target
+
+    def compile(self, ttir_module, spec, options, ctx) -> BackendResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def cache_key(self) -> tuple:
+        """Everything about the backend that changes its output (tool versions...)."""
+        return (str(self.target),)

@@ -1,0 +1,76 @@
+"""User-facing errors. Every message points at the user's line: ``file:line:col``, the source
+line, a caret under the construct, and a sentence saying what to do. No internal frames.
+"""
+from __future__ import annotations
+
+import linecache
+
+
+class WorkbenchError(Exception):
+    """Base class of every error Tile Workbench raises on purpose."""
+
+    # Hide our internal frames: IPython and pytest show only the message.
+    __suppress_context__ = True
+
+
+def format_at(loc, message: str, hint: str | None = None, end_col: int | None = None) -> str:
+    """``file:line:col: message``, the source line, a caret line and the hint.
+
+    ``loc`` is a :class:`workbench.ir.core.Location` (1-based line and column) or None.
+    The source line is read with :mod:`linecache`, so it works for files and for notebook
+    cells written to content-hashed files.
+    """
+    if loc is None or getattr(loc, "file", "unknown") == "unknown":
+        out = message
+    else:
+        out = f"{loc.file}:{loc.line}:{loc.col}: {message}"
+        src = linecache.getline(loc.file, loc.line).rstrip("\n")
+        if src:
+            col = max(loc.col, 1)
+            width = max(1, (end_col - col) if end_col and end_col > col else 1)
+            out += f"\n    {src}\n    {' ' * (col - 1)}{'^' * width}"
+    if hint:
+        out += f"\n{hint}"
+    return out
+
+
+class CompilationError(WorkbenchError):
+    """A kernel could not be compiled (bad construct, bad shapes, bad types...).
+
+    Attributes: ``loc`` (the Location of the offending construct, or None), ``reason`` (the
+    bare message), ``hint`` (what to do).
+    """
+
+    def __init__(self, reason: str, loc=None, hint: str | None = None, end_col: int | None = None):
+        self.reason = reason
+        self.loc = loc
+        self.hint = hint
+        super().__init__(format_at(loc, reason, hint, end_col))
+
+
+class UnsupportedError(CompilationError):
+    """A construct the language (or this target) does not support."""
+
+
+class LaunchError(WorkbenchError):
+    """Bad launch: wrong number or type of arguments, bad grid, mismatched devices."""
+
+
+class OutOfBoundsError(WorkbenchError):
+    """A load or store touched memory outside the arrays passed to the launch.
+
+    Attributes: ``program_id`` (tuple of 3 ints), ``loc`` (source Location), ``offset`` (the
+    offending byte offset relative to the pointer argument's base), ``arg`` (parameter name).
+    """
+
+    def __init__(self, message: str, program_id=None, loc=None, offset=None, arg=None):
+        self.program_id, self.loc, self.offset, self.arg = program_id, loc, offset, arg
+        super().__init__(format_at(loc, message))
+
+
+class TargetError(WorkbenchError):
+    """Unknown target, or a target whose tools (GPU, driver, ptxas) are missing here."""
+
+
+class ToolMissingError(TargetError):
+    """An optional tool (ptxas, nvdisasm, the CUDA driver, a GPU) is not installed or present."""

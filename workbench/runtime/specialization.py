@@ -1,0 +1,88 @@
+"""The specialisation of a launch: per parameter its kind, Triton type string and hints.
+
+Triton's rules (reference §2.3): ints in [-2^31, 2^31) are ``i32``, others ``i64`` (``u64``
+for [2^63, 2^64)); an int equal to 1 becomes a constexpr and leaves the signature; ints and
+pointers divisible by 16 get ``tt.divisibility = 16``; floats are ``fp32`` and never
+specialised; bools are ``i1``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Triton short dtype names <-> numpy dtype names
+SHORT_TO_NUMPY = {
+    "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+}
+NUMPY_TO_SHORT = {v: k for k, v in SHORT_TO_NUMPY.items()}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel parameter as specialised for a launch.
+
+    ``kind``: "constexpr" (value baked in, not passed), "pointer" or "scalar".
+    ``type``: Triton signature string: ``"*fp32"``, ``"i32"``, ``"i64"``, ``"u64"``, ``"fp32"``,
+    ``"i1"`` or ``"constexpr"``. ``divisible_by_16``: the value (int) or address (pointer) is a
+    multiple of 16. ``equal_to_1``: an int specialised to the constant 1 (Triton drops it from
+    the compiled signature). ``value``: the constexpr value.
+    """
+
+    name: str
+    kind: str
+    type: str
+    divisible_by_16: bool = False
+    equal_to_1: bool = False
+    value: object = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the compiled kernel takes this argument at run time."""
+        return self.kind != "constexpr" and not self.equal_to_1
+
+    def key(self):
+        v = self.value
+        if self.kind == "constexpr":
+            v = (type(v).__name__, repr(v))
+        return (self.name, self.kind, self.type, self.divisible_by_16, self.equal_to_1, v)
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """The specialisation of every parameter of a kernel, in declaration order."""
+
+    args: tuple
+
+    def key(self):
+        return tuple(a.key() for a in self.args)
+
+    @property
+    def passed(self) -> tuple:
+        """The ArgSpecs passed at run time, in order."""
+        return tuple(a for a in self.args if a.passed)
+
+    def signature_text(self) -> str:
+        """``"*fp32:16, *fp32:16, i32"`` style text of the non-constexpr params."""
+        out = []
+        for a in self.args:
+            if a.kind == "constexpr":
+                continue
+            s = a.type + (":16" if a.divisible_by_16 else "") + (":1" if a.equal_to_1 else "")
+            out.append(s)
+        return ", ".join(out)
+
+
+def scalar_type_of(value) -> str:
+    """Triton's type string for a Python scalar argument."""
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if -(2 ** 31) <= value < 2 ** 31:
+            return "i32"
+        if 2 ** 63 <= value < 2 ** 64:
+            return "u64"
+        return "i64"
+    if isinstance(value, float):
+        return "fp32"
+    raise TypeError(f"not a scalar: {value!r}")
