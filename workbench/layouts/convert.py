@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from .encodings import (BlockedLayout, DotOperandLayout, Encoding, LinearEncoding, MmaLayout,
+from .encodings import (BlockedLayout, DotOperandLayout, LinearEncoding, MmaLayout,
                         NVMMASharedLayout, SliceLayout, SwizzledSharedLayout)
 from .errors import LayoutError
 from .linear import LinearLayout, is_pow2, log2_exact, product, standard_out_dims
@@ -335,4 +335,4 @@ def to_linear(layout, shape: Sequence[int]) -> LinearLayout:
 
 
 __all__ = ["to_linear", "identity_nd", "ensure_not_larger", "ensure_not_smaller",
-           "combine_with_shape", "Encoding"]
+           "combine_with_shape"]
