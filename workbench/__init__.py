@@ -1,1 +1,41 @@
-"""Tile Workbench."""
+"""Tile Workbench: compile Triton-style tile kernels through every stage, run them on the CPU
+or an NVIDIA GPU, and see the stages side by side in Jupyter.
+
+Public API (Triton's names): :func:`jit`, :func:`compile`, :func:`cdiv`,
+:func:`next_power_of_2`, the errors, and ``workbench.language`` (import it as ``tl``).
+Importing this package imports neither IPython nor the notebook parts; ``%load_ext
+workbench`` loads them.
+"""
+from .errors import (CompilationError, LaunchError, OutOfBoundsError, TargetError,
+                     ToolMissingError, UnsupportedError, WorkbenchError)
+from .runtime import CompiledKernel, JITFunction, compile, jit
+
+__version__ = "0.1.0"
+
+__all__ = ["CompilationError", "CompiledKernel", "JITFunction", "LaunchError",
+           "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
+           "WorkbenchError", "__version__", "cdiv", "compile", "jit", "language",
+           "next_power_of_2"]
+
+_LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}
+
+
+def __getattr__(name):
+    # ``language`` and its helpers load on first use, so importing workbench stays light and
+    # free of import cycles with the language package.
+    import importlib
+    if name == "language":
+        return importlib.import_module("workbench.language")
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+def load_ipython_extension(ip):
+    """``%load_ext workbench``: register the ``%%tilekernel`` magic (workbench.notebook)."""
+    from .notebook import load_ipython_extension as f
+    f(ip)

@@ -1,0 +1,276 @@
+"""Binding launch arguments to a kernel's parameters, and the specialisation of a launch.
+
+Rules (Triton 3.6, reference §2.3): bools are ``i1``; ints in [-2^31, 2^31) are ``i32``,
+[2^63, 2^64) ``u64``, other ints ``i64``; an int equal to 1 is specialised to the constant 1
+and leaves the compiled signature; ints divisible by 16 get ``tt.divisibility = 16``; floats are
+``fp32`` and never specialised; arrays are ``*<dtype>`` pointers divisible by 16 when their
+first element's address is; ``None`` is a constexpr. ``do_not_specialize`` turns off the
+"== 1" and divisibility hints of the named parameters. Numpy scalars keep their own dtype
+(``np.float64(x)`` is ``fp64``, ``np.int8(x)`` is ``i8``) and get the same int hints.
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LaunchError, format_at
+from ..ir.core import Location
+from .devices import ArrayTypeError, array_info, cuda_target_for
+from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, \
+    scalar_type_of
+from ..backends.base import PointerArg
+
+_NO_DEFAULT = inspect.Parameter.empty
+_INT_RANGES = {"i1": (0, 1), "i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
+               "i32": (-2 ** 31, 2 ** 31), "i64": (-2 ** 63, 2 ** 63), "u8": (0, 2 ** 8),
+               "u16": (0, 2 ** 16), "u32": (0, 2 ** 32), "u64": (0, 2 ** 64)}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a kernel: ``name``, position ``index``, whether it is a
+    ``tl.constexpr``, its ``default`` (``inspect.Parameter.empty`` when none) and the type
+    string fixed by an annotation (``x: tl.int64`` or ``x: "*fp32"``), else None."""
+
+    name: str
+    index: int
+    constexpr: bool
+    default: object = _NO_DEFAULT
+    fixed_type: str | None = None
+
+
+def _annotation_kind(ann):
+    """("constexpr", None), ("type", "i64") or (None, None) for a parameter annotation."""
+    if ann is _NO_DEFAULT or ann is None:
+        return None, None
+    if isinstance(ann, str):
+        text = ann.strip().strip("'\"")
+        if text.split(".")[-1] == "constexpr":
+            return "constexpr", None
+        short = text.split(".")[-1]
+        short = NUMPY_TO_SHORT.get(short, short)
+        base = short.lstrip("*")
+        if base in SHORT_TO_NUMPY:
+            return "type", short
+        return None, None
+    if isinstance(ann, type) and ann.__name__ == "constexpr":
+        return "constexpr", None
+    name = getattr(ann, "name", None)
+    if isinstance(name, str):
+        short = NUMPY_TO_SHORT.get(name, name)
+        if short in SHORT_TO_NUMPY:
+            return "type", short
+    return None, None
+
+
+def kernel_params(fn) -> tuple[Param, ...]:
+    """The parameters of kernel function ``fn`` in declaration order.
+
+    A parameter is a constexpr when annotated ``tl.constexpr`` (the object or the string).
+    Raises :class:`LaunchError` for ``*args``/``**kwargs`` parameters (Triton rejects them)."""
+    out = []
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise LaunchError(format_at(
+                param_location(fn, p.name), f"kernel parameter '{p.name}' is variadic",
+                "Kernels take a fixed list of parameters; list each one."))
+        kind, fixed = _annotation_kind(p.annotation)
+        out.append(Param(p.name, i, kind == "constexpr", p.default, fixed))
+    return tuple(out)
+
+
+def param_location(fn, name: str | None = None) -> Location:
+    """The Location of parameter ``name`` in ``fn``'s ``def`` (or of the ``def`` keyword when
+    ``name`` is None or not found), for error messages. Lines are 1-based."""
+    code = fn.__code__
+    file, line = code.co_filename, code.co_firstlineno
+    text = linecache.getline(file, line)
+    probe = line
+    while text and not re.match(r"\s*(async\s+)?def\b", text) and probe < line + 50:
+        probe += 1
+        text = linecache.getline(file, probe)
+    if not text:
+        return Location(file, line, 1)
+    def_loc = Location(file, probe, text.index("def") + 1)
+    if name is None:
+        return def_loc
+    pat = re.compile(r"\b%s\b" % re.escape(name))
+    for ln in range(probe, probe + 50):
+        t = linecache.getline(file, ln)
+        start = t.index("def") + 3 if ln == probe else 0
+        m = pat.search(t, start)
+        if m:
+            return Location(file, ln, m.start() + 1)
+        if not t or t.rstrip().endswith(":"):
+            break
+    return def_loc
+
+
+def launch_error(fn, message: str, hint: str | None = None, param: str | None = None):
+    """A :class:`LaunchError` pointing at ``param`` (or the ``def`` line) of kernel ``fn``."""
+    loc = param_location(fn, param)
+    end = loc.col + len(param) if param else None
+    return LaunchError(format_at(loc, message, hint, end))
+
+
+def bind_arguments(fn, params, args, kwargs) -> dict:
+    """Map every parameter name to its value: positional ``args`` in order, then ``kwargs``,
+    then defaults. ``kwargs`` must hold only parameter names (the caller removes options).
+
+    Raises :class:`LaunchError` (pointing at the kernel's ``def``) for too many arguments,
+    an unknown keyword, a parameter given twice or a missing one."""
+    name = fn.__name__
+    if len(args) > len(params):
+        listed = ", ".join(p.name for p in params)
+        raise launch_error(fn, f"kernel '{name}' takes {len(params)} arguments ({listed}) "
+                               f"but {len(args)} were given",
+                           "Pass one value per parameter, constexprs included or by keyword.")
+    values = {p.name: a for p, a in zip(params, args)}
+    known = {p.name for p in params}
+    for k, v in kwargs.items():
+        if k not in known:
+            raise launch_error(fn, f"kernel '{name}' has no parameter '{k}'",
+                               f"Its parameters are {', '.join(p.name for p in params)}; launch "
+                               "options are num_warps, num_stages, enable_fp_fusion, debug, "
+                               "bounds_check.")
+        if k in values:
+            raise launch_error(fn, f"argument '{k}' given both by position and by keyword",
+                               "Pass it once.", param=k)
+        values[k] = v
+    for p in params:
+        if p.name not in values:
+            if p.default is _NO_DEFAULT:
+                kind = "constexpr " if p.constexpr else ""
+                raise launch_error(fn, f"missing argument for {kind}parameter '{p.name}' of "
+                                       f"kernel '{name}'",
+                                   f"Pass {p.name}=... to the launch.", param=p.name)
+            values[p.name] = p.default
+    return {p.name: values[p.name] for p in params}
+
+
+def _unwrap_constexpr(v):
+    if type(v).__name__ == "constexpr" and hasattr(v, "value"):
+        return v.value
+    return v
+
+
+@dataclass(frozen=True)
+class BoundLaunch:
+    """A specialised launch: the :class:`Specialization`, the runtime arguments for the
+    backend launcher (``PointerArg`` per pointer, Python scalars, only for passed params) and
+    the device the arrays live on (``"cpu"``, ``"cuda:<arch>"``, or None with no arrays).
+    ``per_param``: the runtime value of every parameter in order (None for constexprs), so a
+    kernel compiled with other hints can pick its own passed params."""
+
+    spec: Specialization
+    runtime_args: tuple
+    device: str | None
+    per_param: tuple = ()
+
+
+def _int_spec(p: Param, v: int, typ: str, hints: bool) -> ArgSpec:
+    lo, hi = _INT_RANGES.get(typ, (None, None))
+    if lo is not None and not lo <= v < hi:
+        raise ValueError(f"value {v} does not fit the parameter's type {typ}")
+    if hints and v == 1:
+        return ArgSpec(p.name, "scalar", typ, False, True, 1)
+    return ArgSpec(p.name, "scalar", typ, hints and v % 16 == 0)
+
+
+def _scalar(p: Param, v, hints: bool):
+    """ArgSpec and the runtime value for scalar value ``v``; ValueError when not a scalar."""
+    if isinstance(v, (bool, np.bool_)):
+        return ArgSpec(p.name, "scalar", p.fixed_type or "i1"), bool(v)
+    if isinstance(v, np.integer):
+        typ = p.fixed_type or NUMPY_TO_SHORT[v.dtype.name]
+        return _int_spec(p, int(v), typ, hints), int(v)
+    if isinstance(v, int):
+        typ = p.fixed_type or scalar_type_of(v)
+        if typ.startswith("fp"):
+            return ArgSpec(p.name, "scalar", typ), float(v)
+        return _int_spec(p, v, typ, hints), v
+    if isinstance(v, np.floating):
+        typ = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
+        if typ is None:
+            raise ValueError(f"numpy scalars of type {v.dtype.name} are not supported")
+        return ArgSpec(p.name, "scalar", typ), float(v)
+    if isinstance(v, float):
+        return ArgSpec(p.name, "scalar", p.fixed_type or "fp32"), v
+    raise ValueError(f"a {type(v).__name__} ({v!r:.40}) cannot be passed to a kernel")
+
+
+def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> BoundLaunch:
+    """The :class:`BoundLaunch` of bound ``values`` (from :func:`bind_arguments`).
+
+    Raises :class:`LaunchError` naming the parameter for a value a kernel cannot take
+    (strings, lists, complex numbers, arrays of unsupported dtypes, a constexpr parameter
+    given an array) and for arrays on different devices (host and CUDA mixed)."""
+    specs, per_param, devices = [], [], {}
+    for p in params:
+        v = _unwrap_constexpr(values[p.name])
+        hints = p.name not in do_not_specialize
+        if p.constexpr or v is None:
+            if p.constexpr and _is_array(v):
+                raise launch_error(fn, f"constexpr parameter '{p.name}' was given an array",
+                                   "Constexpr parameters take compile-time values (ints, "
+                                   "floats, bools, dtypes); drop tl.constexpr to pass an "
+                                   "array.", param=p.name)
+            specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
+            per_param.append(None)
+            continue
+        if getattr(v, "__workbench_jit__", False):
+            specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
+            per_param.append(None)
+            continue
+        try:
+            info = array_info(v)
+        except ArrayTypeError as e:
+            raise launch_error(fn, f"argument '{p.name}': {e}", param=p.name) from None
+        if info is not None:
+            typ = "*" + info.dtype
+            if p.fixed_type and p.fixed_type.startswith("*") and p.fixed_type != typ:
+                raise launch_error(fn, f"argument '{p.name}' is an array of {info.dtype} but "
+                                       f"the parameter is annotated {p.fixed_type}",
+                                   "Pass an array of the annotated dtype.", param=p.name)
+            specs.append(ArgSpec(p.name, "pointer", typ, hints and info.address % 16 == 0))
+            per_param.append(PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj))
+            dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
+            devices.setdefault(dev, (p.name, info))
+            continue
+        try:
+            spec, rv = _scalar(p, v, hints)
+        except ValueError as e:
+            raise launch_error(
+                fn, f"argument '{p.name}': {e}",
+                "Pass a numpy or CUDA array (a pointer), an int, a float or a bool, or annotate "
+                "the parameter tl.constexpr for a compile-time value.", param=p.name) from None
+        specs.append(spec)
+        per_param.append(rv)
+    runtime = tuple(r for s, r in zip(specs, per_param) if s.passed)
+    return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
+                       tuple(per_param))
+
+
+def _is_array(v) -> bool:
+    try:
+        return array_info(v) is not None
+    except ArrayTypeError:
+        return True
+
+
+def _device(fn, devices: dict) -> str | None:
+    if not devices:
+        return None
+    if len(devices) > 1:
+        where = ", ".join(f"'{name}' on {'the host' if d == 'cpu' else 'CUDA device ' + d[5:]}"
+                          for d, (name, _) in devices.items())
+        first = next(iter(devices.values()))[0]
+        raise launch_error(fn, f"arrays on different devices: {where}",
+                           "Put every array of a launch on one device (all numpy arrays for "
+                           "the CPU, or all on the same GPU).", param=first)
+    (dev, (_, info)), = devices.items()
+    return "cpu" if dev == "cpu" else cuda_target_for(info.device_index, info.obj)

@@ -1,0 +1,133 @@
+"""A compiled kernel: every stage's text with its line map, metadata, and a launcher."""
+from __future__ import annotations
+
+import html
+
+from ..errors import LaunchError, ToolMissingError
+from .binding import bind_arguments, kernel_params, launch_error, specialize
+from .grid import normalize_grid
+
+
+class CompiledKernel:
+    """One specialisation of a kernel compiled for one target (Triton's ``CompiledKernel``).
+
+    Attributes: ``name``; ``asm`` (dict stage -> text: ``"source"``, ``"ttir"``, then the
+    backend's stages in order); ``line_maps`` (dict stage -> list with one source
+    :class:`~workbench.ir.core.Location` or None per line of ``asm[stage]``); ``metadata``
+    (:class:`~workbench.backends.base.KernelMetadata`); ``src`` (KernelSource); ``spec``
+    (:class:`~workbench.runtime.specialization.Specialization`); ``options``
+    (:class:`~workbench.config.Options`); ``target`` (:class:`~workbench.config.Target`);
+    ``snapshots`` (dict stage -> list of ``(pass_name, text)``, filled when compiled with
+    ``keep_snapshots=True``); ``timings`` (dict step -> seconds); ``stages`` (stage names in
+    order). Launch with ``kernel[grid](*args)`` or ``kernel.run(grid, *args)``.
+    """
+
+    def __init__(self, *, fn, src, spec, options, target, asm, line_maps, metadata,
+                 launcher=None, launch_error=None, snapshots=None, timings=None, extra=None):
+        self.fn = fn
+        self.name = metadata.name
+        self.src = src
+        self.spec = spec
+        self.options = options
+        self.target = target
+        self.asm = asm
+        self.line_maps = line_maps
+        self.metadata = metadata
+        self.snapshots = snapshots if snapshots is not None else {}
+        self.timings = timings if timings is not None else {}
+        self.extra = extra if extra is not None else {}
+        self._launcher = launcher
+        self._launch_error = launch_error
+
+    @property
+    def stages(self) -> list[str]:
+        """Stage names in pipeline order: ``["source", "ttir", ...backend stages]``."""
+        return list(self.asm)
+
+    # ------------------------------------------------------------------ launching
+    def launch(self, grid3: tuple, runtime_args) -> None:
+        """Run the kernel over ``grid3`` (3 ints) with already specialised runtime arguments
+        (``PointerArg`` per pointer, Python scalars; passed params only). An empty grid runs
+        nothing. Raises :class:`ToolMissingError` when this target cannot run here."""
+        if self._launcher is None:
+            raise ToolMissingError(
+                f"kernel '{self.name}' was compiled for {self.target} but cannot run here: "
+                f"{self._launch_error or 'the backend gave no launcher'}")
+        if grid3[0] * grid3[1] * grid3[2] == 0:
+            return
+        self._launcher(tuple(grid3), list(runtime_args))
+
+    def run(self, grid, *args, **kwargs):
+        """Launch over ``grid`` (int, tuple of 1..3 ints, or a callable of the bound
+        arguments) with the kernel's arguments, bound like a JIT launch (constexprs may be
+        left out; given ones must equal the compiled values). The arguments must fit this
+        specialisation: same types, a pointer or int compiled as divisible by 16 must be, an
+        int compiled as the constant 1 must be 1, arrays on this kernel's device.
+        Raises :class:`LaunchError` otherwise. Returns ``self``."""
+        params = kernel_params(self.fn)
+        given = dict(kwargs)
+        fixed = {a.name: a.value for a in self.spec.args if a.kind == "constexpr"}
+        positional = list(args)
+        for i, p in enumerate(params):
+            if p.constexpr and i >= len(positional) and p.name not in given:
+                given[p.name] = fixed[p.name]
+        values = bind_arguments(self.fn, params, positional, given)
+        bound = specialize(self.fn, params, values)
+        self._check_fits(bound)
+        meta = dict(values, num_warps=self.options.num_warps,
+                    num_stages=self.options.num_stages)
+        runtime = [v for want, v in zip(self.spec.args, bound.per_param) if want.passed]
+        self.launch(normalize_grid(grid, meta), runtime)
+        return self
+
+    def _check_fits(self, bound) -> None:
+        for want, got in zip(self.spec.args, bound.spec.args):
+            bad = None
+            if want.kind == "constexpr":
+                if got.kind != "constexpr" or got.key() != want.key():
+                    bad = f"was compiled with {want.name}={want.value!r}"
+            elif want.equal_to_1:
+                if not got.equal_to_1:
+                    bad = "was compiled for the value 1 (Triton's equal-to-1 specialisation)"
+            elif got.kind != want.kind or got.type != want.type:
+                bad = f"was compiled for type {want.type}, got {got.type}"
+            elif want.divisible_by_16 and not got.divisible_by_16:
+                bad = "was compiled assuming divisibility by 16, which this value lacks"
+            if bad:
+                raise launch_error(self.fn, f"argument '{want.name}' does not fit kernel "
+                                            f"'{self.name}': it {bad}",
+                                   "Launch through the @jit kernel (kernel[grid](...)) to "
+                                   "compile a matching specialisation.", param=want.name)
+        device = bound.device or str(self.target)
+        runs_on_host = self.target.backend in ("cpu", "interpreter")
+        if (device == "cpu") != runs_on_host:
+            raise LaunchError(f"kernel '{self.name}' was compiled for {self.target} but the "
+                              f"arrays are on {'the host' if device == 'cpu' else device}")
+
+    def __getitem__(self, grid):
+        """``kernel[grid](*args)``: a launcher bound to ``grid`` (see :meth:`run`)."""
+        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
+
+    # ------------------------------------------------------------------ display
+    def _repr_html_(self) -> str:
+        """The side-by-side stage view (``workbench.viz.ir_view.render_compiled``); plain
+        ``<pre>`` blocks when the viz module is not installed."""
+        try:
+            from ..viz.ir_view import render_compiled
+        except ImportError:
+            return self._plain_html()
+        return render_compiled(self)
+
+    def _plain_html(self) -> str:
+        parts = [f"<div><b>{html.escape(self.name)}</b> &middot; {html.escape(str(self.target))}"
+                 f" &middot; {html.escape(self.spec.signature_text())}</div>"]
+        for stage, text in self.asm.items():
+            parts.append(f"<details><summary>{html.escape(stage)}</summary>"
+                         f"<pre>{html.escape(text)}</pre></details>")
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        consts = {a.name: a.value for a in self.spec.args if a.kind == "constexpr"}
+        return (f"<CompiledKernel {self.name} target={self.target} "
+                f"signature='{self.spec.signature_text()}' constexprs={consts} "
+                f"num_warps={self.options.num_warps} stages={self.stages}>")

@@ -1,0 +1,161 @@
+"""The compile pipeline: source -> ttir -> ttir passes -> the target's backend stages.
+
+``workbench.compile(fn, *signature_or_example_args, target=..., **constexprs)`` compiles one
+specialisation ahead of time, like Triton's ``triton.compile`` / ``kernel.warmup``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+
+from ..config import CompileContext, Options, Target
+from ..ir.core import Location
+from ..ir.printer import print_module_with_map
+from .binding import bind_arguments, launch_error, specialize
+from .compiled import CompiledKernel
+from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization
+
+OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
+
+_SIG = re.compile(r"^\s*(\*?)([a-z]+\d*)((?::\d+)*)\s*$")
+
+
+def parse_signature_entry(name: str, text: str) -> ArgSpec:
+    """The ArgSpec of parameter ``name`` stated by a Triton signature string.
+
+    ``"*fp32"`` (a pointer), ``"i32"``, ``"i64"``, ``"u64"``, ``"fp32"``, ``"i1"``...; a
+    ``":16"`` suffix states divisibility by 16 (``"*fp16:16"``, ``"i32:16"``), ``":1"`` the
+    value 1 (as :meth:`Specialization.signature_text` prints it); no suffix states nothing.
+    Raises ValueError for anything else."""
+    m = _SIG.match(text)
+    if not m or m.group(2) not in SHORT_TO_NUMPY:
+        raise ValueError(f"{text!r} is not a signature entry; use e.g. '*fp32', '*fp16:16', "
+                         f"'i32', 'i32:16', 'i64', 'fp32' (types: "
+                         f"{', '.join(SHORT_TO_NUMPY)})")
+    star, typ, suffix = m.groups()
+    hints = {int(h) for h in suffix.split(":") if h}
+    if hints - {1, 16} or (hints and typ.startswith("fp") and not star):
+        raise ValueError(f"{text!r}: only ':16' (divisible by 16) and ':1' (equal to 1) hints "
+                         "exist, and only for pointers and ints")
+    if star:
+        if 1 in hints:
+            raise ValueError(f"{text!r}: a pointer cannot be specialised to 1")
+        return ArgSpec(name, "pointer", "*" + typ, 16 in hints)
+    if 1 in hints:
+        return ArgSpec(name, "scalar", typ, False, True, 1)
+    return ArgSpec(name, "scalar", typ, 16 in hints)
+
+
+def compile_specialization(jit_fn, spec: Specialization, options: Options, target,
+                           keep_snapshots: bool = False) -> CompiledKernel:
+    """Run the whole pipeline for one specialisation.
+
+    Steps (each timed into ``timings`` in seconds: ``frontend``, ``ttir_passes``,
+    ``backend``, ``total``; the pass manager and backend may add finer entries):
+    ``workbench.frontend.generate_ttir(src, spec, options)``, the ttir pipeline of
+    ``workbench.passes.pipelines.ttir_passes(options)`` run by ``PassManager``, then
+    ``get_backend(target).compile(ttir, spec, options, ctx)``.
+    Raises CompilationError/UnsupportedError (bad kernel), TargetError (target unavailable)."""
+    from ..backends.registry import get_backend
+    from ..frontend import generate_ttir
+    from ..passes.manager import PassManager
+    from ..passes.pipelines import ttir_passes
+
+    target = Target.parse(target)
+    backend = get_backend(target)
+    src = jit_fn.src
+    ctx = CompileContext(keep_snapshots=keep_snapshots)
+    t_start = t0 = time.perf_counter()
+    module = generate_ttir(src, spec, options)
+    t1 = time.perf_counter()
+    ctx.timings["frontend"] = t1 - t0
+    module = PassManager(ttir_passes(options)).run(module, ctx, "ttir") or module
+    t2 = time.perf_counter()
+    ctx.timings["ttir_passes"] = t2 - t1
+    ttir_text, ttir_locs = print_module_with_map(module, True)
+    result = backend.compile(module, spec, options, ctx)
+    t3 = time.perf_counter()
+    ctx.timings["backend"] = t3 - t2
+    ctx.timings["total"] = t3 - t_start
+
+    source_lines = src.text.splitlines()
+    first = int(getattr(src, "first_line", 1))
+    asm = {"source": src.text, "ttir": ttir_text}
+    line_maps = {"source": [Location(src.file, first + i, 1) for i in range(len(source_lines))],
+                 "ttir": ttir_locs}
+    for stage in result.stages:
+        asm[stage.name] = stage.text
+        line_maps[stage.name] = list(stage.line_locs)
+    return CompiledKernel(fn=jit_fn.fn, src=src, spec=spec, options=options, target=target,
+                          asm=asm, line_maps=line_maps, metadata=result.metadata,
+                          launcher=result.launcher, launch_error=result.launch_error,
+                          snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)
+
+
+def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, Options]:
+    """Separate launch/compile options (``num_warps``, ``num_stages``, ``enable_fp_fusion``,
+    ``debug``, ``bounds_check``; ``num_ctas`` must be 1) from parameter kwargs; returns
+    ``(param_kwargs, options)``. Raises :class:`LaunchError` for a bad option value."""
+    params, overrides = {}, {}
+    for k, v in kwargs.items():
+        if k in param_names:
+            params[k] = v
+        elif k in OPTION_NAMES:
+            overrides[k] = v
+        elif k == "num_ctas":
+            if v != 1:
+                raise launch_error(fn, f"num_ctas={v!r} is not supported; only 1 CTA per "
+                                       "program exists here", "Drop num_ctas.")
+        else:
+            params[k] = v  # bind_arguments reports the unknown name
+    try:
+        return params, dataclasses.replace(base, **overrides)
+    except (ValueError, TypeError) as e:
+        raise launch_error(fn, f"bad launch option: {e}", "Fix the option's value.") from None
+
+
+def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
+            num_stages: int = 3, keep_snapshots: bool = False, **constexprs) -> CompiledKernel:
+    """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).
+
+    Positional entries, one per non-constexpr parameter in order: an example value (an array,
+    int, float, bool: specialised as a launch would) or a Triton signature string (``"*fp32"``,
+    ``"i32"``, ``"*fp16:16"``: see :func:`parse_signature_entry`). Keywords: the constexpr
+    values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
+    ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
+    the IR after every pass in ``.snapshots``). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
+    apply. A ``@jit`` function's in-memory cache is used and filled.
+    Raises LaunchError (wrong entries), TargetError (unknown target, listing the valid ones),
+    CompilationError (bad kernel)."""
+    from .jit import JITFunction, jit
+    jf = fn if isinstance(fn, JITFunction) else jit(fn)
+    target = Target.parse(target)
+    params = jf.params
+    names = {p.name for p in params}
+    kw, options = split_options(jf.fn, dict(constexprs, num_warps=num_warps,
+                                             num_stages=num_stages), names, jf.base_options())
+    runtime_params = [p for p in params if not p.constexpr]
+    entries = list(signature_or_example_args)
+    if len(entries) != len(runtime_params):
+        listed = ", ".join(p.name for p in runtime_params)
+        raise launch_error(jf.fn, f"compile() needs {len(runtime_params)} signature entries or "
+                                  f"example values, one per non-constexpr parameter ({listed}); "
+                                  f"got {len(entries)}",
+                           "Give constexprs as keywords, e.g. BLOCK=1024.")
+    stated = {}
+    values = dict(kw)
+    for p, e in zip(runtime_params, entries):
+        if isinstance(e, str):
+            try:
+                stated[p.name] = parse_signature_entry(p.name, e)
+            except ValueError as err:
+                raise launch_error(jf.fn, f"signature entry for '{p.name}': {err}",
+                                   param=p.name) from None
+            values[p.name] = 0  # placeholder, replaced by the stated ArgSpec below
+        else:
+            values[p.name] = e
+    bound_values = bind_arguments(jf.fn, params, (), values)
+    bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names())
+    spec = Specialization(tuple(stated.get(a.name, a) for a in bound.spec.args))
+    return jf.compile_for(spec, options, target, keep_snapshots)

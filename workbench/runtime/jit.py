@@ -1,0 +1,164 @@
+"""``@jit`` and the JIT function: record a kernel, specialise and compile it per launch, cache.
+
+As in Triton (reference §2.1-2.3), ``@jit`` only records the function: the kernel's source is
+read and compiled at its first launch (or ``workbench.compile``), so errors surface there.
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+from ..config import Options, Target
+from ..errors import LaunchError
+from .binding import bind_arguments, kernel_params, launch_error, specialize
+from .compiled import CompiledKernel
+from .grid import normalize_grid
+
+
+def interpret_enabled() -> bool:
+    """Whether ``WORKBENCH_INTERPRET`` asks launches to run on the interpreter target
+    (read at each launch: "1", "true", "yes", "on")."""
+    return os.environ.get("WORKBENCH_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class JITFunction:
+    """A kernel recorded by ``@jit``. Launch with ``kernel[grid](*args, **kwargs)``.
+
+    Attributes: ``fn`` (the Python function), ``src`` (its
+    :class:`workbench.frontend.source.KernelSource`, read on first use), ``params``
+    (:class:`~workbench.runtime.binding.Param` tuple), ``do_not_specialize`` (names or
+    indices), ``debug``, ``noinline``, ``cache`` (the in-memory cache: (specialisation key,
+    options, target) -> :class:`CompiledKernel`).
+    """
+
+    __workbench_jit__ = True
+
+    def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None):
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
+        self.fn = fn
+        self.do_not_specialize = tuple(do_not_specialize or ())
+        self.debug = debug
+        self.noinline = noinline
+        self.cache: dict = {}
+        self._src = None
+        self._params = None
+        functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def src(self):
+        """The kernel's :class:`KernelSource` (read once, on first use)."""
+        if self._src is None:
+            from ..frontend.source import KernelSource
+            self._src = KernelSource.from_function(self.fn)
+        return self._src
+
+    @property
+    def params(self):
+        """The kernel's parameters (:func:`~workbench.runtime.binding.kernel_params`)."""
+        if self._params is None:
+            self._params = kernel_params(self.fn)
+        return self._params
+
+    def no_specialize_names(self) -> frozenset:
+        """``do_not_specialize`` as parameter names (indices converted).
+        Raises :class:`LaunchError` for an unknown name or index."""
+        names = [p.name for p in self.params]
+        out = set()
+        for item in self.do_not_specialize:
+            if isinstance(item, int) and 0 <= item < len(names):
+                out.add(names[item])
+            elif isinstance(item, str) and item in names:
+                out.add(item)
+            else:
+                raise launch_error(self.fn, f"do_not_specialize entry {item!r} is not a "
+                                            f"parameter of '{self.fn.__name__}'",
+                                   f"Use names or indices of: {', '.join(names)}.")
+        return frozenset(out)
+
+    def base_options(self) -> Options:
+        """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``) and
+        ``@jit(debug=...)``."""
+        opts = Options.from_env()
+        if self.debug is not None:
+            opts = Options.from_env(debug=bool(self.debug))
+        return opts
+
+    # ------------------------------------------------------------------ compiling
+    def compile_for(self, spec, options: Options, target, keep_snapshots: bool = False):
+        """The :class:`CompiledKernel` of ``spec``/``options``/``target``, from the in-memory
+        cache or compiled now (key: ``spec.key()``, ``options``, ``str(target)``). A cached
+        kernel without snapshots is recompiled when ``keep_snapshots`` asks for them."""
+        from .compiler import compile_specialization
+        key = (spec.key(), options, str(target))
+        hit = self.cache.get(key)
+        if hit is not None and (not keep_snapshots or hit.snapshots):
+            return hit
+        kernel = compile_specialization(self, spec, options, target, keep_snapshots)
+        self.cache[key] = kernel
+        return kernel
+
+    def _bind(self, args, kwargs):
+        from .compiler import split_options
+        params = self.params
+        kw, options = split_options(self.fn, kwargs, {p.name for p in params},
+                                    self.base_options())
+        values = bind_arguments(self.fn, params, args, kw)
+        bound = specialize(self.fn, params, values, self.no_specialize_names())
+        if interpret_enabled():
+            if bound.device not in (None, "cpu"):
+                raise LaunchError("WORKBENCH_INTERPRET=1 runs kernels on host (numpy) arrays; "
+                                  f"this launch passes arrays on {bound.device}")
+            target = Target("interpreter")
+        else:
+            target = Target.parse(bound.device or "cpu")
+        return values, options, bound, target
+
+    def run(self, *args, grid, warmup: bool = False, **kwargs) -> CompiledKernel:
+        """Bind, specialise, compile (or reuse) and launch over ``grid`` (see
+        :func:`~workbench.runtime.grid.normalize_grid`; its callable gets every bound argument
+        and the options). ``warmup=True`` compiles without launching. Returns the
+        :class:`CompiledKernel`. Raises LaunchError (bad arguments, options or grid),
+        CompilationError (bad kernel), OutOfBoundsError (a bad access at run time),
+        ToolMissingError (the target cannot run here)."""
+        values, options, bound, target = self._bind(args, kwargs)
+        grid3 = None
+        if not warmup:
+            meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
+            grid3 = normalize_grid(grid, meta)
+        kernel = self.compile_for(bound.spec, options, target)
+        if grid3 is not None:
+            kernel.launch(grid3, bound.runtime_args)
+        return kernel
+
+    def warmup(self, *args, grid=None, **kwargs) -> CompiledKernel:
+        """Compile for these arguments without launching (Triton's ``warmup``)."""
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def __getitem__(self, grid):
+        """``kernel[grid]``: a callable launching the kernel over ``grid``."""
+        return functools.partial(self.run, grid=grid)
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(
+            f"'{self.fn.__name__}' is a @jit kernel and cannot be called like a Python "
+            f"function; launch it with {self.fn.__name__}[grid](args...), or call it from "
+            "inside another @jit function")
+
+    def __repr__(self) -> str:
+        # the id keeps two kernels of the same name (a notebook cell run twice) apart in the
+        # constexpr part of cache keys
+        return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__} at {id(self):#x})"
+
+
+def jit(fn=None, *, do_not_specialize=None, debug=None, noinline=None):
+    """Record a kernel: ``@jit`` or ``@jit(do_not_specialize=["n"], debug=True)``.
+
+    ``do_not_specialize``: parameter names or indices whose ints and pointers get neither the
+    "== 1" nor the divisibility-by-16 specialisation; ``debug``: compile with
+    ``Options.debug``; ``noinline``: recorded for the frontend (helpers). Returns a
+    :class:`JITFunction`. Nothing is read or compiled until the first launch."""
+    def decorate(f):
+        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
+                           noinline=noinline)
+    return decorate(fn) if fn is not None else decorate
