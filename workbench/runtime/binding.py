@@ -61,7 +61,7 @@ def _annotation_kind(ann):
         return "constexpr", None
     name = getattr(ann, "name", None)
     if isinstance(name, str):
-        short = NUMPY_TO_SHORT.get(name, name)
+        short = "i1" if name == "int1" else NUMPY_TO_SHORT.get(name, name)
         if short in SHORT_TO_NUMPY:
             return "type", short
     return None, None
@@ -222,7 +222,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
             specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
             per_param.append(None)
             continue
-        if getattr(v, "__workbench_jit__", False):
+        if getattr(v, "__workbench_jit__", False) or _is_language_dtype(v):
             specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
             per_param.append(None)
             continue
@@ -253,6 +253,11 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     runtime = tuple(r for s, r in zip(specs, per_param) if s.passed)
     return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
                        tuple(per_param))
+
+
+def _is_language_dtype(v) -> bool:
+    """A ``tl.float32``-style dtype object: passed as a constexpr, as Triton does."""
+    return type(v).__module__.startswith("workbench.language") and hasattr(v, "name")
 
 
 def _is_array(v) -> bool:

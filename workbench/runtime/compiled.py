@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 
 from ..errors import LaunchError, ToolMissingError
-from .binding import bind_arguments, kernel_params, launch_error, specialize
+from .binding import bind_arguments, launch_error, specialize
 from .grid import normalize_grid
 
 
@@ -22,9 +22,10 @@ class CompiledKernel:
     order). Launch with ``kernel[grid](*args)`` or ``kernel.run(grid, *args)``.
     """
 
-    def __init__(self, *, fn, src, spec, options, target, asm, line_maps, metadata,
+    def __init__(self, *, fn, params, src, spec, options, target, asm, line_maps, metadata,
                  launcher=None, launch_error=None, snapshots=None, timings=None, extra=None):
         self.fn = fn
+        self.params = params
         self.name = metadata.name
         self.src = src
         self.spec = spec
@@ -64,7 +65,7 @@ class CompiledKernel:
         specialisation: same types, a pointer or int compiled as divisible by 16 must be, an
         int compiled as the constant 1 must be 1, arrays on this kernel's device.
         Raises :class:`LaunchError` otherwise. Returns ``self``."""
-        params = kernel_params(self.fn)
+        params = self.params
         given = dict(kwargs)
         fixed = {a.name: a.value for a in self.spec.args if a.kind == "constexpr"}
         positional = list(args)

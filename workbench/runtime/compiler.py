@@ -87,7 +87,7 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
     for stage in result.stages:
         asm[stage.name] = stage.text
         line_maps[stage.name] = list(stage.line_locs)
-    return CompiledKernel(fn=jit_fn.fn, src=src, spec=spec, options=options, target=target,
+    return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec, options=options, target=target,
                           asm=asm, line_maps=line_maps, metadata=result.metadata,
                           launcher=result.launcher, launch_error=result.launch_error,
                           snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)

@@ -5,6 +5,7 @@ read and compiled at its first launch (or ``workbench.compile``), so errors surf
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 
@@ -57,7 +58,10 @@ class JITFunction:
     def params(self):
         """The kernel's parameters (:func:`~workbench.runtime.binding.kernel_params`)."""
         if self._params is None:
-            self._params = kernel_params(self.fn)
+            # the frontend's view of which parameters are constexprs is the authority
+            cx = set(self.src.constexprs)
+            self._params = tuple(dataclasses.replace(p, constexpr=p.name in cx)
+                                 for p in kernel_params(self.fn))
         return self._params
 
     def no_specialize_names(self) -> frozenset:
