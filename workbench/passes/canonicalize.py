@@ -1,0 +1,258 @@
+"""``canonicalize``: constant folding, algebraic identities and simplification of shape ops.
+
+What it does, repeated to a fixed point on every ``tt.func``:
+
+* constants are hoisted to the top of their function (or of their ``tt.reduce``/``tt.scan``
+  combine block, which stays self-contained) and deduplicated, as MLIR's ``OperationFolder``
+  does; unlike MLIR we keep the first constant's location instead of ``loc(unknown)``;
+* ``arith`` binary ops, compares and casts on scalar or splat constants fold (integer division
+  truncates toward zero, ``+ - *`` wrap around; see :mod:`workbench.passes.fold`);
+* identities: ``x+0``, ``x-0``, ``x*1``, ``x/1``, int ``x*0 -> 0``, ``x&0``, ``x|0``, ``x^0``,
+  ``x<<0``, ``x-x -> 0`` (int), float ``x + -0.0``, ``x - 0.0``, ``x*1.0``, ``x/1.0``;
+* ``select`` with a constant condition or equal branches; ``cmpi`` of a value with itself;
+* ``tt.splat`` of a constant -> dense constant; ``tt.broadcast``/``tt.expand_dims``/
+  ``ttg.convert_layout`` of a splat -> splat, of a constant -> constant; no-op broadcasts and
+  conversions vanish; ``tt.addptr`` with a zero offset -> the pointer;
+* ops left without uses are erased (MLIR's greedy driver does the same).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.core import Block, Operation, Value, functions
+from ..ir.dialects import BINARY_FLOAT, BINARY_INT, CASTS
+from ..ir.types import FloatType, IntType, TensorType, like
+from .cse import freeze
+from .dce import erase_dead_ops
+from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float
+from .manager import Pass
+
+_BINARY = set(BINARY_INT) | set(BINARY_FLOAT)
+_SCOPES = ("tt.func", "tt.reduce", "tt.scan")
+MAX_ITERATIONS = 16
+
+
+def _norm(value, t):
+    """The canonical stored value of a constant of type ``t``."""
+    el = t.scalar
+    if isinstance(el, IntType):
+        return int_const(value, el.width)
+    if isinstance(el, FloatType):
+        return round_float(float(value), el.name)
+    return value
+
+
+def const_value(v: Value):
+    """The (scalar) value of ``v`` when it is an ``arith.constant`` (scalar or splat tensor),
+    normalised (signed ints, bool for i1); otherwise None."""
+    op = v.defining_op
+    if op is None or op.name != "arith.constant":
+        return None
+    return _norm(op.attributes["value"], v.type)
+
+
+def _scope_block(op: Operation) -> Block:
+    """The entry block constants of ``op`` are hoisted to."""
+    block = op.parent
+    while True:
+        owner = block.parent.parent
+        if owner.name in _SCOPES or owner.parent is None:
+            return owner.regions[0].blocks[0]
+        block = owner.parent
+
+
+class ConstantPool:
+    """Unique constants per scope block, kept at the block's start in creation order."""
+
+    def __init__(self):
+        self.scopes: dict[int, tuple] = {}
+
+    def _scope(self, block: Block):
+        s = self.scopes.get(id(block))
+        if s is None:
+            s = self.scopes[id(block)] = (block, {}, [0])
+        return s
+
+    def hoist(self, root: Operation) -> bool:
+        """Move every constant under ``root`` to its scope's start, merging duplicates.
+        Returns True when the IR changed."""
+        changed = False
+        for op in list(root.walk()):
+            if op.name != "arith.constant" or op.parent is None:
+                continue
+            block, table, idx = self._scope(_scope_block(op))
+            key = (op.result.type, freeze(_norm(op.attributes["value"], op.result.type)))
+            if key in table:
+                op.result.replace_all_uses_with(table[key])
+                op.erase()
+                changed = True
+                continue
+            table[key] = op.result
+            if op.parent is not block or block.ops.index(op) != idx[0]:
+                op.parent.ops.remove(op)
+                block.insert(idx[0], op)
+                changed = True
+            idx[0] += 1
+        return changed
+
+    def get(self, near: Operation, t, value) -> Value:
+        """A constant of type ``t`` and ``value`` visible at ``near`` (created if needed, with
+        ``near``'s location)."""
+        value = _norm(value, t)
+        block, table, idx = self._scope(_scope_block(near))
+        key = (t, freeze(value))
+        if key not in table:
+            op = Operation("arith.constant", [], [t], {"value": value}, loc=near.loc)
+            block.insert(idx[0], op)
+            idx[0] += 1
+            table[key] = op.result
+        return table[key]
+
+
+def _replace(op: Operation, v: Value) -> bool:
+    op.result.replace_all_uses_with(v)
+    op.erase()
+    return True
+
+
+def _splat(op: Operation, scalar: Value) -> bool:
+    new = Operation("tt.splat", [scalar], [op.result.type], loc=op.loc)
+    op.parent.insert_before(op, new)
+    return _replace(op, new.result)
+
+
+def _identity(op: Operation, pool: ConstantPool) -> bool:
+    """Algebraic identities with one constant operand (or equal operands)."""
+    n = op.name[6:]
+    a, b = op.operands
+    ca, cb = const_value(a), const_value(b)
+    t = op.result.type
+    if isinstance(t.scalar, IntType):
+        w = t.scalar.width
+        ones = int_const(-1, w)
+        zero = int_const(0, w)
+        one = int_const(1, w)
+        if (n in ("addi", "ori", "xori") and cb == zero) or (n in ("addi", "ori", "xori") and ca == zero):
+            return _replace(op, a if cb == zero else b)
+        if n in ("subi", "shli", "shrsi", "shrui") and cb == zero:
+            return _replace(op, a)
+        if n in ("muli", "divsi", "divui") and cb == one and w > 1:
+            return _replace(op, a)
+        if n == "muli" and ca == one and w > 1:
+            return _replace(op, b)
+        if n in ("muli", "andi") and zero in (ca, cb):
+            return _replace(op, pool.get(op, t, 0))
+        if n == "andi" and ones in (ca, cb):
+            return _replace(op, a if cb == ones else b)
+        if n in ("remsi", "remui") and cb == one and w > 1:
+            return _replace(op, pool.get(op, t, 0))
+        if a is b and n in ("subi", "xori"):
+            return _replace(op, pool.get(op, t, 0))
+        if a is b and n in ("andi", "ori", "maxsi", "minsi", "maxui", "minui"):
+            return _replace(op, a)
+        return False
+    fa = ca if ca is None else float(ca)
+    fb = cb if cb is None else float(cb)
+    if n == "addf" and fb == 0.0 and str(fb) == "-0.0":
+        return _replace(op, a)
+    if n == "addf" and fa == 0.0 and str(fa) == "-0.0":
+        return _replace(op, b)
+    if n == "subf" and fb == 0.0 and str(fb) == "0.0":
+        return _replace(op, a)
+    if n in ("mulf", "divf") and fb == 1.0:
+        return _replace(op, a)
+    if n == "mulf" and fa == 1.0:
+        return _replace(op, b)
+    return False
+
+
+def canonicalize_op(op: Operation, pool: ConstantPool) -> bool:
+    """Apply the first matching rewrite to ``op``; returns True when the IR changed."""
+    name = op.name
+    ops = op.operands
+    if not op.results or len(op.results) != 1:
+        return False
+    t = op.result.type
+    if name.startswith("arith.") and name[6:] in _BINARY and len(ops) == 2:
+        ca, cb = const_value(ops[0]), const_value(ops[1])
+        if ca is not None and cb is not None:
+            r = fold_binary(name[6:], ca, cb, t.scalar)
+            if r is not None:
+                return _replace(op, pool.get(op, t, r))
+        return _identity(op, pool)
+    if name in ("arith.cmpi", "arith.cmpf"):
+        a, b = ops
+        ca, cb = const_value(a), const_value(b)
+        pred = op.attributes.get("predicate")
+        if ca is not None and cb is not None:
+            r = fold_cmp(name, pred, ca, cb, a.type.scalar)
+            if r is not None:
+                return _replace(op, pool.get(op, t, r))
+        if name == "arith.cmpi" and a is b:
+            return _replace(op, pool.get(op, t, pred in ("eq", "sle", "sge", "ule", "uge")))
+        return False
+    if name.startswith("arith.") and name[6:] in CASTS and name != "arith.bitcast":
+        c = const_value(ops[0])
+        if c is not None:
+            r = fold_cast(name[6:], c, ops[0].type.scalar, t.scalar)
+            if r is not None:
+                return _replace(op, pool.get(op, t, r))
+        return False
+    if name == "arith.select":
+        cond, x, y = ops
+        c = const_value(cond)
+        if c is not None and x.type == t:
+            return _replace(op, x if c else y)
+        if x is y and x.type == t:
+            return _replace(op, x)
+        return False
+    if name == "tt.splat":
+        c = const_value(ops[0])
+        if c is not None:
+            return _replace(op, pool.get(op, t, c))
+        return False
+    if name in ("tt.broadcast", "tt.expand_dims", "ttg.convert_layout"):
+        src = ops[0]
+        if src.type == t:
+            return _replace(op, src)
+        c = const_value(src)
+        if c is not None:
+            return _replace(op, pool.get(op, t, c))
+        d = src.defining_op
+        if d is not None and d.name == "tt.splat":
+            return _splat(op, d.operands[0])
+        return False
+    if name == "tt.addptr":
+        c = const_value(ops[1])
+        if c is not None and c == 0 and not isinstance(c, bool) and ops[0].type == t:
+            return _replace(op, ops[0])
+        return False
+    return False
+
+
+def canonicalize_function(func: Operation) -> bool:
+    """Run the rewrites on one ``tt.func`` to a fixed point; True when anything changed."""
+    changed_any = False
+    for _ in range(MAX_ITERATIONS):
+        pool = ConstantPool()
+        changed = pool.hoist(func)
+        for op in list(func.walk()):
+            if op.parent is not None and op is not func:
+                changed |= canonicalize_op(op, pool)
+        changed |= erase_dead_ops(func) > 0
+        changed_any |= changed
+        if not changed:
+            break
+    return changed_any
+
+
+@dataclass
+class Canonicalize(Pass):
+    """Fold constants, apply identities, simplify shape ops, hoist and unique constants and
+    erase dead ops. No options."""
+
+    name = "canonicalize"
+
+    def run(self, module: Operation, ctx=None) -> None:
+        for func in functions(module):
+            canonicalize_function(func)

@@ -1,0 +1,68 @@
+"""Side effects of ops, shared by CSE, DCE and canonicalize (a helper, not a pass).
+
+``is_pure(op)``: no memory effects and no other observable behaviour; two pure ops with the
+same name, operands, attributes and result types compute the same values (CSE may merge them).
+``is_removable(op)``: may be deleted when its results are unused (pure ops, non-volatile loads,
+region ops whose bodies are removable), as MLIR's ``wouldOpBeTriviallyDead``.
+"""
+from __future__ import annotations
+
+from ..ir.core import Operation
+
+#: Ops with memory or other side effects; never merged, never removed.
+SIDE_EFFECTS = frozenset({
+    "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert", "tt.call",
+    "ttg.local_store", "ttg.local_dealloc", "gpu.barrier", "tt.func", "builtin.module",
+})
+#: Ops that read memory: removable when unused (unless volatile) but never merged by CSE.
+READS = frozenset({"tt.load", "ttg.local_load", "ttg.local_alloc"})
+#: Terminators: never removed by DCE.
+TERMINATORS = frozenset({"tt.return", "scf.yield", "scf.condition", "tt.reduce.return",
+                         "tt.scan.return"})
+
+
+def _body_ops(op: Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            yield from block.ops
+
+
+def is_pure(op: Operation) -> bool:
+    """True when ``op`` (and everything in its regions) has no side effects and reads no memory.
+
+    ``tt.extern_elementwise`` is pure unless its ``pure`` attribute is False."""
+    name = op.name
+    if name in SIDE_EFFECTS or name in READS or name in TERMINATORS:
+        return False
+    if name == "tt.extern_elementwise" and op.attributes.get("pure") is False:
+        return False
+    for inner in _body_ops(op):
+        if inner.name in TERMINATORS:
+            continue
+        if not is_pure(inner):
+            return False
+    return True
+
+
+def is_removable(op: Operation) -> bool:
+    """True when ``op`` may be erased once its results are unused."""
+    name = op.name
+    if name in SIDE_EFFECTS or name in TERMINATORS:
+        return False
+    if name == "tt.load" and op.attributes.get("isVolatile"):
+        return False
+    if name == "scf.while":  # may not terminate; keep it
+        return False
+    if name == "tt.extern_elementwise" and op.attributes.get("pure") is False:
+        return False
+    for inner in _body_ops(op):
+        if inner.name in TERMINATORS:
+            continue
+        if not is_removable(inner):
+            return False
+    return True
+
+
+def is_trivially_dead(op: Operation) -> bool:
+    """Removable and none of its results is used."""
+    return is_removable(op) and all(not r.uses for r in op.results)

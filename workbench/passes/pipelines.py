@@ -1,0 +1,50 @@
+"""The pass lists of each stage and the registry of passes by name.
+
+``ttir_passes(options)``: Triton's ``make_ttir`` subset we implement (inlining is done by the
+frontend): canonicalize, cse, dce (LICM comes later).
+``ttgir_passes(options, target)``: ``convert-triton-to-tritongpu``; coalesce,
+remove-layout-conversions, accelerate-matmul... are appended here as they land (issue 5), in
+Triton 3.6's order (reference notes 3.4).
+"""
+from __future__ import annotations
+
+from .canonicalize import Canonicalize
+from .convert_to_ttgir import ConvertToTTGIR
+from .cse import CSE
+from .dce import DCE
+from .manager import Pass
+
+#: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
+REGISTRY: dict[str, type] = {
+    "canonicalize": Canonicalize,
+    "cse": CSE,
+    "dce": DCE,
+    "symbol-dce": DCE,
+    "convert-triton-to-tritongpu": ConvertToTTGIR,
+}
+
+
+def get_pass(name: str, **options) -> Pass:
+    """A new pass object for ``name`` (e.g. ``"cse"``, ``"convert-triton-to-tritongpu"``) with
+    ``options`` as its fields. Raises KeyError naming the known passes for an unknown name and
+    TypeError for an unknown option."""
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown pass {name!r}; known passes: {', '.join(sorted(REGISTRY))}") \
+            from None
+    return cls(**options)
+
+
+def ttir_passes(options=None) -> list:
+    """The ttir pipeline: ``[Canonicalize(), CSE(), DCE()]``. ``options`` (a
+    :class:`workbench.config.Options`) is accepted for symmetry; no ttir pass uses it yet."""
+    return [Canonicalize(), CSE(), DCE()]
+
+
+def ttgir_passes(options=None, target="cuda:90") -> list:
+    """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
+    ``[ConvertToTTGIR(num_warps, target)]`` with ``num_warps`` from ``options`` (default 4).
+    Later passes (coalesce, remove-layout-conversions, ...) are issue 5."""
+    num_warps = getattr(options, "num_warps", 4) if options is not None else 4
+    return [ConvertToTTGIR(num_warps=num_warps, target=str(target))]
