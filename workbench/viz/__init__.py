@@ -1,0 +1,25 @@
+"""Pictures and views: IR panes side by side (:mod:`workbench.viz.ir_view`), pass-by-pass diffs
+(:mod:`workbench.viz.snapshot_view`), layout and bank pictures, rooflines.
+
+Submodules are imported on first use, so ``import workbench.viz`` stays cheap and pulls in no
+plotting library: ``workbench.viz.render_compiled(compiled)`` loads the IR view only.
+"""
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "render_compiled": "ir_view",
+    "render_stages": "ir_view",
+    "render_snapshots": "snapshot_view",
+    "compile_report": "ir_view",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'workbench.viz' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)

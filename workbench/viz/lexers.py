@@ -1,0 +1,130 @@
+"""Syntax highlighting of every stage, one HTML fragment per line.
+
+Pygments (2.20) has lexers for Python, LLVM IR, PTX and GNU assembly but none for MLIR or SASS,
+so this module defines two small ones: :class:`MlirLexer` (Triton's ``ttir``/``ttgir`` text:
+op names, SSA values, types, layout aliases, ``loc(...)``) and :class:`SassLexer` (``nvdisasm``
+output: address comments, predicates, opcodes, registers, constant banks).
+"""
+from __future__ import annotations
+
+import html
+
+from pygments import lex
+from pygments.lexer import Lexer, RegexLexer, bygroups
+from pygments.lexers import GasLexer, LlvmLexer, PtxLexer, PythonLexer
+from pygments.token import (STANDARD_TYPES, Comment, Keyword, Name, Number, Operator,
+                            Punctuation, String, Text, Token, Whitespace)
+
+
+class MlirLexer(RegexLexer):
+    """MLIR generic and custom assembly as Triton prints it (``tt.``, ``ttg.``, ``arith.``,
+    ``scf.``, ``math.`` dialects, ``#ttg.blocked<...>`` encodings, ``loc(...)``)."""
+
+    name = "MLIR (Triton)"
+    aliases = ["tt-mlir"]
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"//.*?$", Comment.Single),
+            (r'"(\\\\|\\"|[^"])*"', String),
+            (r"#loc\d*", Comment.Preproc),
+            (r"#[A-Za-z_][\w.$]*", Name.Decorator),
+            (r"%[\w.$-]+(?:#\d+)?(?::\d+)?", Name.Variable),
+            (r"@[\w.$]+", Name.Function),
+            (r"\^[\w.$]+", Name.Label),
+            (r"!tt\.ptr|![\w.]+", Keyword.Type),
+            (r"\b(tensor|memref|vector|index|none|i\d+|f16|bf16|f32|f64|f8E\w+)\b",
+             Keyword.Type),
+            (r"\b(loc|to|step|iter_args|attributes|dense|true|false|unknown|module|"
+             r"private|public|noinline)\b", Keyword.Reserved),
+            (r"[a-z_][\w]*(\.[a-z_][\w]*)+", Keyword),
+            (r"-?0x[0-9a-fA-F]+", Number.Hex),
+            (r"-?\d+\.\d*(e[+-]?\d+)?|-?\d+e[+-]?\d+|inf|nan", Number.Float),
+            (r"-?\d+", Number.Integer),
+            (r"->|[=:<>x*]", Operator),
+            (r"[(){}\[\],?]", Punctuation),
+            (r"[A-Za-z_][\w]*", Name),
+            (r".", Text),
+        ],
+    }
+
+
+class SassLexer(RegexLexer):
+    """NVIDIA SASS as ``nvdisasm``/``cuobjdump -sass`` print it."""
+
+    name = "SASS"
+    aliases = ["sass"]
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"/\*[0-9a-fA-F]{4,}\*/", Comment.Special),
+            (r"/\*.*?\*/", Comment.Multiline),
+            (r"//.*?$", Comment.Single),
+            (r"(\.[A-Za-z_][\w$.]*)(:)", bygroups(Name.Label, Punctuation)),
+            (r"\.[A-Za-z_][\w$.]*", Keyword.Pseudo),
+            (r"@!?U?P[0-6T]\b", Keyword.Pseudo),
+            (r"\b(R\d+|RZ|UR\d+|URZ|U?P[0-6]|U?PT|SR_[A-Z_.0-9]+|SRZ|B\d+)\b", Name.Variable),
+            (r"\b[cC]\[0x[0-9a-fA-F]+\]\[0x[0-9a-fA-F]+\]", Name.Constant),
+            (r"(?<![\w.])[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*\b", Keyword),
+            (r"-?0x[0-9a-fA-F]+", Number.Hex),
+            (r"-?\d+\.\d*(e[+-]?\d+)?", Number.Float),
+            (r"-?\d+", Number.Integer),
+            (r"[\[\](){},;|~!+\-]", Punctuation),
+            (r"[A-Za-z_$][\w$]*", Name),
+            (r".", Text),
+        ],
+    }
+
+
+_LEXERS = {
+    "source": PythonLexer, "python": PythonLexer,
+    "ttir": MlirLexer, "ttgir": MlirLexer, "mlir": MlirLexer,
+    "llir": LlvmLexer, "ptx": PtxLexer, "asm": GasLexer, "sass": SassLexer,
+}
+
+
+def lexer_for(stage: str) -> Lexer:
+    """The pygments lexer used for a stage name (``source``, ``ttir``, ``ttgir``, ``llir``,
+    ``ptx``, ``asm``, ``sass``); unknown stages get a plain-text lexer (no colours)."""
+    cls = _LEXERS.get(stage)
+    if cls is None:
+        from pygments.lexers.special import TextLexer
+        return TextLexer(stripnl=False, ensurenl=False)
+    return cls(stripnl=False, ensurenl=False, stripall=False)
+
+
+def _css_class(ttype) -> str:
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def highlight_lines(lines: list[str], stage: str) -> list[str]:
+    """Highlight ``lines`` (one string per line, no newlines) as one text, so the lexer keeps
+    its state across lines, and return one HTML fragment per input line: escaped text in
+    ``<span class="...">`` with pygments' short token classes (``k``, ``nv``, ``c1``...).
+    The result has exactly ``len(lines)`` entries."""
+    out: list[list[str]] = [[]]
+    text = "\n".join(lines)
+    for ttype, value in lex(text, lexer_for(stage)):
+        plain = ttype in Token.Text.Whitespace or ttype is Token.Text
+        cls = "" if plain else _css_class(ttype)
+        parts = value.split("\n")
+        for i, part in enumerate(parts):
+            if i > 0:
+                out.append([])
+            if part:
+                esc = html.escape(part, quote=False)
+                out[-1].append(f'<span class="{cls}">{esc}</span>' if cls else esc)
+    out = out[:len(lines)] + [[] for _ in range(len(lines) - len(out))]
+    return ["".join(parts) for parts in out]
+
+
+def style_css(scope: str, style: str = "default") -> str:
+    """The pygments colour rules for token classes under the CSS selector ``scope``."""
+    from pygments.formatters import HtmlFormatter
+    rules = HtmlFormatter(style=style).get_style_defs(scope)
+    # keep token colours only: drop the formatter's own background and line-number rules
+    keep = [r for r in rules.splitlines()
+            if not any(k in r for k in ("linenos", ".hll", "background:", "pre {"))]
+    return "\n".join(keep)
