@@ -1,0 +1,20 @@
+"""The notebook front end: ``%load_ext workbench`` (or ``%load_ext workbench.notebook``)
+registers the ``%%tilekernel`` cell magic and puts ``jit`` and ``tl`` in the user's namespace.
+
+This package is imported only when the extension is loaded; the compiler never imports it.
+"""
+from __future__ import annotations
+
+
+def load_ipython_extension(ip) -> None:
+    """Register ``%%tilekernel`` on the IPython shell ``ip`` and push ``jit``
+    (:func:`workbench.jit`) and ``tl`` (:mod:`workbench.language`) into its user namespace."""
+    from .magics import TileKernelMagics
+    ip.register_magics(TileKernelMagics)
+    import workbench
+    import workbench.language as tl
+    ip.push({"jit": workbench.jit, "tl": tl})
+
+
+def unload_ipython_extension(ip) -> None:
+    """Nothing to undo beyond IPython's own bookkeeping (magics stay until restart)."""
