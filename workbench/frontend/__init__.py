@@ -1,0 +1,80 @@
+"""The frontend: a kernel's Python AST -> ttir (a ``builtin.module`` with one ``tt.func``).
+
+:func:`generate_ttir` specialises the kernel (constexpr values baked in, ints equal to 1
+become the constant 1, ``tt.divisibility = 16`` on arguments divisible by 16), inlines
+``@jit`` helpers and emits ops through one builder, every op with its source location.
+"""
+from __future__ import annotations
+
+from ..config import Options
+from ..errors import CompilationError
+from ..ir import types as irt
+from ..ir.core import Operation, module_op
+from ..language import dtypes as dt
+from ..language.semantic import Semantic
+from .codegen import CodeGenerator, NamingBuilder
+from .scopes import Scope
+from .source import KernelSource
+
+__all__ = ["generate_ttir", "KernelSource", "CodeGenerator"]
+
+
+def _param_values(src, spec, block, sem, fn_loc):
+    """Scope values of the kernel's parameters, and check the specialisation fits."""
+    if len(spec.args) != len(src.params):
+        raise CompilationError(
+            f"kernel {src.name!r} has {len(src.params)} parameters but the specialisation "
+            f"has {len(spec.args)}", fn_loc, "pass one argument per parameter")
+    values = {}
+    args = iter(block.args)
+    for pname, a in zip(src.params, spec.args):
+        if a.kind == "constexpr":
+            values[pname] = getattr(a.value, "value", a.value)
+        elif a.equal_to_1:
+            values[pname] = 1
+        else:
+            try:
+                d = dt.from_short_name(a.type)
+            except ValueError as e:
+                raise CompilationError(f"parameter {pname!r}: {e}", fn_loc) from None
+            values[pname] = sem.wrap(next(args), d)
+    return values
+
+
+def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Operation:
+    """Compile ``src`` specialised by ``spec`` (a runtime Specialization) to ttir.
+
+    Returns a ``builtin.module`` holding one ``tt.func`` named after the kernel whose
+    parameters are the passed arguments (pointers ``!tt.ptr<f32>``, scalars ``i32`` ...).
+    Raises :class:`~workbench.errors.CompilationError` (or UnsupportedError) pointing at the
+    user's line for any error in the kernel."""
+    options = options or Options()
+    tree = src.tree()
+    fn_loc = src.loc(tree.lineno, tree.col_offset)
+    module = module_op(loc=fn_loc)
+    passed = [a for a in spec.args if a.passed]
+    types = []
+    for a in passed:
+        try:
+            types.append(dt.from_short_name(a.type).to_ir())
+        except ValueError as e:
+            raise CompilationError(f"parameter {a.name!r}: {e}", fn_loc) from None
+    attrs = {
+        "sym_name": src.name,
+        "function_type": irt.FunctionType(tuple(types), ()),
+        "arg_attrs": [{"tt.divisibility": 16} if a.divisible_by_16 else {} for a in passed],
+        "arg_names": [a.name for a in passed],
+    }
+    func = Operation("tt.func", [], [], attrs, regions=1, loc=fn_loc)
+    module.regions[0].block.append(func)
+    block = func.regions[0].add_block(types)
+    for arg, a in zip(block.args, passed):
+        arg.name = a.name
+    builder = NamingBuilder(block, loc=fn_loc)
+    sem = Semantic(builder)
+    scope = Scope(src, _param_values(src, spec, block, sem, fn_loc))
+    gen = CodeGenerator(src, builder, sem, options, scope)
+    gen.visit_stmts(tree.body)
+    builder.set_insertion_point_to_end(block)
+    builder.create("tt.return", [], [], loc=gen.last_loc or fn_loc)
+    return module

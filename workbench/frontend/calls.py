@@ -1,0 +1,140 @@
+"""Calls in kernels (a mixin of :class:`CodeGenerator`): tl builtins, tensor methods, Python
+builtins on compile-time values, constexpr functions, and ``@jit`` helpers (inlined with
+``Location.caller`` set to the call site)."""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import types
+
+from ..errors import UnsupportedError
+from ..language import builtins as lb
+from ..language import loops
+from ..language.core import constexpr, tensor
+from . import constexpr as ce
+from .scopes import ALLOWED_BUILTINS, Scope
+
+MAX_INLINE_DEPTH = 32
+
+
+class CallsMixin:
+    """``visit_Call`` and helper inlining; needs ``self.sem``, ``self.error``."""
+
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = self._visit_elts(node.args)
+        kws = {}
+        for k in node.keywords:
+            if k.arg is None:
+                v = self.visit(k.value)
+                if not isinstance(v, dict):
+                    raise self.error(k, "only compile-time dicts can be unpacked with **")
+                kws.update(v)
+            else:
+                kws[k.arg] = self.visit(k.value)
+        return self.call(fn, args, kws, node)
+
+    def call(self, fn, args, kws, node):
+        """Call ``fn`` (already evaluated) with evaluated ``args``/``kws`` at ``node``."""
+        if getattr(fn, "__workbench_builtin__", False) or \
+                getattr(fn, "__workbench_bound_builtin__", False):
+            try:
+                return fn(*args, _semantic=self.sem, **kws)
+            except TypeError as e:
+                raise self.error(node, f"bad arguments: {e}",
+                                 "check the call against the Triton signature") from None
+        if getattr(fn, "__workbench_jit__", False):
+            return self.inline(fn, args, kws, node)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
+            return fn(*args, **kws)
+        if fn is constexpr:
+            return ce.unwrap(args[0]) if args else None
+        if fn in (loops.static_range, loops.range):
+            return fn(*[ce.unwrap(a) for a in args], **{k: ce.unwrap(v) for k, v in kws.items()})
+        if getattr(fn, "__workbench_constexpr_function__", False):
+            return self._call_const(fn, args, kws, node)
+        if isinstance(fn, (types.BuiltinFunctionType, type)) and \
+                getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+            return self.call_python_builtin(fn, args, kws, node)
+        if isinstance(fn, (types.BuiltinMethodType, types.MethodType)) and \
+                not isinstance(getattr(fn, "__self__", None), (tensor, types.ModuleType)):
+            return self._call_const(fn, args, kws, node)  # e.g. dtype.is_floating(), str.join
+        name = getattr(fn, "__name__", None) or type(fn).__name__
+        raise self.error(node, f"calling the plain Python function {name!r} inside a kernel is "
+                         "not supported",
+                         "decorate it with @workbench.jit to inline it, or compute the value "
+                         "outside the kernel and pass it as a tl.constexpr parameter",
+                         UnsupportedError)
+
+    def _call_const(self, fn, args, kws, node):
+        args = [ce.unwrap(a) for a in args]
+        kws = {k: ce.unwrap(v) for k, v in kws.items()}
+        if not ce.is_const(args) or not ce.is_const(list(kws.values())):
+            name = getattr(fn, "__name__", "function")
+            raise self.error(node, f"{name}() needs compile-time arguments here",
+                             "pass tl.constexpr values")
+        return self.py_eval(node, lambda: fn(*args, **kws))
+
+    def call_python_builtin(self, fn, args, kws, node):
+        """``float("inf")``, ``min``/``max`` (tl.minimum/maximum on tensors), ``len``,
+        ``abs``, ``print`` (a static print), ``range``..."""
+        name = fn.__name__
+        if name not in ALLOWED_BUILTINS:
+            raise self.error(node, f"the Python builtin {name}() is not supported in kernels",
+                             None, UnsupportedError)
+        args = [ce.unwrap(a) for a in args]
+        if name == "print":
+            return lb.static_print(*args, _semantic=self.sem)
+        if ce.is_const(args) and ce.is_const(list(kws.values())):
+            return self.py_eval(node, lambda: fn(*args, **kws))
+        if name in ("min", "max") and not kws:
+            vals = list(args[0]) if len(args) == 1 else list(args)
+            out = vals[0]
+            for v in vals[1:]:
+                out = self.sem.minmax(name, out, v)
+            return out
+        if name == "abs" and len(args) == 1:
+            return lb.abs(args[0], _semantic=self.sem)
+        if name == "len" and len(args) == 1 and isinstance(args[0], tensor):
+            if not args[0].shape:
+                raise self.error(node, "len() of a scalar tensor")
+            return args[0].shape[0]
+        raise self.error(node, f"{name}() needs compile-time arguments; a tensor's value is "
+                         "only known when the kernel runs",
+                         "use tl functions on tensors (e.g. x.to(tl.float32))")
+
+    def inline(self, jit, args, kws, node):
+        """Compile the body of the @jit helper ``jit`` in place, its parameters bound to
+        ``args``/``kws``; returns its return value (a value, a tuple or None)."""
+        from .source import KernelSource
+        if self.depth >= MAX_INLINE_DEPTH:
+            raise self.error(node, "@jit calls nest too deeply (recursion is not supported)",
+                             None, UnsupportedError)
+        src = getattr(jit, "src", None)
+        if src is None:
+            src = KernelSource.from_function(jit.fn)
+        try:
+            bound = inspect.signature(jit.fn).bind(*args, **kws)
+        except TypeError as e:
+            raise self.error(node, f"bad arguments to {src.name}(): {e}") from None
+        bound.apply_defaults()
+        values = {k: ce.unwrap(v) for k, v in bound.arguments.items()}
+        tree = src.tree()
+        call_loc = self.loc_of(node, name=False)
+        sub = type(self)(src, self.builder, self.sem, self.options, Scope(src, values),
+                         caller=call_loc, depth=self.depth + 1, outer_name=self.target_name,
+                         runtime_depth=self.runtime_depth)
+        sub.visit_stmts(tree.body)
+        return sub.ret
+
+    def visit_Starred(self, node):
+        raise self.error(node, "* unpacking is only supported for compile-time tuples in calls",
+                         None, UnsupportedError)
+
+
+def is_range_call(fn) -> bool:
+    return fn is builtins.range or fn is loops.range or fn is loops.static_range
+
+
+__all__ = ["CallsMixin", "is_range_call", "ast"]

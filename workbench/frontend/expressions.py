@@ -1,0 +1,203 @@
+"""Expression visitors of the code generator (a mixin of :class:`CodeGenerator`).
+
+Compile-time operands are computed in Python (constexpr semantics); anything involving a
+tensor goes through :class:`~workbench.language.semantic.Semantic`, which holds the rules.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..errors import UnsupportedError
+from ..language.core import tensor
+from . import constexpr as ce
+from .scopes import Undefined
+
+_TENSOR_ATTRS = {"dtype", "shape", "to", "logical_and", "logical_or", "numel", "type"}
+# tensor methods Triton offers that forward to a tl builtin
+_TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+                           "abs", "sigmoid", "reshape", "broadcast_to", "expand_dims", "sin",
+                           "cos", "floor", "ceil", "erf", "cdiv"}
+
+
+class ExpressionsMixin:
+    """``visit_*`` for expressions; needs ``self.sem``, ``self.scope``, ``self.error``."""
+
+    def visit_Constant(self, node):
+        return node.value
+
+    def visit_Name(self, node):
+        try:
+            return self.scope.lookup(node.id)
+        except Undefined:
+            raise self.error(node, f"name {node.id!r} is not defined",
+                             "define it before use, pass it as a parameter, or make it a "
+                             "global tl.constexpr") from None
+        except ValueError as e:
+            raise self.error(node, str(e),
+                             f"wrap it: {node.id} = tl.constexpr(...), or pass it as a "
+                             "parameter") from None
+
+    def visit_Tuple(self, node):
+        return tuple(self._visit_elts(node.elts))
+
+    def visit_List(self, node):
+        return list(self._visit_elts(node.elts))
+
+    def _visit_elts(self, elts):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                v = self.visit(e.value)
+                if not isinstance(v, (tuple, list)):
+                    raise self.error(e, "only compile-time tuples can be unpacked with *")
+                out.extend(v)
+            else:
+                out.append(self.visit(e))
+        return out
+
+    def visit_Attribute(self, node):
+        obj = self.visit(node.value)
+        attr = node.attr
+        if isinstance(obj, tensor):
+            if attr == "T":
+                raise self.error(node, ".T is not supported yet", "use tl.trans when it lands")
+            if attr in _TENSOR_BUILTIN_METHODS:
+                import workbench.language as tl
+                fn = getattr(tl, attr)
+                return _BoundBuiltin(fn, obj)
+            if attr not in _TENSOR_ATTRS:
+                raise self.error(node, f"tensor has no attribute {attr!r}")
+            return getattr(obj, attr)
+        try:
+            return getattr(obj, attr)
+        except AttributeError:
+            what = getattr(obj, "__name__", None) or type(obj).__name__
+            raise self.error(node, f"{what!r} has no attribute {attr!r}") from None
+
+    def visit_BinOp(self, node):
+        left, right = self.visit(node.left), self.visit(node.right)
+        left, right = ce.unwrap(left), ce.unwrap(right)
+        op = type(node.op)
+        if ce.is_const(left) and ce.is_const(right):
+            return self.py_eval(node, ce.BINOPS[op], left, right)
+        if op not in ce.BINOP_NAMES:
+            raise self.error(node, f"operator {type(node.op).__name__} is not supported on "
+                             "tensors", "use tl.math / libdevice functions (e.g. exp2 for "
+                             "powers of two)", UnsupportedError)
+        if op is ast.MatMult:
+            raise self.error(node, "@ is not supported yet", None, UnsupportedError)
+        return self.sem.binary(ce.BINOP_NAMES[op], left, right)
+
+    def py_eval(self, node, fn, *args):
+        """Run a Python operator on compile-time values; Python errors point at ``node``."""
+        try:
+            return fn(*args)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, IndexError,
+                KeyError) as e:
+            raise self.error(node, f"{type(e).__name__}: {e}") from None
+
+    def visit_UnaryOp(self, node):
+        v = ce.unwrap(self.visit(node.operand))
+        op = type(node.op)
+        if ce.is_const(v):
+            return self.py_eval(node, ce.UNARYOPS[op], v)
+        if op is ast.USub:
+            return self.sem.minus(v)
+        if op is ast.UAdd:
+            return v
+        if op is ast.Invert:
+            return self.sem.invert(v)
+        return self.sem.logical_not(v)
+
+    def visit_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        result = ce.unwrap(self.visit(node.values[0]))
+        for e in node.values[1:]:
+            if ce.is_const(result):
+                if bool(result) != is_and:  # short circuit on compile-time values
+                    return result
+                result = ce.unwrap(self.visit(e))
+                continue
+            rhs = ce.unwrap(self.visit(e))
+            result = self.sem.logical("and" if is_and else "or", result, rhs)
+        return result
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            raise self.error(node, "chained comparisons (a < b < c) are not supported",
+                             "split it: (a < b) & (b < c)", UnsupportedError)
+        left = ce.unwrap(self.visit(node.left))
+        right = ce.unwrap(self.visit(node.comparators[0]))
+        op = type(node.ops[0])
+        if ce.is_const(left) and ce.is_const(right):
+            return self.py_eval(node, ce.CMPOPS[op], left, right)
+        if op not in ce.CMP_NAMES:
+            raise self.error(node, f"{op.__name__} is not supported on tensors", None,
+                             UnsupportedError)
+        return self.sem.compare(ce.CMP_NAMES[op], left, right)
+
+    def visit_Subscript(self, node):
+        value = ce.unwrap(self.visit(node.value))
+        index = self._visit_index(node.slice)
+        if isinstance(value, tensor):
+            return self.sem.subscript(value, index)
+        if not ce.is_const(index):
+            raise self.error(node.slice, "a compile-time sequence can only be indexed with a "
+                             "compile-time index")
+        return self.py_eval(node, lambda v, i: v[i], value, index)
+
+    def _visit_index(self, node):
+        if isinstance(node, ast.Tuple):
+            return tuple(self._visit_index(e) for e in node.elts)
+        if isinstance(node, ast.Slice):
+            parts = [ce.unwrap(self.visit(p)) if p is not None else None
+                     for p in (node.lower, node.upper, node.step)]
+            return slice(*parts)
+        return ce.unwrap(self.visit(node))
+
+    def visit_IfExp(self, node):
+        cond = ce.unwrap(self.visit(node.test))
+        if ce.is_const(cond):
+            return self.visit(node.body if cond else node.orelse)
+        a, b = ce.unwrap(self.visit(node.body)), ce.unwrap(self.visit(node.orelse))
+        return self.sem.where(cond, a, b)
+
+    def visit_JoinedStr(self, node):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                x = ce.unwrap(self.visit(v.value))
+                spec = self.visit(v.format_spec) if v.format_spec is not None else ""
+                parts.append(format(x, spec) if ce.is_const(x) else repr(x))
+        return "".join(parts)
+
+    def _unsupported_expr(self, node):
+        what = {ast.ListComp: "list comprehensions", ast.SetComp: "set comprehensions",
+                ast.DictComp: "dict comprehensions", ast.GeneratorExp: "generator expressions",
+                ast.Lambda: "lambda", ast.NamedExpr: "assignment expressions (:=)",
+                ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield",
+                ast.Dict: "dict literals", ast.Set: "set literals"}.get(type(node),
+                                                                         type(node).__name__)
+        hint = ("unroll it with `for i in tl.static_range(...)`" if "compre" in what or
+                "generator" in what else "rewrite it with the supported subset (see docs)")
+        raise self.error(node, f"{what} are not supported inside a kernel"
+                         if what.endswith("s") else f"{what} is not supported inside a kernel",
+                         hint, UnsupportedError)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _unsupported_expr
+    visit_Lambda = visit_NamedExpr = visit_Await = visit_Yield = visit_YieldFrom = \
+        visit_Dict = visit_Set = _unsupported_expr
+
+
+class _BoundBuiltin:
+    """``x.sum(axis)`` style methods: a tl builtin with the tensor as first argument."""
+
+    __workbench_bound_builtin__ = True
+
+    def __init__(self, fn, obj):
+        self.fn, self.obj = fn, obj
+
+    def __call__(self, *args, _semantic=None, **kwargs):
+        return self.fn(self.obj, *args, _semantic=_semantic, **kwargs)

@@ -1,0 +1,131 @@
+"""Capture a kernel's source: file, first line, dedented text, globals, closure, parameters.
+
+Locations in the IR name the user's own file and line, so ``KernelSource`` keeps the real
+file (``co_filename``; notebook cells are content-hashed files in :mod:`linecache`), the
+line of the first captured line and the indentation removed by dedenting.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+from dataclasses import dataclass, field
+
+from ..errors import CompilationError
+from ..ir.core import Location
+
+_CONSTEXPR_NAMES = ("constexpr", "tl.constexpr", "triton.language.constexpr",
+                    "language.constexpr", "workbench.language.constexpr")
+
+
+def _is_constexpr_annotation(ann) -> bool:
+    from ..language.core import constexpr
+    if ann is constexpr:
+        return True
+    if isinstance(ann, str):
+        return ann.strip().strip("'\"") in _CONSTEXPR_NAMES
+    return False
+
+
+@dataclass
+class KernelSource:
+    """The source of one ``@jit`` function.
+
+    ``text``: the dedented source (decorators included); ``file``: the file it came from;
+    ``first_line``: 1-based line of ``text``'s first line in ``file``; ``col_offset``: the
+    number of columns removed by dedenting; ``params``: parameter names in order;
+    ``constexprs``: names annotated ``tl.constexpr``; ``defaults``: parameter defaults;
+    ``globals`` and ``closure``: the names the body can read."""
+
+    name: str
+    text: str
+    file: str
+    first_line: int
+    col_offset: int = 0
+    params: list = field(default_factory=list)
+    constexprs: set = field(default_factory=set)
+    defaults: dict = field(default_factory=dict)
+    globals: dict = field(default_factory=dict)
+    closure: dict = field(default_factory=dict)
+    fn: object = None
+    _tree: object = field(default=None, repr=False)
+
+    @staticmethod
+    def from_function(fn) -> "KernelSource":
+        """Capture ``fn`` (a plain Python function). Raises CompilationError when its source
+        cannot be found or does not parse (a Python syntax error points at the user's line)."""
+        fn = getattr(fn, "fn", fn) if getattr(fn, "__workbench_jit__", False) else fn
+        file = fn.__code__.co_filename
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise CompilationError(
+                f"cannot read the source of {fn.__name__!r} ({e})", None,
+                "define kernels in a file or a notebook cell, not with exec() of a string "
+                "that linecache does not know") from None
+        first = max(first, 1)
+        indent = len(lines[0]) - len(lines[0].lstrip(" \t"))
+        out = []
+        for line in lines:
+            prefix = line[:indent]
+            out.append(line[indent:] if prefix.strip() == "" else line.lstrip())
+        text = "".join(out)
+        closure = {}
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        sig = inspect.signature(fn)
+        params = list(sig.parameters)
+        defaults = {n: p.default for n, p in sig.parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+        constexprs = {n for n, p in sig.parameters.items()
+                      if _is_constexpr_annotation(p.annotation)}
+        src = KernelSource(fn.__name__, text, file, first, indent, params, constexprs, defaults,
+                           fn.__globals__, closure, fn)
+        src.tree()  # parse now: syntax errors surface at capture
+        return src
+
+    @staticmethod
+    def from_text(text: str, file: str, first_line: int = 1, globals_: dict | None = None,
+                  name: str | None = None) -> "KernelSource":
+        """Capture a kernel from source text (a notebook cell, a test). ``file`` should be
+        in :mod:`linecache` for errors to show the line. Raises CompilationError on a syntax
+        error, pointing at the line."""
+        src = KernelSource(name or "<kernel>", text, file, first_line, 0, globals=globals_ or {})
+        tree = src.tree()
+        src.name = name or tree.name
+        src.params = [a.arg for a in tree.args.args]
+        return src
+
+    def loc(self, lineno: int, col_offset: int, name: str | None = None) -> Location:
+        """The Location in the user's file of an AST position of ``text`` (1-based line,
+        0-based col)."""
+        return Location(self.file, self.first_line + lineno - 1,
+                        col_offset + 1 + self.col_offset, name)
+
+    def tree(self) -> ast.FunctionDef:
+        """The parsed ``def`` (cached). Raises CompilationError on a syntax error."""
+        if self._tree is None:
+            try:
+                mod = ast.parse(self.text)
+            except SyntaxError as e:
+                loc = self.loc(e.lineno or 1, (e.offset or 1) - 1)
+                if not linecache.getline(self.file, loc.line):
+                    loc = None
+                raise CompilationError(f"invalid Python syntax in kernel {self.name!r}: "
+                                       f"{e.msg}", loc, "fix the syntax error") from None
+            defs = [n for n in mod.body if isinstance(n, (ast.FunctionDef,
+                                                          ast.AsyncFunctionDef))]
+            if not defs:
+                raise CompilationError(f"no function definition found for {self.name!r}")
+            self._tree = defs[0]
+            self._mark_constexpr_annotations(self._tree)
+        return self._tree
+
+    def _mark_constexpr_annotations(self, tree) -> None:
+        for a in tree.args.args + tree.args.kwonlyargs:
+            if a.annotation is not None and ast.unparse(a.annotation) in _CONSTEXPR_NAMES:
+                self.constexprs.add(a.arg)

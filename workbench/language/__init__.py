@@ -1,0 +1,31 @@
+"""The tile language, imported by kernels as ``tl`` (``import workbench.language as tl``).
+
+Names and semantics follow ``triton.language`` 3.6 (see ``shared/reference``): dtypes,
+``constexpr``, ``tensor`` and the builtins. The builtins only work inside ``@jit`` kernels,
+where the frontend compiles them to ttir.
+"""
+from . import math  # noqa: F401
+from .builtins import (PropagateNan, abs, arange, broadcast, broadcast_to, cast, cdiv, ceil,
+                       cos, erf, exp, exp2, expand_dims, floor, fma, full, load, log, log2,
+                       max_constancy, max_contiguous, maximum, minimum, multiple_of,
+                       num_programs, program_id, reshape, rsqrt, sigmoid, sin, sqrt,
+                       static_assert, static_print, store, where, zeros, zeros_like)
+from .core import LanguageError, builtin, constexpr, tensor
+from .dtypes import (bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32,
+                     int64, pointer_type, uint8, uint16, uint32, uint64)
+from .loops import range, static_range
+from .reductions import max, min, sum
+from .utils import next_power_of_2
+
+bool_ = int1
+
+__all__ = [
+    "PropagateNan", "abs", "arange", "broadcast", "broadcast_to", "cast", "cdiv", "ceil", "cos",
+    "erf", "exp", "exp2", "expand_dims", "floor", "fma", "full", "load", "log", "log2",
+    "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
+    "program_id", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "static_assert", "static_print",
+    "store", "where", "zeros", "zeros_like", "LanguageError", "builtin", "constexpr", "tensor",
+    "bfloat16", "dtype", "float16", "float32", "float64", "int1", "int8", "int16", "int32",
+    "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
+    "max", "min", "sum", "next_power_of_2", "bool_", "math",
+]

@@ -1,0 +1,420 @@
+"""The tl builtins (Triton 3.6 names and signatures, reference §1.2-§1.9, §1.15).
+
+Each is marked with :func:`~workbench.language.core.builtin`; the frontend calls it with
+``_semantic=`` (the compile's :class:`~workbench.language.semantic.Semantic`). Arguments are
+tensors, constexprs or Python values. Type, shape and promotion rules come from ``semantic``.
+"""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .core import LanguageError, builtin, tensor
+from .semantic import _Py, ir_type, is_py_scalar, unwrap, validate_block_shape
+
+_LOAD_CACHE = {"": None, ".ca": "ca", ".cg": "cg", ".cv": "cv", ".cs": "cs"}
+_STORE_CACHE = {"": None, ".wb": "wb", ".cg": "cg", ".cs": "cs", ".wt": "wt"}
+_EVICT = {"": None, "evict_normal": None, "evict_first": "evict_first",
+          "evict_last": "evict_last"}
+
+
+def _axis(axis, what="axis") -> int:
+    axis = unwrap(axis)
+    if isinstance(axis, tensor) or not isinstance(axis, int) or isinstance(axis, bool):
+        raise LanguageError(f"{what} must be a compile-time int, got {axis!r}")
+    return axis
+
+
+# program ids and ranges ------------------------------------------------------------------------
+@builtin
+def program_id(axis, _semantic=None):
+    """The program id along ``axis`` (0, 1 or 2): an int32 scalar (``tt.get_program_id``)."""
+    axis = _axis(axis)
+    if axis not in (0, 1, 2):
+        raise LanguageError(f"program_id axis must be 0, 1, or 2 but got {axis}")
+    op = _semantic.builder.create("tt.get_program_id", [], [dt.int32.to_ir()], {"axis": axis})
+    return _semantic.wrap(op.result, dt.int32)
+
+
+@builtin
+def num_programs(axis, _semantic=None):
+    """The grid size along ``axis`` (0, 1 or 2): an int32 scalar (``tt.get_num_programs``)."""
+    axis = _axis(axis)
+    if axis not in (0, 1, 2):
+        raise LanguageError(f"num_programs axis must be 0, 1, or 2 but got {axis}")
+    op = _semantic.builder.create("tt.get_num_programs", [], [dt.int32.to_ir()], {"axis": axis})
+    return _semantic.wrap(op.result, dt.int32)
+
+
+@builtin
+def arange(start, end, _semantic=None):
+    """int32 tile ``[start, end)``; ``end - start`` a power of two <= 2**20 (reference §1.3).
+
+    Raises LanguageError for non-constexpr bounds, ``end <= start`` or a bad length."""
+    start, end = unwrap(start), unwrap(end)
+    for v in (start, end):
+        if isinstance(v, tensor) or not isinstance(v, int) or isinstance(v, bool):
+            raise LanguageError("arange's arguments must be compile-time ints (tl.constexpr), "
+                                f"got {v!r}",
+                                "pass the bound as a tl.constexpr parameter (BLOCK: tl.constexpr)")
+        if not -2**31 <= v < 2**31:
+            raise LanguageError(f"arange bound {v} does not fit in int32")
+    if end <= start:
+        raise LanguageError(f"arange's end ({end}) must be greater than its start ({start})")
+    n = end - start
+    if n & (n - 1):
+        raise LanguageError(f"arange's range must be a power of 2, got {n} (= {end} - {start})",
+                            f"use tl.arange(0, {1 << n.bit_length()}) and mask the tail with "
+                            "offs < n")
+    validate_block_shape((n,))
+    op = _semantic.builder.create("tt.make_range", [], [ir_type(dt.int32, (n,))],
+                                  {"start": start, "end": end})
+    return _semantic.wrap(op.result, dt.int32, (n,))
+
+
+def _shape_arg(shape):
+    shape = unwrap(shape)
+    if isinstance(shape, (int, tensor)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise LanguageError(f"shape must be a tuple or list of compile-time ints, got {shape!r}")
+    return validate_block_shape(tuple(shape))
+
+
+@builtin
+def full(shape, value, dtype, _semantic=None):
+    """A tile of ``shape`` filled with ``value`` as ``dtype`` (``shape=()`` gives a scalar)."""
+    shape, dtype, value = _shape_arg(shape), unwrap(dtype), unwrap(value)
+    if not isinstance(dtype, dt.dtype):
+        raise LanguageError(f"full needs a dtype, got {dtype!r}")
+    if isinstance(value, tensor):
+        if value.numel != 1:
+            raise LanguageError("full's value must be a scalar")
+        return _semantic.broadcast_to_shape(_semantic.cast(value, dtype), shape)
+    return _semantic.constant(value, dtype, shape)
+
+
+@builtin
+def zeros(shape, dtype, _semantic=None):
+    """A tile of zeros of ``shape`` and ``dtype``."""
+    return full(shape, 0, dtype, _semantic=_semantic)
+
+
+@builtin
+def zeros_like(input, _semantic=None):
+    """Zeros with the shape and dtype of ``input``."""
+    input = _semantic.to_tensor(input)
+    return full(input.shape, 0, input.dtype, _semantic=_semantic)
+
+
+# memory --------------------------------------------------------------------------------------
+def _ptr_arg(pointer, sem, what):
+    pointer = sem.to_tensor(unwrap(pointer))
+    if not pointer.dtype.is_ptr():
+        raise LanguageError(f"unsupported pointer type {pointer.dtype!r} in tl.{what}",
+                            f"tl.{what} needs a pointer (or a tile of pointers) as its first "
+                            "argument")
+    return pointer
+
+
+def _mem_attrs(cache, evict, table):
+    cache, evict = unwrap(cache) or "", unwrap(evict) or ""
+    if not cache.startswith(".") and cache:
+        cache = "." + cache
+    if cache not in table:
+        raise LanguageError(f"unknown cache modifier {cache!r}",
+                            f"use one of {', '.join(repr(k) for k in table)}")
+    if evict not in _EVICT:
+        raise LanguageError(f"unknown eviction policy {evict!r}",
+                            "use 'evict_normal', 'evict_first' or 'evict_last'")
+    attrs = {}
+    if table[cache]:
+        attrs["cache"] = table[cache]
+    if _EVICT[evict]:
+        attrs["evict"] = _EVICT[evict]
+    return attrs
+
+
+def _mask_arg(mask, pointer, sem):
+    if mask is None:
+        return None
+    mask = sem.to_tensor(mask)
+    if not mask.dtype.is_bool():
+        raise LanguageError(f"mask must have boolean scalar type, got {mask.dtype}",
+                            "build it from a comparison, e.g. mask = offs < n")
+    if not pointer.shape and mask.shape:
+        raise LanguageError("mask cannot be a tile when the pointer is a scalar")
+    return sem.broadcast_to_shape(mask, pointer.shape)
+
+
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
+         cache_modifier="", eviction_policy="", volatile=False, _semantic=None):
+    """Load the elements ``pointer`` points at (``tt.load``). ``mask`` (bool, broadcast to the
+    pointer's shape) disables lanes, which read ``other`` (cast to the element type) or an
+    undefined value. Raises LanguageError for ``other`` without ``mask``."""
+    sem = _semantic
+    mask, other = unwrap(mask), unwrap(other)
+    pointer = _ptr_arg(pointer, sem, "load")
+    if mask is None and other is not None:
+        raise LanguageError("`other` cannot be provided without `mask`",
+                            "pass mask=... too, or drop other=")
+    if unwrap(boundary_check) or unwrap(padding_option):
+        raise LanguageError("boundary_check and padding_option only apply to block pointers",
+                            "use mask= and other= with a tile of pointers")
+    attrs = _mem_attrs(cache_modifier, eviction_policy, _LOAD_CACHE)
+    if unwrap(volatile):
+        attrs["isVolatile"] = True
+    mask = _mask_arg(mask, pointer, sem)
+    elt = pointer.dtype.element_ty
+    is_bool = elt.is_bool()
+    if is_bool:
+        elt = dt.int8
+        pointer = sem.cast(pointer, dt.pointer_type(dt.int8))
+    operands = [pointer] + ([mask] if mask is not None else [])
+    if other is not None:
+        if isinstance(other, tensor):
+            if not pointer.shape and other.shape:
+                raise LanguageError("other cannot be a tile when the pointer is a scalar")
+            other = sem.broadcast_to_shape(sem.cast(other, elt), pointer.shape)
+        else:
+            other = sem.broadcast_to_shape(_Py(other, elt), pointer.shape)
+        operands.append(other)
+    op = sem.builder.create("tt.load", [o.handle for o in operands],
+                            [ir_type(elt, pointer.shape)], attrs)
+    ret = sem.wrap(op.result, elt, pointer.shape)
+    return sem.cast(ret, dt.int1) if is_bool else ret
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="",
+          _semantic=None):
+    """Store ``value`` (broadcast to the pointer's shape, cast to the element type) where
+    ``mask`` is true (``tt.store``)."""
+    sem = _semantic
+    pointer = _ptr_arg(pointer, sem, "store")
+    value, mask = unwrap(value), unwrap(mask)
+    if unwrap(boundary_check):
+        raise LanguageError("boundary_check only applies to block pointers")
+    attrs = _mem_attrs(cache_modifier, eviction_policy, _STORE_CACHE)
+    elt = pointer.dtype.element_ty
+    if elt.is_bool():
+        elt = dt.int8
+        pointer = sem.cast(pointer, dt.pointer_type(dt.int8))
+    if isinstance(value, tensor):
+        if not pointer.shape and value.shape:
+            raise LanguageError("value cannot be a tile when the pointer is a scalar")
+        value = sem.broadcast_to_shape(sem.cast(value, elt), pointer.shape)
+    elif is_py_scalar(value):
+        value = sem.broadcast_to_shape(_Py(value, elt), pointer.shape)
+    else:
+        raise LanguageError(f"cannot store {value!r}")
+    mask = _mask_arg(mask, pointer, sem)
+    operands = [pointer, value] + ([mask] if mask is not None else [])
+    sem.builder.create("tt.store", [o.handle for o in operands], [], attrs)
+
+
+# elementwise ----------------------------------------------------------------------------------
+@builtin
+def where(condition, x, y, _semantic=None):
+    """``x`` where ``condition`` else ``y`` (``arith.select``); x, y promoted and broadcast."""
+    return _semantic.where(unwrap(condition), unwrap(x), unwrap(y))
+
+
+class PropagateNan:
+    """NaN behaviour of minimum/maximum: NONE (ignore NaN, default) or ALL (propagate)."""
+    NONE = 0
+    ALL = 0xFFFF
+
+
+@builtin
+def minimum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
+    """Elementwise minimum (``arith.minnumf`` / ``minsi`` / ``minui``)."""
+    return _semantic.minmax("min", unwrap(x), unwrap(y), unwrap(propagate_nan) == PropagateNan.ALL)
+
+
+@builtin
+def maximum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
+    """Elementwise maximum (``arith.maxnumf`` / ``maxsi`` / ``maxui``)."""
+    return _semantic.minmax("max", unwrap(x), unwrap(y), unwrap(propagate_nan) == PropagateNan.ALL)
+
+
+def _fp_only(x, sem):
+    x = sem.to_tensor(unwrap(x))
+    if x.dtype not in (dt.float32, dt.float64):
+        raise LanguageError(f"Expected dtype ['fp32', 'fp64'] but got {x.dtype}",
+                            "cast first, e.g. x.to(tl.float32)")
+    return x
+
+
+def _unary_math(name, doc):
+    @builtin
+    def f(x, _semantic=None):
+        x = _fp_only(x, _semantic)
+        return _semantic._op("math." + name, [x], x.dtype, x.shape)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc} (``math.{name}``); fp32/fp64 only, other dtypes raise (reference §1.5)."
+    return f
+
+
+exp = _unary_math("exp", "e**x")
+exp2 = _unary_math("exp2", "2**x")
+log = _unary_math("log", "natural logarithm")
+log2 = _unary_math("log2", "base-2 logarithm")
+sqrt = _unary_math("sqrt", "square root (approximate on NVIDIA)")
+rsqrt = _unary_math("rsqrt", "1/sqrt(x)")
+sin = _unary_math("sin", "sine")
+cos = _unary_math("cos", "cosine")
+erf = _unary_math("erf", "error function")
+floor = _unary_math("floor", "round down")
+ceil = _unary_math("ceil", "round up")
+
+
+@builtin
+def abs(x, _semantic=None):  # noqa: A001 (Triton's name)
+    """|x|: ``math.absf`` for floats, ``math.absi`` for signed ints, identity for unsigned."""
+    x = _semantic.to_tensor(unwrap(x))
+    if x.dtype.is_floating():
+        return _semantic._op("math.absf", [x], x.dtype, x.shape)
+    if x.dtype.is_int_signed():
+        return _semantic._op("math.absi", [x], x.dtype, x.shape)
+    if x.dtype.is_int_unsigned():
+        return x
+    raise LanguageError(f"abs is not defined for {x.dtype!r}")
+
+
+@builtin
+def sigmoid(x, _semantic=None):
+    """1 / (1 + exp(-x)); fp32/fp64 only (Triton's JIT helper)."""
+    x = _fp_only(x, _semantic)
+    return _semantic.truediv(1.0, _semantic.add(1.0, exp(_semantic.minus(x), _semantic=_semantic)))
+
+
+@builtin
+def fma(x, y, z, _semantic=None):
+    """x * y + z with one rounding (``math.fma``), ternary promotion."""
+    sem = _semantic
+    x, y = sem.binary_checked(unwrap(x), unwrap(y))
+    x, z = sem.binary_checked(x, unwrap(z))
+    x, y = sem.binary_checked(x, y)
+    return sem._op("math.fma", [x, y, z], x.dtype, x.shape)
+
+
+@builtin
+def cdiv(x, div, _semantic=None):
+    """ceil(x / div) = (x + div - 1) // div; Python semantics when both are compile-time."""
+    x, div = unwrap(x), unwrap(div)
+    if not isinstance(x, tensor) and not isinstance(div, tensor):
+        return (x + div - 1) // div
+    return _semantic.floordiv(_semantic.sub(_semantic.add(x, div), 1), div)
+
+
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None):
+    """``input`` converted to ``dtype`` (reference §1.12); ``bitcast=True`` reinterprets."""
+    if unwrap(bitcast):
+        return _semantic.bitcast(unwrap(input), unwrap(dtype))
+    return _semantic.cast(unwrap(input), unwrap(dtype), unwrap(fp_downcast_rounding))
+
+
+# shapes -------------------------------------------------------------------------------------
+@builtin
+def broadcast_to(input, *shape, _semantic=None):
+    """Broadcast ``input`` to ``shape`` (size-1 dims only)."""
+    if len(shape) == 1 and isinstance(unwrap(shape[0]), (tuple, list)):
+        shape = unwrap(shape[0])
+    return _semantic.broadcast_to_shape(unwrap(input), validate_block_shape(shape))
+
+
+@builtin
+def broadcast(input, other, _semantic=None):
+    """Broadcast two tiles to their common shape; returns both."""
+    a, b = _semantic.to_tensor(unwrap(input)), _semantic.to_tensor(unwrap(other))
+    return _semantic.broadcast_values(a, b)
+
+
+@builtin
+def expand_dims(input, axis, _semantic=None):
+    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank)."""
+    x = _semantic.to_tensor(unwrap(input))
+    axes = unwrap(axis)
+    axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
+    rank = len(x.shape) + len(axes)
+    axes = sorted(_axis(a) % rank for a in axes)
+    for a in axes:
+        x = _semantic.expand_dims(x, a)
+    return x
+
+
+@builtin
+def reshape(input, *shape, can_reorder=False, _semantic=None):
+    """Same elements, new ``shape`` (``tt.reshape``); numel must match."""
+    x = _semantic.to_tensor(unwrap(input))
+    if len(shape) == 1 and isinstance(unwrap(shape[0]), (tuple, list)):
+        shape = unwrap(shape[0])
+    shape = tuple(unwrap(s) for s in shape)
+    if not shape:
+        if x.numel != 1:
+            raise LanguageError("reshape to a scalar needs a 1-element tile")
+        return _semantic.wrap(_semantic.builder.create(
+            "tt.reshape", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
+    shape = validate_block_shape(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if n != x.numel:
+        raise LanguageError(f"cannot reshape {list(x.shape)} ({x.numel} elements) to "
+                            f"{list(shape)} ({n} elements)")
+    if shape == x.shape:
+        return x
+    attrs = {"allow_reorder": True} if unwrap(can_reorder) else {}
+    return _semantic._op("tt.reshape", [x], x.dtype, shape, attrs)
+
+
+# hints and compile-time debugging ----------------------------------------------------------------
+def _hint(x, values, attr):
+    values = unwrap(values)
+    values = [unwrap(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
+    if not isinstance(x, tensor):
+        raise LanguageError(f"{attr} hint needs a tensor")
+    if len(values) != max(1, len(x.shape)):
+        raise LanguageError(f"{attr} hint needs {max(1, len(x.shape))} values, got {len(values)}")
+    op = x.handle.defining_op
+    if op is not None:
+        op.attributes[attr] = list(values)
+    return x
+
+
+@builtin
+def multiple_of(input, values, _semantic=None):
+    """Hint: the first element of each group is divisible by ``values``
+    (``tt.divisibility`` attribute on the defining op). Returns ``input``."""
+    return _hint(unwrap(input), values, "tt.divisibility")
+
+
+@builtin
+def max_contiguous(input, values, _semantic=None):
+    """Hint: runs of ``values`` consecutive integers (``tt.contiguity`` attribute)."""
+    return _hint(unwrap(input), values, "tt.contiguity")
+
+
+@builtin
+def max_constancy(input, values, _semantic=None):
+    """Hint: runs of ``values`` equal elements (``tt.constancy`` attribute)."""
+    return _hint(unwrap(input), values, "tt.constancy")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", _semantic=None):
+    """Print compile-time values (and tensors' dtypes and shapes) while compiling."""
+    if not getattr(_semantic, "quiet", False):
+        print(*(unwrap(v) for v in values), sep=sep, end=end)
+
+
+@builtin
+def static_assert(cond, msg="", _semantic=None):
+    """Fail the compile with ``msg`` when the compile-time ``cond`` is false."""
+    cond = unwrap(cond)
+    if isinstance(cond, tensor):
+        raise LanguageError("static_assert needs a compile-time condition",
+                            "use tl.device_assert for values known only at run time")
+    if not cond:
+        raise LanguageError(f"static_assert failed: {unwrap(msg)}")

@@ -1,0 +1,201 @@
+"""The values a kernel computes with: :class:`constexpr` (compile-time Python values) and
+:class:`tensor` (an IR value with a dtype and a shape), plus the :func:`builtin` marker.
+
+Python operators on tensors build IR through the tensor's :class:`~workbench.language.semantic.
+Semantic` (held by the tensor, no global state). Operators on constexprs compute in Python with
+Python semantics (``-7 // 2 == -4``), as Triton does (reference §1.7, §1.14).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+from .dtypes import dtype
+
+
+class LanguageError(Exception):
+    """A user error found by the language rules (bad types, shapes, arguments).
+
+    The frontend turns it into a :class:`workbench.errors.CompilationError` pointing at the
+    expression being compiled. ``hint`` says what to do."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def builtin(fn):
+    """Mark ``fn`` as a tl builtin: the frontend calls it with ``_semantic=`` the compile's
+    Semantic. Calling it outside a kernel raises a clear error."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, _semantic=None, **kwargs):
+        if _semantic is None:
+            raise RuntimeError(f"tl.{fn.__name__} can only be called inside a @jit kernel")
+        return fn(*args, _semantic=_semantic, **kwargs)
+
+    wrapper.__workbench_builtin__ = True
+    return wrapper
+
+
+def _binop(op):
+    def f(self, other):
+        return constexpr(op(self.value, _unwrap(other)))
+
+    def rf(self, other):
+        return constexpr(op(_unwrap(other), self.value))
+    return f, rf
+
+
+def _unwrap(v):
+    return v.value if isinstance(v, constexpr) else v
+
+
+class constexpr:
+    """A compile-time value. Use as a parameter annotation (``BLOCK: tl.constexpr``) or as a
+    wrapper for globals (``N = tl.constexpr(128)``). Arithmetic happens in Python."""
+
+    def __init__(self, value):
+        self.value = _unwrap(value)
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self):
+        return operator.index(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    __add__, __radd__ = _binop(operator.add)
+    __sub__, __rsub__ = _binop(operator.sub)
+    __mul__, __rmul__ = _binop(operator.mul)
+    __truediv__, __rtruediv__ = _binop(operator.truediv)
+    __floordiv__, __rfloordiv__ = _binop(operator.floordiv)
+    __mod__, __rmod__ = _binop(operator.mod)
+    __pow__, __rpow__ = _binop(operator.pow)
+    __and__, __rand__ = _binop(operator.and_)
+    __or__, __ror__ = _binop(operator.or_)
+    __xor__, __rxor__ = _binop(operator.xor)
+    __lshift__, __rlshift__ = _binop(operator.lshift)
+    __rshift__, __rrshift__ = _binop(operator.rshift)
+    __eq__ = _binop(operator.eq)[0]
+    __ne__ = _binop(operator.ne)[0]
+    __lt__ = _binop(operator.lt)[0]
+    __le__ = _binop(operator.le)[0]
+    __gt__ = _binop(operator.gt)[0]
+    __ge__ = _binop(operator.ge)[0]
+
+    def __neg__(self):
+        return constexpr(-self.value)
+
+    def __pos__(self):
+        return constexpr(+self.value)
+
+    def __invert__(self):
+        return constexpr(~self.value)
+
+
+class tensor:
+    """An IR value in a kernel: ``handle`` (an IR Value), ``dtype`` (a scalar dtype or
+    pointer_type), ``shape`` (tuple of ints; ``()`` for a scalar). Operators build IR through
+    ``sem`` (the compile's Semantic)."""
+
+    def __init__(self, handle, dtype_: dtype, shape=(), sem=None):
+        self.handle = handle
+        self.dtype = dtype_
+        self.shape = tuple(int(s) for s in shape)
+        self._sem = sem
+
+    @property
+    def type(self):
+        return self.dtype
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def is_block(self) -> bool:
+        return bool(self.shape)
+
+    def __repr__(self) -> str:
+        shp = "[" + ", ".join(str(s) for s in self.shape) + "]" if self.shape else ""
+        return f"tensor<{self.dtype}{shp}>" if not shp else f"tensor<{shp}, {self.dtype}>"
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise LanguageError("the truth value of a tensor is only known when the kernel runs",
+                            "use tl.where(...) or an `if` on a scalar, not a Python bool")
+
+    # arithmetic --------------------------------------------------------------------------
+    def _b(name, reverse=False):  # noqa: N805 (helper to build dunders)
+        def f(self, other):
+            a, b = (other, self) if reverse else (self, other)
+            return self._sem.binary(name, a, b)
+        f.__name__ = name
+        return f
+
+    __add__, __radd__ = _b("add"), _b("add", True)
+    __sub__, __rsub__ = _b("sub"), _b("sub", True)
+    __mul__, __rmul__ = _b("mul"), _b("mul", True)
+    __truediv__, __rtruediv__ = _b("truediv"), _b("truediv", True)
+    __floordiv__, __rfloordiv__ = _b("floordiv"), _b("floordiv", True)
+    __mod__, __rmod__ = _b("mod"), _b("mod", True)
+    __and__, __rand__ = _b("and"), _b("and", True)
+    __or__, __ror__ = _b("or"), _b("or", True)
+    __xor__, __rxor__ = _b("xor"), _b("xor", True)
+    __lshift__, __rlshift__ = _b("lshift"), _b("lshift", True)
+    __rshift__, __rrshift__ = _b("rshift"), _b("rshift", True)
+    __lt__, __le__ = _b("lt"), _b("le")
+    __gt__, __ge__ = _b("gt"), _b("ge")
+    __eq__, __ne__ = _b("eq"), _b("ne")
+    del _b
+
+    def __neg__(self):
+        return self._sem.minus(self)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        return self._sem.invert(self)
+
+    def __getitem__(self, slices):
+        return self._sem.subscript(self, slices)
+
+    # methods -----------------------------------------------------------------------------
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        """Cast to ``dtype`` (reference §1.12); ``bitcast=True`` reinterprets bits."""
+        dtype = _unwrap(dtype)
+        if _unwrap(bitcast):
+            return self._sem.bitcast(self, dtype)
+        return self._sem.cast(self, dtype, _unwrap(fp_downcast_rounding))
+
+    def logical_and(self, other):
+        return self._sem.logical("and", self, other)
+
+    def logical_or(self, other):
+        return self._sem.logical("or", self, other)
+
+    def __workbench_method__(self):  # marker: methods of tensors may be called in kernels
+        return True
+
+
+TENSOR_METHODS = {"to", "logical_and", "logical_or"}

@@ -1,0 +1,205 @@
+"""Triton 3.6 dtypes: ``tl.int1``, ``tl.int8`` .. ``tl.uint64``, ``tl.float16``, ``tl.bfloat16``,
+``tl.float32``, ``tl.float64`` and ``tl.pointer_type(elem)``.
+
+A dtype carries what the signless IR types do not: signedness (``tl.uint32`` and ``tl.int32``
+are both ``i32`` in the IR) and the *kind* used by the promotion rules (bool < integral <
+floating, reference §1.6). Names and attributes follow ``triton.language.core.dtype``.
+"""
+from __future__ import annotations
+
+from ..ir import types as irt
+
+SINT_TYPES = ("int8", "int16", "int32", "int64")
+UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")  # Triton counts bool as unsigned
+FP_TYPES = ("float16", "bfloat16", "float32", "float64")
+
+_SHORT = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+          "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+          "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
+_FROM_SHORT = {v: k for k, v in _SHORT.items()}
+_MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+
+KIND_BOOL, KIND_INT, KIND_FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A scalar element type (``tl.float32`` ...). Compare with ``==``; hashable."""
+
+    def __init__(self, name: str):
+        if name not in _SHORT:
+            raise ValueError(f"unknown dtype {name!r}")
+        self.name = name
+
+    # classification --------------------------------------------------------------------
+    def is_floating(self) -> bool:
+        return self.name in FP_TYPES
+
+    def is_int(self) -> bool:
+        return self.name in SINT_TYPES or self.name in UINT_TYPES
+
+    def is_int_signed(self) -> bool:
+        return self.name in SINT_TYPES
+
+    def is_int_unsigned(self) -> bool:
+        return self.name in UINT_TYPES
+
+    def is_bool(self) -> bool:
+        return self.name == "int1"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_fp16(self) -> bool:
+        return self.name == "float16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bfloat16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "float32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "float64"
+
+    def kind(self) -> int:
+        """0 for bool, 1 for integers (and pointers), 2 for floats (reference §1.6)."""
+        if self.is_bool():
+            return KIND_BOOL
+        return KIND_FLOAT if self.is_floating() else KIND_INT
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        """Bits per element: 1 for int1, 8..64 otherwise."""
+        n = self.name
+        if n == "int1":
+            return 1
+        if n in FP_TYPES:
+            return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[n]
+        return int(n.lstrip("uint"))
+
+    @property
+    def int_bitwidth(self) -> int:
+        return self.primitive_bitwidth
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        return _MANTISSA[self.name]
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    def to_ir(self) -> irt.Type:
+        """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16`` ..."""
+        if self.is_floating():
+            return irt.FloatType({"float16": "f16", "bfloat16": "bf16", "float32": "f32",
+                                  "float64": "f64"}[self.name])
+        return irt.IntType(self.primitive_bitwidth)
+
+    @property
+    def short_name(self) -> str:
+        """Triton's signature spelling: ``fp32``, ``i32``, ``u8``..."""
+        return _SHORT[self.name]
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("dtype", self.name))
+
+    def __repr__(self) -> str:
+        return f"triton.language.{self.name}"
+
+    def __str__(self) -> str:
+        return self.short_name
+
+
+class pointer_type(dtype):
+    """A pointer to ``element_ty`` elements (``!tt.ptr<f32>``); address space 1 = global."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1):
+        if not isinstance(element_ty, dtype):
+            raise TypeError(f"pointer_type needs a dtype, got {element_ty!r}")
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.name = f"pointer<{element_ty.name}>"
+
+    def is_ptr(self) -> bool:
+        return True
+
+    def is_floating(self) -> bool:
+        return False
+
+    def is_int(self) -> bool:
+        return False
+
+    def is_int_signed(self) -> bool:
+        return False
+
+    def is_int_unsigned(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    def kind(self) -> int:
+        return KIND_INT
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64
+
+    def to_ir(self) -> irt.Type:
+        return irt.PointerType(self.element_ty.to_ir(), self.address_space)
+
+    @property
+    def short_name(self) -> str:
+        return "*" + self.element_ty.short_name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, pointer_type) and other.element_ty == self.element_ty \
+            and other.address_space == self.address_space
+
+    def __hash__(self) -> int:
+        return hash(("ptr", self.element_ty, self.address_space))
+
+    def __repr__(self) -> str:
+        return f"pointer<{self.element_ty!r}>"
+
+
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float16 = dtype("float16")
+bfloat16 = dtype("bfloat16")
+float32 = dtype("float32")
+float64 = dtype("float64")
+# Triton's aliases
+bool_ = int1
+
+ALL = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                           float16, bfloat16, float32, float64)}
+
+
+def from_short_name(text: str) -> dtype:
+    """Parse a Triton signature type: ``"fp32"``, ``"i32"``, ``"u64"``, ``"*fp16"``, ``"*i1"``.
+
+    Raises ValueError for an unknown name."""
+    text = text.strip()
+    if text.startswith("*k"):
+        text = "*" + text[2:]
+    if text.startswith("*"):
+        return pointer_type(from_short_name(text[1:]))
+    if text in _FROM_SHORT:
+        return ALL[_FROM_SHORT[text]]
+    if text == "u1":
+        return int1
+    if text in ALL:
+        return ALL[text]
+    raise ValueError(f"unknown type {text!r} in signature")

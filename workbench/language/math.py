@@ -1,0 +1,8 @@
+"""``tl.math``: the math functions under their ``triton.language.math`` names (aliases of the
+tl builtins; fp32/fp64 only where Triton says so)."""
+from .builtins import abs, ceil, cos, erf, exp, exp2, fma, floor, log, log2, rsqrt, sigmoid, \
+    sin, sqrt, cdiv  # noqa: F401
+from .builtins import maximum as max, minimum as min  # noqa: F401
+
+__all__ = ["abs", "ceil", "cos", "erf", "exp", "exp2", "fma", "floor", "log", "log2", "rsqrt",
+           "sigmoid", "sin", "sqrt", "cdiv", "max", "min"]

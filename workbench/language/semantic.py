@@ -1,0 +1,486 @@
+"""The language rules, in one place: type promotion, broadcasting, pointer arithmetic, casts
+and shape checks (Triton 3.6, reference §1.1, §1.4, §1.5, §1.6, §1.7, §1.12).
+
+:class:`Semantic` wraps a :class:`workbench.ir.builder.Builder`; every method takes and returns
+:class:`~workbench.language.core.tensor` objects (Python numbers are accepted where Triton
+accepts constexprs) and emits ttir ops at the builder's insertion point and location. User
+errors raise :class:`~workbench.language.core.LanguageError`, which the frontend reports at the
+expression being compiled.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..ir import types as irt
+from . import dtypes as dt
+from .core import LanguageError, constexpr, tensor
+
+MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (reference §1.1)
+_ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod")
+_BITWISE = {"and": "andi", "or": "ori", "xor": "xori", "lshift": "shli"}
+_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+_CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+
+
+def unwrap(v):
+    """A constexpr's Python value; anything else unchanged."""
+    return v.value if isinstance(v, constexpr) else v
+
+
+def is_py_scalar(v) -> bool:
+    return isinstance(v, (numbers.Number, bool)) and not isinstance(v, tensor)
+
+
+def type_of_py(x) -> dt.dtype:
+    """The dtype Triton's ``to_tensor`` gives a Python scalar (reference §1.3)."""
+    if isinstance(x, bool):
+        return dt.int1
+    if isinstance(x, int):
+        if -2**31 <= x < 2**31:
+            return dt.int32
+        if 0 <= x < 2**32:
+            return dt.uint32
+        if -2**63 <= x < 2**63:
+            return dt.int64
+        if 0 <= x < 2**64:
+            return dt.uint64
+        raise LanguageError(f"integer {x} does not fit in 64 bits")
+    if isinstance(x, float):
+        a = abs(x)
+        if a == math.inf or a == 0.0 or x != x or 2.0**-126 <= a <= (2 - 2.0**-23) * 2.0**127:
+            return dt.float32
+        return dt.float64
+    raise LanguageError(f"cannot use {x!r} of type {type(x).__name__} as a tensor value")
+
+
+def ir_type(d: dt.dtype, shape=()) -> irt.Type:
+    """The IR type of a value of dtype ``d`` and ``shape`` (``()`` = scalar)."""
+    el = d.to_ir()
+    return irt.TensorType(tuple(shape), el) if shape else el
+
+
+def validate_block_shape(shape) -> tuple:
+    """Every dim a power of two, numel <= 2**20 (reference §1.1). Returns the shape as ints."""
+    out = []
+    numel = 1
+    for d in shape:
+        d = unwrap(d)
+        if isinstance(d, tensor) or not isinstance(d, int) or isinstance(d, bool):
+            raise LanguageError(f"shape element {d!r} is not a compile-time int",
+                                "shapes must be tl.constexpr values (e.g. a BLOCK: tl.constexpr "
+                                "parameter)")
+        if d < 1 or d & (d - 1):
+            raise LanguageError(f"shape {list(unwrap(s) for s in shape)} has a dimension that "
+                                "is not a power of two",
+                                "pad the tile to a power of two and mask the tail")
+        numel *= d
+        out.append(d)
+    if numel > MAX_NUMEL:
+        raise LanguageError(f"tile of {numel} elements exceeds the limit of {MAX_NUMEL}",
+                            "use smaller blocks")
+    return tuple(out)
+
+
+def integer_promote(a: dt.dtype, b: dt.dtype) -> dt.dtype:
+    """C's usual arithmetic conversions (reference §1.6): same signedness -> wider; mixed ->
+    the unsigned type if at least as wide, else the signed type."""
+    if a.is_int_signed() == b.is_int_signed():
+        return a if a.int_bitwidth > b.int_bitwidth else b
+    if a.is_int_unsigned():
+        return a if a.int_bitwidth >= b.int_bitwidth else b
+    return b if b.int_bitwidth >= a.int_bitwidth else a
+
+
+def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
+                     div_or_mod: bool) -> dt.dtype:
+    """The dtype both operands are cast to before an arithmetic op (reference §1.6 table)."""
+    if a_scalar != b_scalar:
+        s, t = (a, b) if a_scalar else (b, a)
+        if s.kind() <= t.kind():
+            if div_or_mod and t in (dt.float16, dt.bfloat16):
+                return dt.float32
+            return t
+    if a.is_fp64() or b.is_fp64():
+        return dt.float64
+    if div_or_mod and (a.is_floating() or b.is_floating()):
+        return dt.float32
+    if a.is_fp32() or b.is_fp32():
+        return dt.float32
+    if a.is_fp16() or b.is_fp16():
+        return dt.float16
+    if a.is_bf16() and b.is_bf16():
+        return dt.bfloat16
+    if a.is_bf16() or b.is_bf16():
+        return dt.float32
+    if div_or_mod and a.is_int_signed() != b.is_int_signed():
+        raise LanguageError(f"cannot use /, // or % with {a} and {b} because they have "
+                            "different signedness; the result is undefined",
+                            "cast one operand with .to(...) so both have the same signedness")
+    return integer_promote(a, b)
+
+
+class _Py:
+    """A Python scalar typed for an op, materialised as a constant once its shape is known."""
+
+    def __init__(self, value, d: dt.dtype):
+        self.value, self.dtype, self.shape = value, d, ()
+
+
+class Semantic:
+    """Builds typed ttir for the language's operations at ``builder``'s insertion point."""
+
+    def __init__(self, builder):
+        self.builder = builder
+
+    # values --------------------------------------------------------------------------------
+    def wrap(self, handle, d: dt.dtype, shape=()) -> tensor:
+        return tensor(handle, d, shape, self)
+
+    def _op(self, name, operands, d, shape, attrs=None) -> tensor:
+        op = self.builder.create(name, [t.handle for t in operands], [ir_type(d, shape)], attrs)
+        return self.wrap(op.result, d, shape)
+
+    def constant(self, value, d: dt.dtype, shape=()) -> tensor:
+        """``arith.constant`` of ``value`` cast to ``d`` (a splat ``dense<>`` for a shape)."""
+        value = unwrap(value)
+        if d.is_floating():
+            v = float(value)
+        elif d.is_bool():
+            v = bool(value)
+        elif d.is_int():
+            w = d.int_bitwidth
+            v = int(value) & ((1 << w) - 1)
+            v = v - (1 << w) if v >= 1 << (w - 1) else v  # signless IR: two's complement
+        else:
+            raise LanguageError(f"cannot make a constant of type {d}")
+        op = self.builder.create("arith.constant", [], [ir_type(d, shape)], {"value": v})
+        return self.wrap(op.result, d, shape)
+
+    def to_tensor(self, x) -> tensor:
+        """A tensor for a tensor or a Python scalar (typed as ``to_tensor`` does)."""
+        x = unwrap(x)
+        if isinstance(x, tensor):
+            return x
+        if isinstance(x, _Py):
+            return self.constant(x.value, x.dtype)
+        return self.constant(x, type_of_py(x))
+
+    # broadcasting ------------------------------------------------------------------------
+    def broadcast_shapes(self, a: tuple, b: tuple) -> tuple:
+        """NumPy broadcasting of two block shapes (pad on the left; equal or 1)."""
+        n = max(len(a), len(b))
+        a = (1,) * (n - len(a)) + tuple(a)
+        b = (1,) * (n - len(b)) + tuple(b)
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise LanguageError(f"incompatible tile shapes {list(a)} and {list(b)} "
+                                    f"(dimension {i}: {x} vs {y})",
+                                    "both operands must have the same shape, or size 1 in the "
+                                    "dimensions that differ (use x[:, None] / x[None, :])")
+            out.append(max(x, y))
+        return tuple(out)
+
+    def broadcast_to_shape(self, x, shape: tuple) -> tensor:
+        """Splat a scalar or broadcast a block to ``shape`` (``tt.splat``, ``tt.expand_dims``,
+        ``tt.broadcast``)."""
+        shape = tuple(shape)
+        if isinstance(x, _Py):
+            return self.constant(x.value, x.dtype, shape)
+        x = self.to_tensor(x)
+        if x.shape == shape:
+            return x
+        if not shape:
+            raise LanguageError(f"cannot broadcast a tile of shape {list(x.shape)} to a scalar")
+        if not x.shape:
+            return self._op("tt.splat", [x], x.dtype, shape)
+        if len(x.shape) > len(shape):
+            raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+        while len(x.shape) < len(shape):
+            x = self.expand_dims(x, 0)
+        for i, (s, d) in enumerate(zip(x.shape, shape)):
+            if s != d and s != 1:
+                raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)} "
+                                    f"(dimension {i}: {s} vs {d})",
+                                    "only dimensions of size 1 can be broadcast")
+        return self._op("tt.broadcast", [x], x.dtype, shape)
+
+    def broadcast_values(self, a, b):
+        """Broadcast two operands to their common shape."""
+        shape = self.broadcast_shapes(a.shape, b.shape) if a.shape and b.shape else \
+            (a.shape or b.shape)
+        return self.broadcast_to_shape(a, shape), self.broadcast_to_shape(b, shape)
+
+    def expand_dims(self, x, axis: int) -> tensor:
+        x = self.to_tensor(x)
+        rank = len(x.shape) + 1
+        axis = unwrap(axis)
+        if not isinstance(axis, int) or not -rank <= axis < rank:
+            raise LanguageError(f"expand_dims axis {axis!r} is out of range for rank {rank}")
+        axis %= rank
+        if not x.shape:
+            return self.broadcast_to_shape(x, (1,))
+        shape = x.shape[:axis] + (1,) + x.shape[axis:]
+        return self._op("tt.expand_dims", [x], x.dtype, shape, {"axis": axis})
+
+    def subscript(self, x, slices) -> tensor:
+        """``x[:, None]`` / ``x[None, :]``: only ``None`` and bare ``:`` are allowed."""
+        x = self.to_tensor(x)
+        if not isinstance(slices, tuple):
+            slices = (slices,)
+        out, src = x, 0
+        for i, s in enumerate(slices):
+            s = unwrap(s)
+            if s is None:
+                out = self.expand_dims(out, i)
+            elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
+                src += 1
+            else:
+                raise LanguageError(f"unsupported tensor index {s!r}",
+                                    "only None and ':' are allowed (x[:, None], x[None, :])")
+        if src != len(x.shape):
+            raise LanguageError(f"index has {src} ':' but the tensor has rank {len(x.shape)}")
+        return out
+
+    # type checking -----------------------------------------------------------------------
+    def _check_ptr(self, a: dt.dtype, b: dt.dtype, allow: bool) -> None:
+        if a.is_ptr():
+            if not allow or (b.is_ptr() and a != b) or b.is_floating():
+                raise LanguageError(f"invalid operands of type {a!r} and {b!r}")
+
+    def binary_checked(self, a, b, allow_lhs_ptr=False, allow_rhs_ptr=False,
+                       arithmetic=True, div_or_mod=False):
+        """Promote (reference §1.6) then broadcast two operands; returns two tensors."""
+        a, b = unwrap(a), unwrap(b)
+        a_py, b_py = is_py_scalar(a), is_py_scalar(b)
+        if a_py and b_py:
+            a = self.to_tensor(a)
+            a_py = False
+        if not isinstance(a, (tensor, _Py)) and not a_py:
+            raise LanguageError(f"cannot use {a!r} as an operand")
+        if not isinstance(b, (tensor, _Py)) and not b_py:
+            raise LanguageError(f"cannot use {b!r} as an operand")
+        ad = type_of_py(a) if a_py else a.dtype
+        bd = type_of_py(b) if b_py else b.dtype
+        self._check_ptr(ad, bd, allow_lhs_ptr)
+        self._check_ptr(bd, ad, allow_rhs_ptr)
+        if arithmetic and not ad.is_ptr() and not bd.is_ptr():
+            ret = computation_type(ad, a_py, bd, b_py, div_or_mod)
+            a = _Py(a, ret) if a_py else self._cast_any(a, ret)
+            b = _Py(b, ret) if b_py else self._cast_any(b, ret)
+        else:
+            a = _Py(a, ad) if a_py else a
+            b = _Py(b, bd) if b_py else b
+        return self.broadcast_values(a, b)
+
+    def _cast_any(self, v, d):
+        return _Py(v.value, d) if isinstance(v, _Py) else self.cast(v, d)
+
+    # arithmetic --------------------------------------------------------------------------
+    def binary(self, name: str, a, b) -> tensor:
+        """``a <op> b`` for op names add sub mul truediv floordiv mod and or xor lshift rshift
+        lt le gt ge eq ne."""
+        if name in _ARITH:
+            return getattr(self, name)(a, b)
+        if name in _BITWISE or name == "rshift":
+            return self.bitwise(name, a, b)
+        if name in _CMP:
+            return self.compare(name, a, b)
+        raise LanguageError(f"unsupported operator {name}")
+
+    def _arith(self, fop, iop, a, b) -> tensor:
+        op = fop if a.dtype.is_floating() else iop
+        return self._op("arith." + op, [a, b], a.dtype, a.shape)
+
+    def add(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b, True, True)
+        if a.dtype.is_ptr() and b.dtype.is_ptr():
+            raise LanguageError("cannot add pointers together")
+        if b.dtype.is_ptr():
+            a, b = b, a
+        if a.dtype.is_ptr():
+            return self.addptr(a, b)
+        return self._arith("addf", "addi", a, b)
+
+    def addptr(self, ptr: tensor, off: tensor) -> tensor:
+        """``tt.addptr``: ``off`` counts elements; unsigned offsets are zero-extended first."""
+        if not off.dtype.is_int():
+            raise LanguageError(f"pointer offset must be an integer, got {off.dtype}")
+        if off.dtype.is_int_unsigned() and off.dtype.int_bitwidth < 64:
+            off = self.wrap(self.builder.create(
+                "arith.extui", [off.handle], [ir_type(dt.int64, off.shape)]).result,
+                dt.int64, off.shape)
+        return self._op("tt.addptr", [ptr, off], ptr.dtype, ptr.shape)
+
+    def sub(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b, True, False)
+        if a.dtype.is_ptr():
+            return self.addptr(a, self.minus(b))
+        return self._arith("subf", "subi", a, b)
+
+    def mul(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b)
+        return self._arith("mulf", "muli", a, b)
+
+    def truediv(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b, div_or_mod=True)
+        if a.dtype.is_int() and b.dtype.is_int():
+            a, b = self.cast(a, dt.float32), self.cast(b, dt.float32)
+        elif a.dtype.is_floating() and b.dtype.is_int():
+            b = self.cast(b, a.dtype)
+        elif a.dtype.is_int() and b.dtype.is_floating():
+            a = self.cast(a, b.dtype)
+        elif a.dtype.fp_mantissa_width > b.dtype.fp_mantissa_width:
+            b = self.cast(b, a.dtype)
+        else:
+            a = self.cast(a, b.dtype)
+        return self._op("arith.divf", [a, b], a.dtype, a.shape)
+
+    def floordiv(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b, div_or_mod=True)
+        if not (a.dtype.is_int() and b.dtype.is_int()):
+            raise LanguageError(f"// is only defined for integers, got {a.dtype} and {b.dtype}",
+                                "use / for floating point division")
+        op = "divsi" if a.dtype.is_int_signed() else "divui"
+        return self._op("arith." + op, [a, b], a.dtype, a.shape)
+
+    def mod(self, a, b) -> tensor:
+        a, b = self.binary_checked(a, b, div_or_mod=True)
+        if a.dtype.is_floating():
+            return self._op("arith.remf", [a, b], a.dtype, a.shape)
+        op = "remsi" if a.dtype.is_int_signed() else "remui"
+        return self._op("arith." + op, [a, b], a.dtype, a.shape)
+
+    def bitwise(self, name: str, a, b) -> tensor:
+        a, b = self.binary_checked(a, b)
+        if not (a.dtype.is_int() and b.dtype.is_int()):
+            raise LanguageError(f"bitwise operator needs integers, got {a.dtype} and {b.dtype}")
+        ret = integer_promote(a.dtype, b.dtype)
+        a, b = self.cast(a, ret), self.cast(b, ret)
+        op = _BITWISE.get(name) or ("shrsi" if ret.is_int_signed() else "shrui")
+        return self._op("arith." + op, [a, b], ret, a.shape)
+
+    def compare(self, name: str, a, b) -> tensor:
+        a, b = self.binary_checked(a, b)
+        d = a.dtype
+        if d.is_floating():
+            pred, op = _CMPF[name], "arith.cmpf"
+        else:
+            pred = name if name in ("eq", "ne") else ("s" if d.is_int_signed() else "u") + name
+            op = "arith.cmpi"
+        return self._op(op, [a, b], dt.int1, a.shape, {"predicate": pred})
+
+    def minus(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise LanguageError(f"wrong type argument to unary minus ({x.dtype!r})")
+        return self.sub(_Py(0, x.dtype), x)
+
+    def invert(self, x) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise LanguageError(f"~ needs an integer operand, got {x.dtype}")
+        return self.bitwise("xor", x, _Py(-1 if not x.dtype.is_bool() else 1, x.dtype))
+
+    def logical(self, name: str, a, b) -> tensor:
+        """``and``/``or`` on tensors: both cast to bool, then ``&``/``|``."""
+        a, b = self.cast(self.to_tensor(a), dt.int1), self.cast(self.to_tensor(b), dt.int1)
+        return self.bitwise(name, a, b)
+
+    def logical_not(self, x) -> tensor:
+        x = self.cast(self.to_tensor(x), dt.int1)
+        return self.bitwise("xor", x, _Py(True, dt.int1))
+
+    def minmax(self, which: str, a, b, propagate_nan: bool = False) -> tensor:
+        """``tl.minimum``/``tl.maximum``: maxnumf (NaN-ignoring) by default, maximumf with
+        ``propagate_nan``; maxsi/maxui for ints (reference §1.5)."""
+        a, b = self.binary_checked(a, b)
+        d = a.dtype
+        if d.is_floating():
+            op = (which + "imumf") if propagate_nan else (which + "numf")
+        elif d.is_int():
+            op = which + ("si" if d.is_int_signed() else "ui")
+        else:
+            raise LanguageError(f"unexpected dtype {d!r} in {which}imum")
+        return self._op("arith." + op, [a, b], d, a.shape)
+
+    def where(self, cond, x, y) -> tensor:
+        cond = self.to_tensor(cond)
+        if not cond.dtype.is_bool():
+            cond = self.cast(cond, dt.int1)
+        x, y = self.binary_checked(x, y, True, True)
+        shape = self.broadcast_shapes(cond.shape, x.shape) if cond.shape and x.shape else \
+            (cond.shape or x.shape)
+        cond, x, y = (self.broadcast_to_shape(v, shape) for v in (cond, x, y))
+        return self._op("arith.select", [cond, x, y], x.dtype, shape)
+
+    # casts -------------------------------------------------------------------------------
+    def cast(self, x, d: dt.dtype, rounding: str | None = None) -> tensor:
+        """Convert ``x`` to dtype ``d`` (reference §1.12)."""
+        x = self.to_tensor(x)
+        d = unwrap(d)
+        if not isinstance(d, dt.dtype):
+            raise LanguageError(f"cast target must be a dtype, got {d!r}")
+        s = x.dtype
+        if s == d:
+            return x
+        shp = x.shape
+        if rounding is not None and rounding not in ("rtne", "rtz"):
+            raise LanguageError(f"unknown rounding mode {rounding!r}", "use 'rtne' or 'rtz'")
+        if (s.is_fp16() or s.is_bf16()) and not d.is_fp32():
+            return self.cast(self.cast(x, dt.float32), d, rounding)
+        if s.is_floating() and d.is_floating():
+            if s.primitive_bitwidth > d.primitive_bitwidth:
+                if rounding in (None, "rtne"):
+                    return self._op("arith.truncf", [x], d, shp)
+                return self._op("tt.fp_to_fp", [x], d, shp, {"rounding": rounding})
+            if rounding is not None:
+                raise LanguageError("fp_downcast_rounding should be set only for truncating "
+                                    "floating point conversions")
+            return self._op("arith.extf", [x], d, shp)
+        if rounding is not None:
+            raise LanguageError("fp_downcast_rounding should be set only for truncating "
+                                "floating point conversions")
+        if s.is_int() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", x, _Py(0, s))
+            if s.int_bitwidth == d.int_bitwidth:
+                return self.wrap(x.handle, d, shp)
+            if s.int_bitwidth > d.int_bitwidth:
+                return self._op("arith.trunci", [x], d, shp)
+            ext = "extsi" if s.is_int_signed() else "extui"
+            return self._op("arith." + ext, [x], d, shp)
+        if s.is_floating() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", x, _Py(0.0, s))
+            return self._op("arith.fptosi" if d.is_int_signed() else "arith.fptoui", [x], d, shp)
+        if s.is_int() and d.is_floating():
+            return self._op("arith.sitofp" if s.is_int_signed() else "arith.uitofp", [x], d, shp)
+        if s.is_ptr() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", self.cast(x, dt.int64), _Py(0, dt.int64))
+            if d != dt.int64:
+                raise LanguageError(f"a pointer can only be cast to int64, not {d}")
+            return self._op("tt.ptr_to_int", [x], d, shp)
+        if s.is_int() and d.is_ptr():
+            if s != dt.int64:
+                raise LanguageError(f"only int64 can be cast to a pointer, not {s}")
+            return self._op("tt.int_to_ptr", [x], d, shp)
+        if s.is_ptr() and d.is_ptr():
+            return self._op("tt.bitcast", [x], d, shp)
+        raise LanguageError(f"cannot cast {s!r} to {d!r}")
+
+    def bitcast(self, x, d: dt.dtype) -> tensor:
+        """Reinterpret the bits of ``x`` as ``d`` (equal bit widths required)."""
+        x = self.to_tensor(x)
+        d = unwrap(d)
+        if x.dtype == d:
+            return x
+        if x.dtype.is_ptr() or d.is_ptr():
+            return self.cast(x, d)
+        if x.dtype.primitive_bitwidth != d.primitive_bitwidth:
+            raise LanguageError(f"cannot bitcast {x.dtype} ({x.dtype.primitive_bitwidth} bits) "
+                                f"to {d} ({d.primitive_bitwidth} bits)",
+                                "bitcast needs types of equal bit width")
+        return self._op("tt.bitcast", [x], d, x.shape)
