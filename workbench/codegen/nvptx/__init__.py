@@ -1,0 +1,39 @@
+"""NVPTX code generation: ttgir -> LLVM IR (thread by thread from the layouts) -> PTX.
+
+Public entry points: :func:`compile_ttgir` (both stages at once), :func:`lower_module`
+(ttgir -> unoptimised LLVM IR), :func:`workbench.codegen.nvptx.ptx.optimise` and ``emit_ptx``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .lower import LoweredKernel, lower_module
+
+
+@dataclass
+class NvptxOutput:
+    """``llir``: optimised LLVM IR text (with ``!dbg``); ``ptx``: PTX text; ``name``: the entry
+    name; ``shared``: bytes of dynamic shared memory; ``num_warps``."""
+
+    llir: str
+    ptx: str
+    name: str
+    shared: int
+    num_warps: int
+
+
+def compile_ttgir(module_op, arch: int = 90, num_warps: int | None = None,
+                  opt: int = 3) -> NvptxOutput:
+    """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90).
+
+    Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
+    arch, RuntimeError when LLVM rejects the IR (a bug)."""
+    from .ptx import emit_ptx, optimise
+
+    lowered = lower_module(module_op, num_warps=num_warps, arch=arch)
+    text, mod = optimise(lowered.text, arch, opt)
+    ptx = emit_ptx(mod, arch)
+    return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps)
+
+
+__all__ = ["compile_ttgir", "lower_module", "LoweredKernel", "NvptxOutput"]

@@ -1,0 +1,346 @@
+"""ttgir -> NVPTX LLVM IR, thread by thread.
+
+Every tensor value becomes, in each thread, the list of registers its layout gives that thread
+(:mod:`.threads`); scalars are lists of one value. Ops are lowered in order by small functions
+in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce` and :mod:`.shared`; ``scf.for`` and
+``scf.if`` become LLVM blocks with one phi per register.
+
+Kernel ABI: the ``tt.func``'s parameters in order (pointers ``ptr addrspace(1)``, scalars by
+value), ``ptx_kernel`` calling convention, ``.reqntid 32*num_warps`` (``nvvm.annotations``
+``reqntidx``), dynamic shared memory ``global_smem`` of ``shared`` bytes. Unlike Triton there
+are no trailing scratch pointers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...errors import CompilationError, UnsupportedError
+from ...ir.types import TensorType
+from . import axisinfo, elementwise, memory, reduce, shared
+from .debuginfo import DebugInfo
+from .threads import emit_coords, emit_thread_part, register_map, thread_layout
+from .types import GLOBAL_PTR, I32, constant, llvm_type
+
+TRIPLE = "nvptx64-nvidia-cuda"
+
+
+@dataclass
+class LoweredKernel:
+    """Result of :func:`lower_module`: LLVM IR ``text``, kernel ``name``, ``shared`` bytes of
+    dynamic shared memory, ``num_warps``, and ``llvm_module`` (the llvmlite.ir module)."""
+
+    text: str
+    name: str
+    shared: int
+    num_warps: int
+    llvm_module: object = None
+
+
+def _sreg(kl, name: str):
+    fn = kl.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
+    return kl.b.call(fn, [])
+
+
+class KernelLowering:
+    """State of one kernel's lowering (no globals): the llvmlite module and builder, the
+    registers of every IR value, the per-layout thread parts, shared memory used."""
+
+    def __init__(self, func_op, num_warps: int, arch: int):
+        self.func_op = func_op
+        self.num_warps = num_warps
+        self.arch = arch
+        self.name = func_op.attributes["sym_name"]
+        self.module = ir.Module(name=self.name)
+        self.module.triple = TRIPLE
+        block = func_op.regions[0].block
+        arg_types = [llvm_type(a.type) for a in block.args]
+        self.fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), self.name)
+        self.fn.calling_convention = "ptx_kernel"
+        for a, ia in zip(self.fn.args, block.args):
+            a.name = (ia.name or f"arg{ia.index}").replace(".", "_")
+        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        self.dbg = DebugInfo(self.module, self.fn, self.name, func_op.loc)
+        self.vals: dict = {}
+        self.parts: dict = {}
+        self.layouts: dict = {}
+        self.shared_bytes = 0
+        self.axis = axisinfo.analyse(func_op)
+        for ia, a in zip(block.args, self.fn.args):
+            self.vals[id(ia)] = [a]
+        self.tid = _sreg(self, "tid.x")
+        self.lane = self.b.and_(self.tid, I32(31), name="lane")
+        self.warp = self.b.lshr(self.tid, I32(5), name="warp")
+        self._precompute_parts(func_op)
+
+    # helpers used by the op modules ---------------------------------------------------------
+    def intrinsic(self, name: str, ret, args):
+        """Declare (once) and return the LLVM function ``name``."""
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
+
+    def layout(self, t):
+        """Cached :class:`~.threads.ThreadLayout` of tensor type ``t``."""
+        key = (t.encoding, tuple(t.shape))
+        if key not in self.layouts:
+            self.layouts[key] = thread_layout(t)
+        return self.layouts[key]
+
+    def coords(self, t):
+        """Per register of tensor type ``t``, the per-dim i32 coordinates in this thread."""
+        key = (t.encoding, tuple(t.shape))
+        part = self.parts[key]
+        return emit_coords(self.b, self.layout(t), part)
+
+    def _precompute_parts(self, func_op):
+        """Thread parts of every layout used, computed in the entry block so they dominate
+        every use (also inside loops)."""
+        for op in func_op.walk():
+            for v in list(op.results) + list(op.operands):
+                t = v.type
+                if isinstance(t, TensorType):
+                    key = (t.encoding, tuple(t.shape))
+                    if key not in self.parts:
+                        self.parts[key] = emit_thread_part(self.b, self.layout(t), self.lane,
+                                                           self.warp)
+
+    def get(self, v) -> list:
+        """Registers of IR value ``v`` in this thread."""
+        try:
+            return self.vals[id(v)]
+        except KeyError:
+            raise CompilationError(f"internal: value {v} used before definition") from None
+
+    def set(self, v, regs: list) -> None:
+        self.vals[id(v)] = list(regs)
+
+    def need_shared(self, nbytes: int) -> None:
+        """Record that an op uses ``nbytes`` of the (reused) shared scratch buffer."""
+        self.shared_bytes = max(self.shared_bytes, (nbytes + 15) // 16 * 16)
+
+    # driver ---------------------------------------------------------------------------------
+    def run(self) -> LoweredKernel:
+        self.lower_block(self.func_op.regions[0].block)
+        if not self.b.block.is_terminated:
+            self.b.ret_void()
+        self._annotate()
+        return LoweredKernel(str(self.module), self.name, self.shared_bytes, self.num_warps,
+                             self.module)
+
+    def _annotate(self):
+        md = self.module.add_metadata([self.fn, "kernel", I32(1)])
+        nt = self.module.add_metadata([self.fn, "reqntidx", I32(32 * self.num_warps)])
+        self.module.add_named_metadata("nvvm.annotations", md)
+        self.module.add_named_metadata("nvvm.annotations", nt)
+
+    def lower_block(self, block) -> None:
+        for op in block.ops:
+            self.b.debug_metadata = self.dbg.location(op.loc)
+            try:
+                self.lower_op(op)
+            except (CompilationError, UnsupportedError):
+                raise
+            except (ValueError, TypeError, KeyError, AssertionError) as e:
+                raise CompilationError(f"CUDA backend could not lower {op.name}: {e}",
+                                       op.loc) from None
+
+    def lower_op(self, op) -> None:
+        name = op.name
+        handler = _STRUCTURAL.get(name)
+        if handler is not None:
+            handler(self, op)
+        elif name in ("tt.load", "tt.store"):
+            memory.lower(self, op)
+        elif name == "tt.reduce":
+            reduce.lower_reduce(self, op)
+        elif name == "ttg.convert_layout":
+            shared.lower_convert(self, op)
+        elif name == "gpu.barrier":
+            shared.barrier(self)
+        elif elementwise.handles(name):
+            elementwise.lower(self, op)
+        else:
+            raise UnsupportedError(f"{name} is not supported by the CUDA backend yet", op.loc)
+
+
+# structural ops -----------------------------------------------------------------------------
+def _nregs(kl, t) -> int:
+    return kl.layout(t).num_regs if isinstance(t, TensorType) else 1
+
+
+def _constant(kl, op):
+    t = op.result.type
+    c = constant(t.scalar, op.attributes["value"])
+    kl.set(op.result, [c] * _nregs(kl, t))
+
+
+def _program_id(kl, op):
+    axis = "xyz"[op.attributes["axis"]]
+    sreg = "ctaid" if op.name == "tt.get_program_id" else "nctaid"
+    kl.set(op.result, [_sreg(kl, f"{sreg}.{axis}")])
+
+
+def _make_range(kl, op):
+    t = op.result.type
+    start = int(op.attributes["start"])
+    regs = []
+    for c in kl.coords(t):
+        regs.append(kl.b.add(c[0], I32(start)) if start else c[0])
+    kl.set(op.result, regs)
+
+
+def _splat(kl, op):
+    (v,) = kl.get(op.operands[0])
+    kl.set(op.result, [v] * _nregs(kl, op.result.type))
+
+
+def _remap(kl, op, project):
+    src_t, dst_t = op.operands[0].type, op.result.type
+    m = register_map(kl.layout(src_t), kl.layout(dst_t), project)
+    src = kl.get(op.operands[0])
+    kl.set(op.result, [src[i] for i in m])
+
+
+def _broadcast(kl, op):
+    src_shape = op.operands[0].type.shape
+    if not isinstance(op.operands[0].type, TensorType):
+        return _splat(kl, op)
+    _remap(kl, op, lambda c: tuple(0 if s == 1 else x for x, s in zip(c, src_shape)))
+
+
+def _expand_dims(kl, op):
+    ax = op.attributes["axis"]
+    _remap(kl, op, lambda c: tuple(x for i, x in enumerate(c) if i != ax))
+
+
+def _addptr(kl, op):
+    ptrs, offs = kl.get(op.operands[0]), kl.get(op.operands[1])
+    if len(ptrs) == 1 and len(offs) > 1:
+        ptrs = ptrs * len(offs)
+    from .types import memory_type
+    elem = memory_type(op.result.type.scalar.pointee)
+    out = []
+    for p, o in zip(ptrs, offs):
+        if o.type.width < 64:
+            o = kl.b.sext(o, ir.IntType(64))
+        out.append(kl.b.gep(p, [o], source_etype=elem))
+    kl.set(op.result, out)
+
+
+def _return(kl, op):
+    kl.b.ret_void()
+
+
+def _for(kl, op):
+    """scf.for: header block with phis (iv + one per register of each iter arg)."""
+    lb, ub, step = (kl.get(v)[0] for v in op.operands[:3])
+    inits = [kl.get(v) for v in op.operands[3:]]
+    body = op.regions[0].block
+    pre = kl.b.block
+    header = kl.fn.append_basic_block("for.header")
+    body_bb = kl.fn.append_basic_block("for.body")
+    exit_bb = kl.fn.append_basic_block("for.exit")
+    kl.b.branch(header)
+    kl.b.position_at_end(header)
+    iv = kl.b.phi(lb.type, name="iv")
+    iv.add_incoming(lb, pre)
+    phis = []
+    for regs in inits:
+        ps = []
+        for r in regs:
+            p = kl.b.phi(r.type)
+            p.add_incoming(r, pre)
+            ps.append(p)
+        phis.append(ps)
+    cond = kl.b.icmp_signed("<", iv, ub)
+    kl.b.cbranch(cond, body_bb, exit_bb)
+    kl.b.position_at_end(body_bb)
+    kl.set(body.args[0], [iv])
+    for a, ps in zip(body.args[1:], phis):
+        kl.set(a, ps)
+    for inner in body.ops[:-1]:
+        kl.b.debug_metadata = kl.dbg.location(inner.loc)
+        kl.lower_op(inner)
+    yielded = [kl.get(v) for v in body.ops[-1].operands]
+    nxt = kl.b.add(iv, step)
+    latch = kl.b.block
+    iv.add_incoming(nxt, latch)
+    for ps, regs in zip(phis, yielded):
+        for p, r in zip(ps, regs):
+            p.add_incoming(r, latch)
+    kl.b.branch(header)
+    kl.b.position_at_end(exit_bb)
+    for res, ps in zip(op.results, phis):
+        kl.set(res, ps)
+
+
+def _if(kl, op):
+    (cond,) = kl.get(op.operands[0])
+    then_bb = kl.fn.append_basic_block("if.then")
+    else_bb = kl.fn.append_basic_block("if.else")
+    merge = kl.fn.append_basic_block("if.end")
+    kl.b.cbranch(cond, then_bb, else_bb)
+    results = []
+    for region, bb in zip(op.regions, (then_bb, else_bb)):
+        kl.b.position_at_end(bb)
+        block = region.blocks[0] if region.blocks else None
+        vals = []
+        if block is not None:
+            for inner in block.ops[:-1]:
+                kl.b.debug_metadata = kl.dbg.location(inner.loc)
+                kl.lower_op(inner)
+            term = block.ops[-1] if block.ops else None
+            if term is not None and term.name == "scf.yield":
+                vals = [kl.get(v) for v in term.operands]
+            elif term is not None:
+                kl.lower_op(term)
+        results.append((kl.b.block, vals))
+        kl.b.branch(merge)
+    kl.b.position_at_end(merge)
+    for i, res in enumerate(op.results):
+        regs = []
+        for j in range(len(results[0][1][i])):
+            p = kl.b.phi(results[0][1][i][j].type)
+            for bb, vals in results:
+                p.add_incoming(vals[i][j], bb)
+            regs.append(p)
+        kl.set(res, regs)
+
+
+_STRUCTURAL = {
+    "arith.constant": _constant,
+    "tt.get_program_id": _program_id,
+    "tt.get_num_programs": _program_id,
+    "tt.make_range": _make_range,
+    "tt.splat": _splat,
+    "tt.broadcast": _broadcast,
+    "tt.expand_dims": _expand_dims,
+    "tt.addptr": _addptr,
+    "tt.return": _return,
+    "scf.for": _for,
+    "scf.if": _if,
+}
+
+
+def lower_module(module_op, num_warps: int | None = None, arch: int = 90) -> LoweredKernel:
+    """Lower a ttgir module holding one ``tt.func`` to NVPTX LLVM IR.
+
+    Args:
+        module_op: ``builtin.module`` whose tensors all carry layout encodings; its attribute
+            ``"ttg.num-warps"`` gives the warps unless ``num_warps`` is passed.
+        num_warps: warps per program (threads = 32 * num_warps).
+        arch: SM version (80, 90): selects instructions (all used ones exist on sm_80).
+    Returns: :class:`LoweredKernel`.
+    Raises: UnsupportedError for ops or types the CUDA backend does not lower yet;
+        CompilationError (with the op's location) for an internal failure.
+    """
+    funcs = [o for o in module_op.regions[0].block.ops if o.name == "tt.func"]
+    if len(funcs) != 1:
+        raise UnsupportedError(f"the CUDA backend lowers modules with one tt.func, got {len(funcs)}")
+    nw = num_warps or int(module_op.attributes.get("ttg.num-warps", 4))
+    return KernelLowering(funcs[0], nw, arch).run()
+
+
+__all__ = ["lower_module", "LoweredKernel", "KernelLowering", "TRIPLE", "GLOBAL_PTR"]
