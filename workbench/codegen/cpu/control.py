@@ -1,0 +1,241 @@
+"""Reductions, structured control flow (scf.for, scf.if) and tt.dot in the CPU lowering.
+
+- ``tt.reduce``: the combine region is inlined in a loop over the reduced axis. Reducing the
+  last axis keeps the accumulators in registers (allocas promoted by mem2reg); reducing another
+  axis accumulates into a buffer row by row so the inner loop over the contiguous axis
+  vectorises. Elements combine in index order (0, 1, 2, ...).
+- ``scf.for``: scalar loop-carried values become phis; tile loop-carried values live in a
+  dedicated buffer updated at ``scf.yield`` (through staging buffers when a yielded value reads
+  any loop-carried buffer, so swaps are correct). Signed ``iv < ub`` test, as MLIR's scf.for.
+- ``scf.if``: scalar results become phis, tile results a buffer written by both branches.
+- ``tt.dot``: ``c + a @ b`` as an i-k-j loop nest in the accumulator's type (full fp32; TF32
+  is not emulated).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir.core import Operation
+from ...ir.types import FloatType, TensorType
+from .llvmtypes import value_type
+from .tiles import Buffer, Lazy, Splat, loop_nest
+
+
+def _inline_combine(lw, block, values: list) -> list:
+    for arg, v in zip(block.args, values):
+        lw.env[arg] = v
+    saved = lw.b.debug_metadata
+    for op in block.ops[:-1]:
+        lw.set_loc(op)
+        lw.lower_op(op)
+    lw.b.debug_metadata = saved
+    return [lw.env[v] for v in block.terminator.operands]
+
+
+def lower_reduce(lw, op: Operation) -> None:
+    b = lw.b
+    srcs = [lw.tile(v) for v in op.operands]
+    axis = int(op.attributes["axis"])
+    shape = srcs[0].shape
+    rank = len(shape)
+    n = shape[axis]
+    out_shape = shape[:axis] + shape[axis + 1:]
+    block = op.regions[0].block
+    N = len(srcs)
+
+    def drop(idx):
+        return idx[:axis] + idx[axis + 1:]
+
+    if axis == rank - 1:
+        accs = [lw.entry_alloca(value_type(s.elem)) for s in srcs]
+        outs = [lw.alloc(out_shape, s.elem) for s in srcs] if out_shape else None
+
+        def row(oidx):
+            e = lw.elems()
+            for a, s in zip(accs, srcs):
+                b.store(e.get(s, oidx + (ir.Constant(ir.IntType(64), 0),)), a)
+
+            def step(kidx):
+                e2 = lw.elems()
+                cur = [b.load(a, typ=value_type(s.elem)) for a, s in zip(accs, srcs)]
+                xs = [e2.get(s, oidx + kidx) for s in srcs]
+                for a, v in zip(accs, _inline_combine(lw, block, cur + xs)):
+                    b.store(v, a)
+            loop_nest(b, (n,), step, starts=(1,))
+            if outs:
+                e3 = lw.elems()
+                for a, s, o in zip(accs, srcs, outs):
+                    e3.store(o, oidx, b.load(a, typ=value_type(s.elem)))
+        loop_nest(b, out_shape, row)
+        if outs:
+            results = outs
+        else:
+            results = [b.load(a, typ=value_type(s.elem)) for a, s in zip(accs, srcs)]
+    else:
+        outs = [lw.alloc(out_shape, s.elem) for s in srcs]
+
+        def init(idx):
+            e = lw.elems()
+            for s, o in zip(srcs, outs):
+                e.store(o, drop(idx), e.get(s, idx))
+        first = shape[:axis] + (1,) + shape[axis + 1:]
+        loop_nest(b, first, init)
+
+        def update(idx):
+            e = lw.elems()
+            cur = [e.get(o, drop(idx)) for o in outs]
+            xs = [e.get(s, idx) for s in srcs]
+            for o, v in zip(outs, _inline_combine(lw, block, cur + xs)):
+                e.store(o, drop(idx), v)
+        starts = tuple(1 if d == axis else 0 for d in range(rank))
+        loop_nest(b, shape, update, starts=starts)
+        results = outs
+    assert len(results) == N
+    for r, v in zip(op.results, results):
+        lw.env[r] = v
+
+
+def _depends(t, ptrs) -> bool:
+    if isinstance(t, Splat):
+        return False
+    if isinstance(t, Buffer):
+        return any(t.ptr is p for p in ptrs)
+    return any(_depends(o, ptrs) for o in t.operands)
+
+
+def lower_for(lw, op: Operation) -> None:
+    b = lw.b
+    lb, ub, step = (lw.env[v] for v in op.operands[:3])
+    inits = op.operands[3:]
+    body = op.regions[0].block
+    bufs = {}
+    for k, init in enumerate(inits):
+        if isinstance(init.type, TensorType):
+            buf = lw.alloc(tuple(init.type.shape), init.type.element)
+            lw.materialize(lw.tile(init), into=buf)
+            bufs[k] = buf
+            lw.env[body.args[k + 1]] = buf
+    pre = b.block
+    head = lw.fn.append_basic_block("for.head")
+    loop = lw.fn.append_basic_block("for.body")
+    exit_ = lw.fn.append_basic_block("for.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    iv = b.phi(lb.type, name="iv")
+    iv.add_incoming(lb, pre)
+    phis = {}
+    for k, init in enumerate(inits):
+        if k not in bufs:
+            p = b.phi(lw.env[init].type)
+            p.add_incoming(lw.env[init], pre)
+            phis[k] = p
+            lw.env[body.args[k + 1]] = p
+    b.cbranch(b.icmp_signed("<", iv, ub), loop, exit_)
+    b.position_at_end(loop)
+    lw.env[body.args[0]] = iv
+    for inner in body.ops[:-1]:
+        lw.set_loc(inner)
+        lw.lower_op(inner)
+    lw.set_loc(body.terminator)
+    yields = body.terminator.operands
+    ptrs = [buf.ptr for buf in bufs.values()]
+    staged, direct = {}, {}
+    for k, buf in bufs.items():
+        t = lw.tile(yields[k])
+        if t is buf:
+            continue
+        if _depends(t, ptrs):
+            staged[k] = lw.materialize(t)
+        else:
+            direct[k] = t
+    for k, t in list(direct.items()) + list(staged.items()):
+        lw.materialize(t, into=bufs[k])
+    end = b.block
+    for k, p in phis.items():
+        p.add_incoming(lw.env[yields[k]], end)
+    iv.add_incoming(b.add(iv, step), end)
+    b.branch(head)
+    b.position_at_end(exit_)
+    for k, r in enumerate(op.results):
+        lw.env[r] = bufs[k] if k in bufs else phis[k]
+
+
+def lower_if(lw, op: Operation) -> None:
+    b = lw.b
+    cond = lw.env[op.operands[0]]
+    outs = {k: lw.alloc(tuple(r.type.shape), r.type.element)
+            for k, r in enumerate(op.results) if isinstance(r.type, TensorType)}
+    merge = lw.fn.append_basic_block("if.end")
+    arms = []
+    targets = []
+    for name in ("if.then", "if.else"):
+        targets.append(lw.fn.append_basic_block(name))
+    b.cbranch(cond, targets[0], targets[1])
+    for region, blk in zip(op.regions, targets):
+        b.position_at_end(blk)
+        vals = []
+        if region.blocks:
+            rb = region.block
+            for inner in rb.ops[:-1]:
+                lw.set_loc(inner)
+                lw.lower_op(inner)
+            if rb.terminator is not None and rb.terminator.name == "scf.yield":
+                for k, y in enumerate(rb.terminator.operands):
+                    if k in outs:
+                        lw.materialize(lw.tile(y), into=outs[k])
+                    else:
+                        vals.append((k, lw.env[y]))
+        arms.append((b.block, dict(vals)))
+        b.branch(merge)
+    b.position_at_end(merge)
+    for k, r in enumerate(op.results):
+        if k in outs:
+            lw.env[r] = outs[k]
+        else:
+            p = b.phi(value_type(r.type))
+            for blk, vals in arms:
+                p.add_incoming(vals[k], blk)
+            lw.env[r] = p
+
+
+def lower_dot(lw, op: Operation) -> None:
+    b = lw.b
+    a, bb, c = (lw.tile(v) for v in op.operands)
+    A = a if isinstance(a, Buffer) else lw.materialize(a)
+    B = bb if isinstance(bb, Buffer) else lw.materialize(bb)
+    out = lw.materialize(c)
+    M, K = A.shape
+    Nn = B.shape[1]
+    acc_t = op.result.type.element
+    vt = value_type(acc_t)
+    is_float = isinstance(acc_t, FloatType)
+
+    def conv(v):
+        if v.type == vt:
+            return v
+        if is_float:
+            return b.fpext(v, vt) if _fw(v.type) < _fw(vt) else b.fptrunc(v, vt)
+        return b.sext(v, vt) if v.type.width < vt.width else b.trunc(v, vt)
+
+    def body(idx):
+        i, k, j = idx
+        e = lw.elems()
+        x = conv(e.get(A, (i, k)))
+        y = conv(e.get(B, (k, j)))
+        cur = e.get(out, (i, j))
+        if is_float:
+            fn = lw.m.declare_intrinsic("llvm.fmuladd", [vt])
+            nv = b.call(fn, [x, y, cur])
+        else:
+            nv = b.add(cur, b.mul(x, y))
+        e.store(out, (i, j), nv)
+    lw.set_loc(op)
+    loop_nest(b, (M, K, Nn), body)
+    lw.env[op.result] = out
+
+
+def _fw(t) -> int:
+    return {ir.HalfType(): 16, ir.FloatType(): 32}.get(t, 64)
+
+
+__all__ = ["lower_reduce", "lower_for", "lower_if", "lower_dot", "Lazy"]

@@ -1,0 +1,246 @@
+"""Loads, stores and their bounds checks in the CPU lowering.
+
+Bounds checks (``Options.bounds_check``): before a load or store touches memory, a first loop
+over the tile computes, for every active (unmasked) element, whether its byte range
+``[addr, addr + size)`` lies in the span ``[lo, hi)`` of a pointer parameter it may derive from
+(the *provenance*, tracked statically through addptr, splat, broadcast, select and
+loop-carried values; unknown provenance accepts any pointer parameter). That loop has no
+early exit, so LLVM vectorises it as an OR-reduction. Only when some element is bad does a
+second loop find the first one (row-major order) and write the error record:
+
+    err[0] = 1, err[1] = memory op index, err[2..4] = program id x, y, z,
+    err[5] = parameter index, err[6] = byte offset from that parameter's address,
+    err[7] = linear element index in the tile, err[8] = 0 for a load, 1 for a store
+
+then the kernel returns 1 and the grid loop stops. Masked-off elements are never accessed;
+a masked load without ``other`` yields 0.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir.core import Operation
+from ...ir.types import PointerType, TensorType
+from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
+from .tiles import linearize, loop_nest
+
+ERR_FIELDS = 9
+_PASS_THROUGH = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
+                 "tt.reshape", "tt.bitcast"}
+
+
+def provenance(func: Operation) -> dict:
+    """For every pointer-typed IR value of ``func``: the frozenset of pointer parameter indices
+    it may derive from; ``None`` means unknown (any parameter). Fixpoint over loops."""
+    prov: dict = {}
+    for i, a in enumerate(func.regions[0].block.args):
+        if isinstance(a.type.scalar, PointerType):
+            prov[a] = frozenset([i])
+
+    def join(a, b):
+        if a is None or b is None:
+            return None
+        return a | b
+
+    def flow(dst, src_set) -> bool:
+        if not isinstance(dst.type.scalar, PointerType):
+            return False
+        old = prov.get(dst, frozenset())
+        new = join(old, src_set)
+        if new != old or dst not in prov:
+            prov[dst] = new
+            return True
+        return False
+
+    def get(v):
+        return prov.get(v, frozenset())
+
+    changed = True
+    while changed:
+        changed = False
+        for op in func.walk():
+            n = op.name
+            if n in _PASS_THROUGH and op.results:
+                changed |= flow(op.result, get(op.operands[0]))
+            elif n == "arith.select":
+                changed |= flow(op.result, join(get(op.operands[1]), get(op.operands[2])))
+            elif n in ("tt.int_to_ptr", "tt.load", "tt.atomic_rmw", "tt.atomic_cas"):
+                if op.results:
+                    changed |= flow(op.result, None)
+            elif n == "scf.for":
+                body = op.regions[0].block
+                yields = body.terminator.operands
+                for k, init in enumerate(op.operands[3:]):
+                    s = join(get(init), get(yields[k]))
+                    changed |= flow(body.args[k + 1], s)
+                    changed |= flow(op.results[k], s)
+            elif n == "scf.if":
+                for region in op.regions:
+                    if region.blocks and region.block.terminator is not None:
+                        for k, y in enumerate(region.block.terminator.operands):
+                            changed |= flow(op.results[k], get(y))
+    return prov
+
+
+def _candidates(lw, ptr_value) -> list:
+    s = lw.prov.get(ptr_value)
+    allp = [i for i, sp in enumerate(lw.spans) if sp is not None]
+    if s is None or not s:
+        return allp
+    return sorted(s)
+
+
+def _in_span(b, lw, cands, addr, size):
+    ok = None
+    for c in cands:
+        _, lo, hi = lw.spans[c]
+        last = b.sub(hi, ir.Constant(I64, size))
+        inside = b.and_(b.icmp_unsigned(">=", addr, lo), b.icmp_unsigned("<=", addr, last))
+        ok = inside if ok is None else b.or_(ok, inside)
+    return ok if ok is not None else ir.Constant(ir.IntType(1), 0)
+
+
+def _check(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int) -> None:
+    """Emit the two-loop bounds check described in the module docstring."""
+    b = lw.b
+    op_index = len(lw.mem_ops)
+    cands = _candidates(lw, op.operands[0])
+    lw.mem_ops.append((("load", "store")[kind], op.loc, cands[0] if cands else None))
+    if not cands:
+        return
+    flag = lw.entry_alloca(I8)
+    b.store(ir.Constant(I8, 0), flag)
+    shape = ptr_tile.shape
+
+    def bad_at(e, idx):
+        addr = e.get(ptr_tile, idx)
+        bad = b.not_(_in_span(b, lw, cands, addr, size))
+        if mask_tile is not None:
+            bad = b.and_(bad, e.get(mask_tile, idx))
+        return addr, bad
+
+    def scan(idx):
+        _, bad = bad_at(lw.elems(), idx)
+        b.store(b.or_(b.load(flag, typ=I8), b.zext(bad, I8)), flag)
+    loop_nest(b, shape, scan)
+    failed = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
+    slow = lw.fn.append_basic_block("oob.find")
+    cont = lw.fn.append_basic_block("oob.ok")
+    b.cbranch(failed, slow, cont)
+    b.position_at_end(slow)
+
+    def find(idx):
+        addr, bad = bad_at(lw.elems(), idx)
+        hit = lw.fn.append_basic_block("oob.hit")
+        nxt = lw.fn.append_basic_block("oob.next")
+        b.cbranch(bad, hit, nxt)
+        b.position_at_end(hit)
+        base = lw.spans[cands[0]][0]
+        fields = [ir.Constant(I64, 1), ir.Constant(I64, op_index)]
+        fields += [b.zext(p, I64) for p in lw.pids]
+        fields += [ir.Constant(I64, cands[0]), b.sub(addr, base),
+                   linearize(b, idx, shape) if shape else ir.Constant(I64, 0),
+                   ir.Constant(I64, kind)]
+        for k, v in enumerate(fields):
+            slot = b.gep(lw.err, [ir.Constant(I64, k)], source_etype=I64)
+            b.store(v, slot)
+        b.branch(lw.error_block())
+        b.position_at_end(nxt)
+    loop_nest(b, shape, find)
+    b.branch(cont)
+    b.position_at_end(cont)
+
+
+def _operands(lw, op: Operation, names: int):
+    ops = list(op.operands) + [None] * 3
+    return ops[:names]
+
+
+def lower_load(lw, op: Operation) -> None:
+    """``tt.load [ptr, mask?, other?]``: tiles load into a scratch buffer, scalars into an SSA
+    value. Masked-off elements take ``other`` (0 when absent)."""
+    b = lw.b
+    ptr_v, mask_v, other_v = _operands(lw, op, 3)
+    rt = op.result.type
+    elem = rt.element if isinstance(rt, TensorType) else rt
+    shape = tuple(rt.shape) if isinstance(rt, TensorType) else ()
+    ptr = lw.tile(ptr_v, shape)
+    mask = lw.tile(mask_v, shape) if mask_v is not None else None
+    other = lw.tile(other_v, shape) if other_v is not None else None
+    size = storage_size(elem)
+    if lw.options.bounds_check:
+        _check(lw, op, 0, ptr, mask, size)
+        lw.set_loc(op)
+    st = storage_type(elem)
+    out = lw.alloc(shape, elem) if shape else lw.entry_alloca(st)
+
+    def body(idx):
+        e = lw.elems()
+        addr = e.get(ptr, idx)
+
+        def do_load():
+            p = b.inttoptr(addr, ir.PointerType())
+            return from_storage(b, b.load(p, typ=st), elem)
+        if mask is None:
+            v = do_load()
+        else:
+            m = e.get(mask, idx)
+            alt = e.get(other, idx) if other is not None else _zero(b, elem, st)
+            pre = b.block
+            yes = lw.fn.append_basic_block("load.on")
+            join = lw.fn.append_basic_block("load.join")
+            b.cbranch(m, yes, join)
+            b.position_at_end(yes)
+            lv = do_load()
+            yes_end = b.block
+            b.branch(join)
+            b.position_at_end(join)
+            phi = b.phi(lv.type)
+            phi.add_incoming(lv, yes_end)
+            phi.add_incoming(alt, pre)
+            v = phi
+        if shape:
+            e.store(out, idx, v)
+        else:
+            b.store(to_storage(b, v, elem), out)
+    loop_nest(b, shape, body)
+    if shape:
+        lw.env[op.result] = out
+    else:
+        lw.env[op.result] = from_storage(b, b.load(out, typ=st), elem)
+
+
+def _zero(b, elem, st):
+    return from_storage(b, ir.Constant(st, 0), elem)
+
+
+def lower_store(lw, op: Operation) -> None:
+    """``tt.store [ptr, value, mask?]``: one loop storing every active element."""
+    b = lw.b
+    ptr_v, val_v, mask_v = _operands(lw, op, 3)
+    pt = ptr_v.type
+    shape = tuple(pt.shape) if isinstance(pt, TensorType) else ()
+    elem = pt.scalar.pointee
+    ptr = lw.tile(ptr_v, shape)
+    val = lw.tile(val_v, shape)
+    mask = lw.tile(mask_v, shape) if mask_v is not None else None
+    if lw.options.bounds_check:
+        _check(lw, op, 1, ptr, mask, storage_size(elem))
+        lw.set_loc(op)
+
+    def body(idx):
+        e = lw.elems()
+        addr = e.get(ptr, idx)
+        v = e.get(val, idx)
+        if mask is not None:
+            m = e.get(mask, idx)
+            yes = lw.fn.append_basic_block("store.on")
+            join = lw.fn.append_basic_block("store.join")
+            b.cbranch(m, yes, join)
+            b.position_at_end(yes)
+        b.store(to_storage(b, v, elem), b.inttoptr(addr, ir.PointerType()))
+        if mask is not None:
+            b.branch(join)
+            b.position_at_end(join)
+    loop_nest(b, shape, body)
+

@@ -1,0 +1,247 @@
+"""Lowering of one element of an elementwise op to LLVM instructions.
+
+:func:`emit_elementwise` is used for scalar ops, for each element of a tile op inside a loop
+nest and for the ops of ``tt.reduce`` combine regions. Semantics follow the op catalogue
+(:mod:`workbench.ir.dialects`) and MLIR's arith/math dialects:
+
+- integers are signless; the op picks signedness (``divsi`` vs ``divui``...);
+- integer division and remainder truncate toward zero (C, LLVM ``sdiv``/``srem``). Division by
+  zero gives 0 and ``INT_MIN / -1`` wraps, instead of trapping the process (LLVM leaves both
+  undefined; x86 ``idiv`` raises SIGFPE);
+- shifts by at least the bit width give 0 (``shrsi``: the sign fill), as PTX ``shl``/``shr``
+  clamp the shift amount (PTX ISA 8.x, section 9.7.8.7);
+- ``maxnumf``/``minnumf`` ignore NaN (``llvm.maxnum``), ``maximumf``/``minimumf`` propagate it;
+- ``math.*`` map to LLVM intrinsics (``llvm.exp.f32``...), ``erf``/``tanh`` to the C library.
+- results of type bf16 are re-rounded to bf16 (see :mod:`.llvmtypes`).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...errors import UnsupportedError
+from ...ir.types import FloatType, IntType, PointerType, Type
+from .llvmtypes import FLOAT, HALF, I64, is_bf16, round_bf16, storage_size, value_type
+
+_CMPI = {"eq": ("==", None), "ne": ("!=", None), "slt": ("<", True), "sle": ("<=", True),
+         "sgt": (">", True), "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False),
+         "ugt": (">", False), "uge": (">=", False)}
+_CMPF = {"oeq": ("==", True), "one": ("!=", True), "olt": ("<", True), "ole": ("<=", True),
+         "ogt": (">", True), "oge": (">=", True), "ord": ("ord", True), "ueq": ("==", False),
+         "une": ("!=", False), "ult": ("<", False), "ule": ("<=", False), "ugt": (">", False),
+         "uge": (">=", False), "uno": ("uno", False)}
+_INTRINSIC_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
+                    "log2": "llvm.log2", "sqrt": "llvm.sqrt", "absf": "llvm.fabs",
+                    "floor": "llvm.floor", "ceil": "llvm.ceil", "sin": "llvm.sin",
+                    "cos": "llvm.cos", "tanh": "llvm.tanh"}
+_LIBM = {"erf": "erf"}
+_BINARY_INTRINSIC = {"maxnumf": "llvm.maxnum", "minnumf": "llvm.minnum",
+                     "maximumf": "llvm.maximum", "minimumf": "llvm.minimum",
+                     "maxsi": "llvm.smax", "minsi": "llvm.smin", "maxui": "llvm.umax",
+                     "minui": "llvm.umin"}
+
+ELEMENTWISE = set()  # filled below: every op name emit_elementwise handles
+
+
+def _intrinsic(module: ir.Module, name: str, ty: ir.Type):
+    return module.declare_intrinsic(name, [ty])
+
+
+def _libm(module: ir.Module, base: str, ty: ir.Type):
+    name = base + ("f" if ty == FLOAT else "")
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ty, [ty]), name)
+    return fn
+
+
+def _safe_int_div(b: ir.IRBuilder, kind: str, x, y):
+    """C division/remainder that never traps: x/0 -> 0, x%0 -> 0, INT_MIN/-1 wraps."""
+    ty = x.type
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    is_zero = b.icmp_unsigned("==", y, zero)
+    if kind in ("divsi", "remsi"):
+        is_m1 = b.icmp_signed("==", y, ir.Constant(ty, -1))
+        bad = b.or_(is_zero, is_m1)
+        d = b.select(bad, one, y)
+        if kind == "divsi":
+            q = b.sdiv(x, d)
+            q = b.select(is_m1, b.sub(zero, x), q)
+            return b.select(is_zero, zero, q)
+        r = b.srem(x, d)
+        return b.select(bad, zero, r)
+    d = b.select(is_zero, one, y)
+    r = b.udiv(x, d) if kind == "divui" else b.urem(x, d)
+    return b.select(is_zero, zero, r)
+
+
+def _shift(b: ir.IRBuilder, kind: str, x, y):
+    ty = x.type
+    width = ir.Constant(ty, ty.width)
+    big = b.icmp_unsigned(">=", y, width)
+    safe = b.select(big, ir.Constant(ty, 0), y)
+    if kind == "shli":
+        return b.select(big, ir.Constant(ty, 0), b.shl(x, safe))
+    if kind == "shrui":
+        return b.select(big, ir.Constant(ty, 0), b.lshr(x, safe))
+    safe = b.select(big, ir.Constant(ty, ty.width - 1), y)
+    return b.ashr(x, safe)
+
+
+def _float_cast(b, v, src: FloatType, dst: FloatType):
+    """extf / truncf between f16, bf16 (held as f32), f32, f64."""
+    sv, dv = value_type(src), value_type(dst)
+    if sv == dv:
+        out = v
+    elif _fwidth(sv) < _fwidth(dv):
+        out = b.fpext(v, dv)
+    else:
+        out = b.fptrunc(v, dv)
+    return round_bf16(b, out) if dst.name == "bf16" else out
+
+
+def _fwidth(t: ir.Type) -> int:
+    return {HALF: 16, FLOAT: 32}.get(t, 64)
+
+
+def _cast(b, name: str, v, src: Type, dst: Type):
+    src, dst = src.scalar, dst.scalar
+    dv = value_type(dst)
+    if name in ("extsi", "extui", "trunci"):
+        if src.width == dst.width:
+            return v
+        if name == "trunci":
+            return b.trunc(v, dv)
+        return b.sext(v, dv) if name == "extsi" else b.zext(v, dv)
+    if name in ("sitofp", "uitofp"):
+        if is_bf16(dst):
+            f = b.sitofp(v, FLOAT) if name == "sitofp" else b.uitofp(v, FLOAT)
+            return round_bf16(b, f)
+        return b.sitofp(v, dv) if name == "sitofp" else b.uitofp(v, dv)
+    if name in ("fptosi", "fptoui"):
+        return b.fptosi(v, dv) if name == "fptosi" else b.fptoui(v, dv)
+    if name in ("extf", "truncf"):
+        return _float_cast(b, v, src, dst)
+    if name == "bitcast":
+        return _bitcast(b, v, src, dst)
+    raise UnsupportedError(f"cast arith.{name}")
+
+
+def _bitcast(b, v, src: Type, dst: Type):
+    if is_bf16(src):
+        v = b.trunc(b.lshr(b.bitcast(v, ir.IntType(32)), ir.Constant(ir.IntType(32), 16)),
+                    ir.IntType(16))
+        src = IntType(16)
+    if is_bf16(dst):
+        bits = b.shl(b.zext(_bitcast(b, v, src, IntType(16)), ir.IntType(32)),
+                     ir.Constant(ir.IntType(32), 16))
+        return b.bitcast(bits, FLOAT)
+    sv, dv = value_type(src), value_type(dst)
+    return v if sv == dv else b.bitcast(v, dv)
+
+
+def emit_elementwise(b: ir.IRBuilder, module: ir.Module, name: str, attrs: dict, args: list,
+                     arg_types: list, result_type: Type):
+    """Emit one element of op ``name`` (``"arith.addf"``...) on LLVM scalar ``args`` whose IR
+    scalar types are ``arg_types``; returns the LLVM value of IR scalar type ``result_type``.
+    Raises UnsupportedError for ops this backend does not lower."""
+    res = result_type.scalar
+    out = _emit(b, module, name, attrs, args, [t.scalar for t in arg_types], res)
+    if is_bf16(res) and name not in ("arith.select", "arith.constant", "arith.extf",
+                                     "arith.truncf", "arith.sitofp", "arith.uitofp",
+                                     "arith.bitcast", "tt.bitcast", "tt.fp_to_fp",
+                                     "math.absf", "arith.maxnumf", "arith.minnumf",
+                                     "arith.maximumf", "arith.minimumf"):
+        out = round_bf16(b, out)
+    return out
+
+
+def _emit(b, module, name, attrs, args, ts, res):
+    dialect, short = name.split(".", 1)
+    if dialect == "arith":
+        if short in ("addi", "subi", "muli", "andi", "ori", "xori"):
+            fn = {"addi": b.add, "subi": b.sub, "muli": b.mul, "andi": b.and_, "ori": b.or_,
+                  "xori": b.xor}[short]
+            return fn(*args)
+        if short in ("addf", "subf", "mulf", "divf", "remf"):
+            fn = {"addf": b.fadd, "subf": b.fsub, "mulf": b.fmul, "divf": b.fdiv,
+                  "remf": b.frem}[short]
+            return fn(*args)
+        if short in ("divsi", "divui", "remsi", "remui"):
+            return _safe_int_div(b, short, *args)
+        if short in ("shli", "shrsi", "shrui"):
+            return _shift(b, short, *args)
+        if short in _BINARY_INTRINSIC:
+            return b.call(_intrinsic(module, _BINARY_INTRINSIC[short], args[0].type), args)
+        if short == "cmpi":
+            op, signed = _CMPI[attrs["predicate"]]
+            if signed is False:
+                return b.icmp_unsigned(op, *args)
+            return b.icmp_signed(op, *args)
+        if short == "cmpf":
+            pred = attrs["predicate"]
+            if pred in ("false", "true"):
+                return ir.Constant(ir.IntType(1), int(pred == "true"))
+            op, ordered = _CMPF[pred]
+            return (b.fcmp_ordered if ordered else b.fcmp_unordered)(op, *args)
+        if short == "select":
+            return b.select(*args)
+        if short in ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
+                     "extf", "truncf", "bitcast"):
+            return _cast(b, short, args[0], ts[0], res)
+    if dialect == "math":
+        if short in _INTRINSIC_UNARY and not (short == "tanh"):
+            return b.call(_intrinsic(module, _INTRINSIC_UNARY[short], args[0].type), args)
+        if short == "rsqrt":
+            s = b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
+            return b.fdiv(ir.Constant(args[0].type, 1.0), s)
+        if short == "absi":
+            return b.call(module.declare_intrinsic("llvm.abs", [args[0].type]),
+                          [args[0], ir.Constant(ir.IntType(1), 0)])
+        if short == "fma":
+            return b.call(_intrinsic(module, "llvm.fma", args[0].type), args)
+        if short in ("erf", "tanh"):
+            x = args[0]
+            ty = FLOAT if x.type == HALF else x.type
+            xe = b.fpext(x, ty) if x.type == HALF else x
+            r = b.call(_libm(module, short, ty), [xe])
+            return b.fptrunc(r, HALF) if x.type == HALF else r
+    if name == "tt.addptr":
+        size = storage_size(ts[0].pointee)
+        off = args[1]
+        if off.type.width < 64:
+            off = b.sext(off, I64)
+        elif off.type.width > 64:  # pragma: no cover - no wider ints exist
+            off = b.trunc(off, I64)
+        return b.add(args[0], b.mul(off, ir.Constant(I64, size)))
+    if name in ("tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int"):
+        if isinstance(ts[0], PointerType) or isinstance(res, PointerType):
+            return args[0]
+        return _bitcast(b, args[0], ts[0], res)
+    if name == "tt.fp_to_fp":
+        return _float_cast(b, args[0], ts[0], res)
+    if name == "tt.precise_sqrt":
+        return b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
+    if name == "tt.precise_divf":
+        return b.fdiv(*args)
+    if name == "tt.clampf":
+        lo = b.call(_intrinsic(module, "llvm.maxnum", args[0].type), [args[0], args[1]])
+        return b.call(_intrinsic(module, "llvm.minnum", args[0].type), [lo, args[2]])
+    if name == "tt.mulhiui":
+        w = args[0].type.width
+        wide = ir.IntType(2 * w)
+        p = b.mul(b.zext(args[0], wide), b.zext(args[1], wide))
+        return b.trunc(b.lshr(p, ir.Constant(wide, w)), args[0].type)
+    raise UnsupportedError(f"the CPU backend does not lower {name}")
+
+
+for _n in ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori",
+           "shli", "shrsi", "shrui", "maxsi", "minsi", "maxui", "minui", "addf", "subf", "mulf",
+           "divf", "remf", "maxnumf", "minnumf", "maximumf", "minimumf", "cmpi", "cmpf",
+           "select", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf",
+           "truncf", "bitcast"]:
+    ELEMENTWISE.add("arith." + _n)
+for _n in ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "absf", "absi", "floor", "ceil", "sin",
+           "cos", "erf", "tanh", "fma"]:
+    ELEMENTWISE.add("math." + _n)
+ELEMENTWISE |= {"tt.addptr", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp",
+                "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.mulhiui"}
