@@ -86,11 +86,20 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
                  "ttir": ttir_locs}
     for stage in result.stages:
         asm[stage.name] = stage.text
-        line_maps[stage.name] = list(stage.line_locs)
-    return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec, options=options, target=target,
-                          asm=asm, line_maps=line_maps, metadata=result.metadata,
+        line_maps[stage.name] = _fit_line_map(stage.line_locs, stage.text)
+    return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec,
+                          options=options, target=target, asm=asm, line_maps=line_maps, metadata=result.metadata,
                           launcher=result.launcher, launch_error=result.launch_error,
                           snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)
+
+
+def _fit_line_map(locs, text: str) -> list:
+    """One entry per line of ``text`` (``str.splitlines``): a map built with
+    ``text.split("\\n")`` has one extra entry for the trailing newline, which is dropped; a
+    short map is padded with None."""
+    n = len(text.splitlines())
+    locs = list(locs or [])[:n]
+    return locs + [None] * (n - len(locs))
 
 
 def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, Options]:
