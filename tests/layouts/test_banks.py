@@ -22,6 +22,16 @@ def test_column_read_of_row_major_fp32_is_32_way():
     assert "32-way" in rep.summary()
 
 
+def test_default_is_scalar_access_so_the_textbook_transpose_is_32_way():
+    # vector_bytes=None means one element per lane per request (issue 4's textbook case)
+    rep = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp32")
+    assert rep.vector_bytes == 4 and len(rep.requests) == 32
+    assert rep.conflict_degree == 32
+    # fp16: 2 bytes per lane by default, lanes of one column still 64 B apart -> 16 words/bank
+    rep16 = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp16")
+    assert rep16.vector_bytes == 2 and rep16.conflict_degree == 16
+
+
 @pytest.mark.parametrize("shared", [SwizzledSharedLayout(1, 1, 32, (1, 0)), PaddedRowMajor(1)],
                          ids=["xor-swizzle", "pad-one-word"])
 def test_swizzle_or_padding_makes_column_read_conflict_free(shared):
@@ -41,7 +51,7 @@ def test_row_read_is_conflict_free(shared):
 def test_16_byte_vectors_are_served_in_quarter_warps():
     # spt [1,4] fp32 = 16 B per lane; lanes 0-7 cover one 128-byte row: 4 phases x 1 wavefront
     lay = BlockedLayout((1, 4), (4, 8), (1, 1), (1, 0))
-    rep = bank_conflicts(ROW_MAJOR, lay, (4, 32), "fp32")
+    rep = bank_conflicts(ROW_MAJOR, lay, (4, 32), "fp32", vector_bytes=16)
     assert rep.vector_bytes == 16
     assert rep.wavefronts == [4] and rep.ideal_wavefronts == [4] and rep.conflict_degree == 1
     assert rep.requests[0].banks.shape == (32, 4)
@@ -60,7 +70,7 @@ def test_quarter_warp_conflicts_counted_per_phase():
 
 def test_8_byte_accesses_in_half_warps():
     lay = BlockedLayout((1, 2), (2, 16), (1, 1), (1, 0))
-    rep = bank_conflicts(ROW_MAJOR, lay, (2, 32), "fp32")
+    rep = bank_conflicts(ROW_MAJOR, lay, (2, 32), "fp32", vector_bytes=8)
     assert rep.vector_bytes == 8
     assert list(rep.requests[0].phase_of_lane) == [i // 16 for i in range(32)]
     assert rep.wavefronts == [2] and rep.conflict_degree == 1
@@ -69,9 +79,12 @@ def test_8_byte_accesses_in_half_warps():
 def test_auto_vectorisation_of_column_reader():
     # the column reader's registers are contiguous in a row-major tile: 16-byte vectors,
     # each quarter-warp reads 8 rows x 16 B at the same columns -> 8-way
-    rep = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp32")
+    rep = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp32", vector_bytes="auto")
     assert rep.vector_bytes == 16 and len(rep.requests) == 8
     assert rep.conflict_degree == 8
+    # the same as asking for 16-byte vectors explicitly
+    explicit = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp32", vector_bytes=16)
+    assert explicit.wavefronts == rep.wavefronts
 
 
 def test_fp16_same_word_is_broadcast_not_conflict():
@@ -85,12 +98,13 @@ def test_multiple_warps_and_mma_operand_swizzle():
     # the sm_80 matmul A tile: 128x32 fp16 in #shared (vec 8, perPhase 2, maxPhase 4),
     # written by #blocked1 (spt [1,8], tpw [8,4], wpc [4,1]): conflict-free 16-byte stores
     lay = BlockedLayout((1, 8), (8, 4), (4, 1), (1, 0))
-    rep = bank_conflicts(SwizzledSharedLayout(8, 2, 4, (1, 0)), lay, (128, 32), "fp16")
+    rep = bank_conflicts(SwizzledSharedLayout(8, 2, 4, (1, 0)), lay, (128, 32), "fp16",
+                         vector_bytes=16)
     assert rep.vector_bytes == 16
     assert {r.warp for r in rep.requests} == {0, 1, 2, 3}
     assert rep.conflict_degree == 1
     # the coalesced stores are contiguous, so plain row-major is conflict-free for them too
-    assert bank_conflicts(ROW_MAJOR, lay, (128, 32), "fp16").conflict_degree == 1
+    assert bank_conflicts(ROW_MAJOR, lay, (128, 32), "fp16", vector_bytes=16).conflict_degree == 1
 
 
 def test_mma_a_fragment_reads_need_the_swizzle():
@@ -99,10 +113,11 @@ def test_mma_a_fragment_reads_need_the_swizzle():
     # Triton's choice for this operand (vec 8, perPhase 2, maxPhase 4) spreads them: no conflict.
     from workbench.layouts import DotOperandLayout, MmaLayout
     a = DotOperandLayout(0, MmaLayout(2, (2, 2), (16, 8)), 2)
-    plain = bank_conflicts(ROW_MAJOR, a, (128, 32), "fp16")
+    plain = bank_conflicts(ROW_MAJOR, a, (128, 32), "fp16", vector_bytes=4)
     assert plain.vector_bytes == 4 and plain.conflict_degree == 4
+    assert bank_conflicts(ROW_MAJOR, a, (128, 32), "fp16", vector_bytes="auto").vector_bytes == 4
     assert bank_conflicts(SwizzledSharedLayout(8, 2, 4, (1, 0)), a, (128, 32),
-                          "fp16").conflict_degree == 1
+                          "fp16", vector_bytes=4).conflict_degree == 1
 
 
 def test_nvmma_128b_swizzle_column_reads():

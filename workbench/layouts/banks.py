@@ -221,7 +221,7 @@ def _lane_words(el_addr: np.ndarray, eb: int) -> np.ndarray:
 
 
 def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
-                   vector_bytes: int | None = None) -> BankReport:
+                   vector_bytes: int | str | None = None) -> BankReport:
     """Bank behaviour of every warp-wide request of ``access_layout`` reading/writing ``shared``.
 
     Args:
@@ -229,9 +229,11 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
         access_layout: the distributed layout of the registers that are stored/loaded.
         shape: tile shape (powers of two).
         dtype: Triton short name ("fp32", "fp16", "bf16", "i8", "i32", ...) or numpy dtype.
-        vector_bytes: bytes each lane moves per request (4, 8 or 16, or the element size). None:
-            the widest contiguous, aligned vector of consecutive registers, at most 16 bytes (as
-            Triton's shared-memory lowering vectorises).
+        vector_bytes: bytes each lane moves per request (a multiple of the element size, at
+            most 16: 4, 8 or 16 for vectorised accesses). None (default): the element size, one
+            scalar access per lane. ``"auto"``: the widest contiguous, aligned vector of
+            consecutive registers, at most 16 bytes (as Triton's shared-memory lowering
+            vectorises).
     Returns: :class:`BankReport` (wavefronts per request, ideal, conflict degree, lane->bank maps).
     Raises: LayoutError for unknown dtype, a vector width that is not a multiple of the element
         size or exceeds 16 bytes, or layouts that do not fit ``shape``.
@@ -247,6 +249,8 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
     W, L, R, rank = coords.shape
     addr = offs[tuple(np.moveaxis(coords, -1, 0))]  # [W, L, R] element offsets
     if vector_bytes is None:
+        vec = 1  # scalar accesses: one element per lane per request
+    elif vector_bytes == "auto":
         vec = _vector_elems(addr, eb, max(16 // eb, 1))
     else:
         vector_bytes = int(vector_bytes)
