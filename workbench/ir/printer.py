@@ -399,12 +399,23 @@ def print_module_with_map(module: Operation, locations: bool = True):
         header.append(f"{alias} = {text}")
     trailer = []
     if locations:
-        for loc, n in p.loc_ids.items():
-            base = _loc_text(Location(loc.file, loc.line, loc.col)) if loc.file != "unknown" \
-                else "loc(unknown)"
-            if loc.name:
-                base = f'loc("{loc.name}"({base[4:-1]}))'
+        items = list(p.loc_ids.items())
+        i = 0
+        while i < len(items):
+            loc, n = items[i]
+            if loc.caller is not None:
+                # an op inlined from a @jit helper: Triton's loc(callsite(#callee at #caller))
+                callee = p.loc_ref(Location(loc.file, loc.line, loc.col, loc.name))
+                caller = p.loc_ref(loc.caller)
+                base = f"loc(callsite({callee} at {caller}))"
+                items = list(p.loc_ids.items())
+            else:
+                base = _loc_text(Location(loc.file, loc.line, loc.col)) \
+                    if loc.file != "unknown" else "loc(unknown)"
+                if loc.name:
+                    base = f'loc("{loc.name}"({base[4:-1]}))'
             trailer.append(f"#loc{n} = {base}")
+            i += 1
     text_lines = header + body + trailer
     line_locs = [None] * len(header) + locs + [None] * len(trailer)
     return "\n".join(text_lines) + "\n", line_locs
