@@ -1,0 +1,174 @@
+"""The CUDA backend: ttir -> ttgir -> NVPTX LLVM IR -> PTX [-> cubin -> SASS], and a launcher.
+
+Stages (Triton's names): ``ttgir`` (after :func:`workbench.passes.pipelines.ttgir_passes`),
+``llir`` (optimised NVPTX LLVM IR with ``!dbg``), ``ptx`` (llvmlite's NVPTX back end, no GPU
+needed), and where NVIDIA's tools are installed (``sass`` extra) ``cubin`` (a readable summary;
+the bytes are ``extra["cubin"]``) and ``sass`` (``nvdisasm``). Missing tools omit those stages
+with a note in ``extra["notes"]``. Launching needs cuda-bindings and a GPU; without them
+``launch_error`` says which is missing and the launcher raises ToolMissingError.
+"""
+from __future__ import annotations
+
+import time
+
+from ..codegen.lineinfo import directive_line_locs, llir_line_locs
+from ..errors import ToolMissingError
+from ..ir.core import Operation, module_op
+from ..ir.printer import print_module_with_map
+from ..ir.types import FloatType, IntType, PointerType, TensorType
+from . import cuda_driver, nvidia_tools
+from .base import Backend, BackendResult, KernelMetadata, Stage
+
+
+def clone_module(module: Operation) -> Operation:
+    """A deep copy of an IR module (ops, blocks, values, attributes; types and locations are
+    immutable and shared), so passes can run without changing the caller's ttir."""
+    vmap: dict = {}
+
+    def clone_op(op):
+        new = Operation(op.name, [vmap[id(v)] for v in op.operands],
+                        [r.type for r in op.results], dict(op.attributes), len(op.regions),
+                        op.loc)
+        for r, nr in zip(op.results, new.results):
+            nr.name = r.name
+            vmap[id(r)] = nr
+        for reg, nreg in zip(op.regions, new.regions):
+            for blk in reg.blocks:
+                nblk = nreg.add_block()
+                for a in blk.args:
+                    vmap[id(a)] = nblk.add_arg(a.type, a.name)
+                for inner in blk.ops:
+                    nblk.append(clone_op(inner))
+        return new
+
+    out = module_op(dict(module.attributes), module.loc)
+    for op in module.regions[0].block.ops:
+        out.regions[0].block.append(clone_op(op))
+    return out
+
+
+def _fit(locs: list, text: str) -> list:
+    """Pad or trim a line map to one entry per ``text.split("\\n")`` line."""
+    n = len(text.split("\n"))
+    return (list(locs) + [None] * n)[:n]
+
+
+def ptx_line_locs(ptx: str) -> list:
+    """Line map of PTX. LLVM's NVPTX printer puts the ``.file`` table after the function, so
+    the table is read first (prepended, then its entries dropped) and
+    :func:`workbench.codegen.lineinfo.directive_line_locs` maps ``.loc`` lines to files."""
+    files = [ln for ln in ptx.split("\n") if ln.lstrip().startswith(".file")]
+    return directive_line_locs("\n".join(files + [ptx]))[len(files):]
+
+
+def _needs_layouts(module: Operation) -> bool:
+    for op in module.walk():
+        for v in list(op.results) + list(op.operands):
+            if isinstance(v.type, TensorType) and v.type.encoding is None:
+                return True
+    return False
+
+
+def param_kind(t) -> str:
+    """Launch kind of a kernel parameter type: ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``..."""
+    if isinstance(t, PointerType):
+        return "ptr"
+    if isinstance(t, IntType):
+        return f"i{t.width}"
+    if isinstance(t, FloatType):
+        return t.name
+    raise ToolMissingError(f"cannot pass a parameter of type {t} to a CUDA kernel")
+
+
+class _Unavailable:
+    """Launcher of a target that cannot run here: raises ToolMissingError(reason)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __call__(self, grid3, args, stream=0):
+        raise ToolMissingError(self.reason)
+
+
+class CudaBackend(Backend):
+    """NVIDIA GPUs (``cuda:80``, ``cuda:90``). ``compile(ttir, spec, options, ctx)`` ->
+    BackendResult. Timings in seconds go to ``ctx.timings`` under ``ttgir``, ``llir``, ``ptx``,
+    ``cubin``, ``sass``. Raises UnsupportedError / CompilationError for kernels the backend
+    cannot lower, :class:`~workbench.backends.nvidia_tools.PtxasError` when ptxas rejects the
+    PTX (a bug)."""
+
+    def __init__(self, target):
+        super().__init__(target)
+        self.ptxas = nvidia_tools.find_tool("ptxas")
+        self.nvdisasm = nvidia_tools.find_tool("nvdisasm")
+
+    @property
+    def stage_names(self) -> tuple:
+        names = ["ttgir", "llir", "ptx"]
+        if self.ptxas:
+            names.append("cubin")
+            if self.nvdisasm:
+                names.append("sass")
+        return tuple(names)
+
+    def cache_key(self) -> tuple:
+        import llvmlite
+        ver = nvidia_tools.tool_version(self.ptxas) if self.ptxas else None
+        return (str(self.target), llvmlite.__version__, ver, bool(self.nvdisasm))
+
+    def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
+        from ..codegen.nvptx import compile_ttgir
+        from ..passes.manager import PassManager
+        from ..passes.pipelines import ttgir_passes
+
+        timings = getattr(ctx, "timings", None)
+        if timings is None:
+            timings = {}
+        arch = self.target.arch or 90
+        t0 = time.perf_counter()
+        mod = clone_module(ttir_module)
+        if _needs_layouts(mod):
+            mod = PassManager(ttgir_passes(options, self.target)).run(mod, ctx, "ttgir") or mod
+        ttgir, ttgir_locs = print_module_with_map(mod)
+        t1 = time.perf_counter()
+        out = compile_ttgir(mod, arch=arch, num_warps=options.num_warps)
+        t2 = time.perf_counter()
+        timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
+        timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)
+        stages = [Stage("ttgir", ttgir, _fit(ttgir_locs, ttgir)),
+                  Stage("llir", out.llir, _fit(llir_line_locs(out.llir), out.llir)),
+                  Stage("ptx", out.ptx, _fit(ptx_line_locs(out.ptx), out.ptx))]
+        meta = KernelMetadata(name=out.name, target=str(self.target),
+                              num_warps=options.num_warps, num_stages=options.num_stages,
+                              shared=out.shared)
+        extra = {"notes": [], "ptx": out.ptx}
+        image = out.ptx
+        if self.ptxas:
+            t3 = time.perf_counter()
+            cubin, report = nvidia_tools.assemble(out.ptx, arch, self.ptxas)
+            timings["cubin"] = timings.get("cubin", 0.0) + time.perf_counter() - t3
+            meta.n_regs, meta.n_spills = report.n_regs, report.n_spills
+            extra.update(cubin=cubin, ptxas_log=report.text)
+            summary = nvidia_tools.cubin_summary(cubin) + "\n\nptxas -v:\n" + report.text.strip()
+            stages.append(Stage("cubin", summary, [None] * (summary.count("\n") + 1)))
+            image = cubin
+            if self.nvdisasm:
+                t4 = time.perf_counter()
+                sass = nvidia_tools.disassemble(cubin, self.nvdisasm)
+                timings["sass"] = timings.get("sass", 0.0) + time.perf_counter() - t4
+                stages.append(Stage("sass", sass, nvidia_tools.sass_line_locs(sass)))
+            else:
+                extra["notes"].append("sass omitted: nvdisasm is not installed "
+                                      "(pip install 'tile-workbench[sass]')")
+        else:
+            extra["notes"].append("cubin and sass omitted: ptxas is not installed "
+                                  "(pip install 'tile-workbench[sass]')")
+        func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
+        kinds = [param_kind(a.type) for a in func.regions[0].block.args]
+        reason = cuda_driver.driver_status()
+        if reason is None:
+            launcher = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps,
+                                                out.shared)
+        else:
+            launcher = _Unavailable(reason)
+        return BackendResult(stages, meta, launcher, reason, extra)

@@ -1,0 +1,252 @@
+"""Loading and launching kernels with NVIDIA's driver API through ``cuda-bindings``.
+
+The bindings are imported lazily (``from cuda.bindings import driver``, falling back to the
+older ``from cuda import cuda``), so the compiler imports without them. Without the package or
+a GPU, :func:`driver_status` returns a sentence saying why and launchers raise
+:class:`workbench.errors.ToolMissingError` with it.
+
+Driver calls used (CUDA Driver API reference): cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain,
+cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
+(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
+cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LaunchError, ToolMissingError
+from .base import PointerArg
+
+INSTALL_HINT = "pip install 'tile-workbench[cuda]'"
+
+
+def import_driver():
+    """The driver module of cuda-bindings, or raise ToolMissingError saying how to install it."""
+    try:
+        from cuda.bindings import driver
+        return driver
+    except ImportError:
+        pass
+    try:
+        from cuda import cuda as driver  # cuda-python < 12.6 layout
+        return driver
+    except ImportError:
+        raise ToolMissingError(f"cannot launch on CUDA: the cuda-bindings package is not "
+                               f"installed ({INSTALL_HINT})") from None
+
+
+def check(result, what: str):
+    """Unpack a cuda-bindings result tuple ``(err, *values)``; raise LaunchError on an error."""
+    err, *vals = result if isinstance(result, tuple) else (result,)
+    code = int(err)
+    if code != 0:
+        raise LaunchError(f"{what} failed with CUDA error {code} ({getattr(err, 'name', err)})")
+    if not vals:
+        return None
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+@dataclass
+class Device:
+    """An initialised device 0 with its primary context made current."""
+
+    driver: object
+    device: object
+    context: object
+    name: str = ""
+    modules: list = field(default_factory=list)
+
+    def make_current(self) -> None:
+        check(self.driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+
+def open_device(ordinal: int = 0) -> Device:
+    """cuInit + primary context of device ``ordinal``. Raises ToolMissingError when the
+    bindings are missing or no GPU answers (the message says which)."""
+    drv = import_driver()
+    try:
+        err = drv.cuInit(0)[0]
+    except Exception as e:  # noqa: BLE001 - a broken driver install
+        raise ToolMissingError(f"no NVIDIA GPU found (cuInit: {e})") from None
+    if int(err) != 0:
+        raise ToolMissingError(f"no NVIDIA GPU found (cuInit: {getattr(err, 'name', err)})")
+    count = check(drv.cuDeviceGetCount(), "cuDeviceGetCount")
+    if not count or ordinal >= count:
+        raise ToolMissingError(f"no NVIDIA GPU found (cuDeviceGetCount: {count})")
+    dev = check(drv.cuDeviceGet(ordinal), "cuDeviceGet")
+    ctx = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    name = check(drv.cuDeviceGetName(128, dev), "cuDeviceGetName")
+    name = name.split(b"\0", 1)[0].decode() if isinstance(name, bytes) else str(name)
+    return Device(drv, dev, ctx, name)
+
+
+def driver_status() -> str | None:
+    """None when a kernel can be launched here, else the sentence saying why not."""
+    try:
+        open_device()
+    except ToolMissingError as e:
+        return str(e)
+    except LaunchError as e:
+        return f"no NVIDIA GPU usable ({e})"
+    return None
+
+
+class CudaLauncher:
+    """Launches one compiled kernel: ``launcher(grid3, args)``.
+
+    ``image``: cubin bytes (preferred) or PTX text (JIT-compiled by the driver); ``name``: the
+    entry; ``param_kinds``: per passed parameter ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``,
+    ``"f64"``, ``"i1"``...; ``num_warps``; ``shared``: dynamic shared bytes. Args: PointerArg
+    (``address`` is a device pointer), ints, floats, bools. Raises ToolMissingError without a
+    GPU, LaunchError for bad arguments or a failing launch.
+    """
+
+    def __init__(self, image, name: str, param_kinds, num_warps: int, shared: int):
+        self.image, self.name = image, name
+        self.param_kinds = list(param_kinds)
+        self.num_warps, self.shared = num_warps, shared
+        self._dev = None
+        self._func = None
+
+    def _load(self):
+        if self._func is not None:
+            return
+        dev = open_device()
+        drv = dev.driver
+        data = self.image if isinstance(self.image, bytes) else self.image.encode() + b"\0"
+        module = check(drv.cuModuleLoadData(data), "cuModuleLoadData")
+        dev.modules.append(module)
+        func = check(drv.cuModuleGetFunction(module, self.name.encode()), "cuModuleGetFunction")
+        if self.shared > 48 * 1024:
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(drv.cuFuncSetAttribute(func, attr, self.shared), "cuFuncSetAttribute")
+        self._dev, self._func = dev, func
+
+    def _pack(self, args):
+        if len(args) != len(self.param_kinds):
+            raise LaunchError(f"kernel {self.name} takes {len(self.param_kinds)} arguments, "
+                              f"got {len(args)}")
+        holders = []
+        for a, kind in zip(args, self.param_kinds):
+            if kind == "ptr":
+                addr = a.address if isinstance(a, PointerArg) else int(a)
+                holders.append(ctypes.c_uint64(addr))
+            elif kind in ("f32", "fp32"):
+                holders.append(ctypes.c_float(float(a)))
+            elif kind in ("f64", "fp64"):
+                holders.append(ctypes.c_double(float(a)))
+            elif kind in ("i64", "u64"):
+                holders.append(ctypes.c_uint64(int(a) & (2**64 - 1)))
+            elif kind in ("i1", "i8", "u8"):
+                holders.append(ctypes.c_uint8(int(a) & 0xFF))
+            elif kind in ("i16", "u16"):
+                holders.append(ctypes.c_uint16(int(a) & 0xFFFF))
+            else:
+                holders.append(ctypes.c_uint32(int(a) & 0xFFFFFFFF))
+        ptrs = (ctypes.c_void_p * max(len(holders), 1))(
+            *[ctypes.addressof(h) for h in holders])
+        return holders, ptrs
+
+    def __call__(self, grid3, args, stream=0) -> None:
+        self._load()
+        gx, gy, gz = (int(g) for g in grid3)
+        if gx * gy * gz == 0:
+            return
+        holders, ptrs = self._pack(args)
+        drv = self._dev.driver
+        self._dev.make_current()
+        check(drv.cuLaunchKernel(self._func, gx, gy, gz, 32 * self.num_warps, 1, 1,
+                                 self.shared, stream, ctypes.addressof(ptrs), 0),
+              f"cuLaunchKernel({self.name})")
+        del holders
+
+
+def synchronize() -> None:
+    """cuCtxSynchronize; raises LaunchError when a kernel faulted."""
+    drv = import_driver()
+    check(drv.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+class DeviceArray:
+    """A 1-D or N-d device buffer with ``__cuda_array_interface__`` (version 3).
+
+    ``from_numpy(a)`` copies host -> device; ``to_numpy()`` copies back; ``ptr`` is the device
+    address; ``free()`` releases it (also on garbage collection).
+    """
+
+    def __init__(self, shape, dtype, ptr: int, owner: Device):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.ptr, self._dev = int(ptr), owner
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "version": 3, "strides": None}
+
+    @classmethod
+    def empty(cls, shape, dtype) -> "DeviceArray":
+        dev = open_device()
+        n = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
+        ptr = check(dev.driver.cuMemAlloc(n), "cuMemAlloc")
+        return cls(shape, dtype, int(ptr), dev)
+
+    @classmethod
+    def from_numpy(cls, a) -> "DeviceArray":
+        a = np.ascontiguousarray(a)
+        out = cls.empty(a.shape, a.dtype)
+        if a.nbytes:
+            check(out._dev.driver.cuMemcpyHtoD(out.ptr, a.ctypes.data, a.nbytes), "cuMemcpyHtoD")
+        return out
+
+    def to_numpy(self) -> np.ndarray:
+        out = np.empty(self.shape, self.dtype)
+        if out.nbytes:
+            check(self._dev.driver.cuMemcpyDtoH(out.ctypes.data, self.ptr, out.nbytes),
+                  "cuMemcpyDtoH")
+        return out
+
+    def pointer_arg(self) -> PointerArg:
+        """The launch argument for this buffer."""
+        return PointerArg(self.ptr, self.ptr, self.ptr + self.nbytes, self.dtype.itemsize, self)
+
+    def free(self) -> None:
+        if self.ptr:
+            try:
+                self._dev.driver.cuMemFree(self.ptr)
+            finally:
+                self.ptr = 0
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class EventTimer:
+    """Times GPU work with CUDA events: ``with EventTimer() as t: ...; t.ms``."""
+
+    def __init__(self):
+        self.drv = import_driver()
+        self.start = check(self.drv.cuEventCreate(0), "cuEventCreate")
+        self.stop = check(self.drv.cuEventCreate(0), "cuEventCreate")
+        self.ms = None
+
+    def __enter__(self):
+        check(self.drv.cuEventRecord(self.start, 0), "cuEventRecord")
+        return self
+
+    def __exit__(self, *exc):
+        check(self.drv.cuEventRecord(self.stop, 0), "cuEventRecord")
+        check(self.drv.cuEventSynchronize(self.stop), "cuEventSynchronize")
+        self.ms = float(check(self.drv.cuEventElapsedTime(self.start, self.stop),
+                              "cuEventElapsedTime"))
+        return False
