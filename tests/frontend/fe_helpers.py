@@ -1,8 +1,6 @@
 """Helpers for the frontend tests: specialisations built by hand, ttir text, FileCheck."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 
 from workbench.frontend import KernelSource, generate_ttir
@@ -31,11 +29,22 @@ def ttir(fn, *args, locations=False, **opts):
 
 
 def filecheck(text: str, checks: str) -> None:
-    """Run the ``filecheck`` tool: ``checks`` holds ``CHECK:`` lines; raises AssertionError
-    with filecheck's report when the text does not match."""
-    with tempfile.NamedTemporaryFile("w", suffix=".check", delete=False) as f:
-        f.write(checks)
-        path = f.name
-    r = subprocess.run([sys.executable, "-m", "filecheck", path], input=text, text=True,
-                       capture_output=True)
-    assert r.returncode == 0, f"FileCheck failed:\n{r.stderr}\n--- input ---\n{text}"
+    """Run FileCheck (the ``filecheck`` package, in process): ``checks`` holds ``CHECK:``
+    lines; raises AssertionError with filecheck's report when ``text`` does not match."""
+    import contextlib
+    import io
+
+    from filecheck.matcher import Matcher
+    from filecheck.options import parse_argv_options
+
+    with tempfile.TemporaryDirectory() as d:
+        check_path, input_path = f"{d}/checks.txt", f"{d}/input.txt"
+        with open(check_path, "w") as f:
+            f.write(checks)
+        with open(input_path, "w") as f:
+            f.write(text)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+            rc = Matcher.from_opts(parse_argv_options(
+                ["filecheck", check_path, "--input-file", input_path])).run()
+    assert rc == 0, f"FileCheck failed:\n{err.getvalue()}\n--- input ---\n{text}"
