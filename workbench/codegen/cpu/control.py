@@ -224,7 +224,7 @@ def lower_dot(lw, op: Operation) -> None:
         y = conv(e.get(B, (k, j)))
         cur = e.get(out, (i, j))
         if is_float:
-            fn = lw.m.declare_intrinsic("llvm.fmuladd", [vt])
+            fn = lw.m.declare_intrinsic("llvm.fmuladd", [vt], ir.FunctionType(vt, [vt] * 3))
             nv = b.call(fn, [x, y, cur])
         else:
             nv = b.add(cur, b.mul(x, y))

@@ -33,7 +33,6 @@ _INTRINSIC_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
                     "log2": "llvm.log2", "sqrt": "llvm.sqrt", "absf": "llvm.fabs",
                     "floor": "llvm.floor", "ceil": "llvm.ceil", "sin": "llvm.sin",
                     "cos": "llvm.cos", "tanh": "llvm.tanh"}
-_LIBM = {"erf": "erf"}
 _BINARY_INTRINSIC = {"maxnumf": "llvm.maxnum", "minnumf": "llvm.minnum",
                      "maximumf": "llvm.maximum", "minimumf": "llvm.minimum",
                      "maxsi": "llvm.smax", "minsi": "llvm.smin", "maxui": "llvm.umax",
@@ -42,8 +41,9 @@ _BINARY_INTRINSIC = {"maxnumf": "llvm.maxnum", "minnumf": "llvm.minnum",
 ELEMENTWISE = set()  # filled below: every op name emit_elementwise handles
 
 
-def _intrinsic(module: ir.Module, name: str, ty: ir.Type):
-    return module.declare_intrinsic(name, [ty])
+def _intrinsic(module: ir.Module, name: str, ty: ir.Type, nargs: int = 1):
+    """Declare the overloaded intrinsic ``name.<ty>`` taking ``nargs`` operands of ``ty``."""
+    return module.declare_intrinsic(name, [ty], ir.FunctionType(ty, [ty] * nargs))
 
 
 def _libm(module: ir.Module, base: str, ty: ir.Type):
@@ -171,7 +171,7 @@ def _emit(b, module, name, attrs, args, ts, res):
         if short in ("shli", "shrsi", "shrui"):
             return _shift(b, short, *args)
         if short in _BINARY_INTRINSIC:
-            return b.call(_intrinsic(module, _BINARY_INTRINSIC[short], args[0].type), args)
+            return b.call(_intrinsic(module, _BINARY_INTRINSIC[short], args[0].type, 2), args)
         if short == "cmpi":
             op, signed = _CMPI[attrs["predicate"]]
             if signed is False:
@@ -195,10 +195,12 @@ def _emit(b, module, name, attrs, args, ts, res):
             s = b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
             return b.fdiv(ir.Constant(args[0].type, 1.0), s)
         if short == "absi":
-            return b.call(module.declare_intrinsic("llvm.abs", [args[0].type]),
+            ty = args[0].type
+            fnty = ir.FunctionType(ty, [ty, ir.IntType(1)])
+            return b.call(module.declare_intrinsic("llvm.abs", [ty], fnty),
                           [args[0], ir.Constant(ir.IntType(1), 0)])
         if short == "fma":
-            return b.call(_intrinsic(module, "llvm.fma", args[0].type), args)
+            return b.call(_intrinsic(module, "llvm.fma", args[0].type, 3), args)
         if short in ("erf", "tanh"):
             x = args[0]
             ty = FLOAT if x.type == HALF else x.type
@@ -224,8 +226,8 @@ def _emit(b, module, name, attrs, args, ts, res):
     if name == "tt.precise_divf":
         return b.fdiv(*args)
     if name == "tt.clampf":
-        lo = b.call(_intrinsic(module, "llvm.maxnum", args[0].type), [args[0], args[1]])
-        return b.call(_intrinsic(module, "llvm.minnum", args[0].type), [lo, args[2]])
+        lo = b.call(_intrinsic(module, "llvm.maxnum", args[0].type, 2), [args[0], args[1]])
+        return b.call(_intrinsic(module, "llvm.minnum", args[0].type, 2), [lo, args[2]])
     if name == "tt.mulhiui":
         w = args[0].type.width
         wide = ir.IntType(2 * w)
