@@ -248,3 +248,16 @@ def test_render_snapshots_diffs_and_folds_unchanged_passes():
     assert removed == ["  %1 = arith.addi %0, %0 : i32"]
     empty = render_snapshots(fake_compiled(), "ttgir", view_id="wb-s2")
     assert "no pass snapshots for stage ttgir" in empty
+
+
+def test_long_stages_are_cut_with_a_note_and_total_time_is_used():
+    text = "".join(f"  %{i} = arith.addi %a, %b : i32\n" for i in range(50))
+    d = parse_view(render_stages([("ttir", text, [L(12)] * 50)], SRC, F, FIRST, max_lines=20,
+                                 view_id="wb-cut"))
+    assert len(d.lines["ttir"]) == 20 and all(x.src == 12 for x in d.lines["ttir"])
+    assert d.notes == ["ttir: showing the first 20 of 50 lines"]
+    c = fake_compiled()
+    c.timings = {"frontend": 0.25, "llir": 0.5, "backend": 0.5, "total": 0.75}
+    d = parse_view(render_compiled(c, "ttir", view_id="wb-tot"))
+    assert d.report["compile"] == "750.0 ms"
+    assert d.report["steps"] == "frontend 250.0 ms, llir 500.0 ms, backend 500.0 ms"

@@ -61,8 +61,9 @@ def style_sheet(uid: str, linked_lines=()) -> str:
         "line-height:1.4;white-space:pre}",
         f"{s} .wb-ln{{display:block;width:max-content;min-width:100%;padding-right:8px;"
         "box-sizing:border-box;cursor:default}",
-        f"{s} .wb-no{{display:inline-block;width:3.2em;padding-right:.7em;text-align:right;"
-        "color:#999;user-select:none}",
+        f"{s} .wb-ln::before{{content:attr(data-line);display:inline-block;width:3.2em;"
+        "padding-right:.7em;text-align:right;color:#999}",
+        f"{s} .wb-ln[data-mark]::before{{content:attr(data-mark)}}",
         f"{s} .wb-loc{{display:none;color:#9a9a9a}}",
         f"{s} .wb-dbg{{display:none;color:#9a9a9a}}",
         f"{s} .wb-dbg-box{{margin-right:4px;vertical-align:middle}}",
@@ -107,21 +108,24 @@ def link_script(uid: str) -> str:
 
 def line_html(number: int, body: str, *, src: int | None = None, colour: str | None = None,
               title: str = "", suffix: str = "", debug: bool = False, extra_class: str = "",
-              number_text: str | None = None) -> str:
-    """One ``<div class="wb-ln">`` line: gutter number, highlighted ``body`` (already HTML),
-    the hidden-by-default debug ``suffix`` (plain text, escaped here). ``data-line`` is the
-    1-based line in its pane's text; ``data-src`` the kernel source line it came from."""
+              mark: str | None = None) -> str:
+    """One ``<div class="wb-ln">`` line: highlighted ``body`` (already HTML) and the
+    hidden-by-default debug ``suffix`` (plain text, escaped here). ``data-line`` is the 1-based
+    line in its pane's text (the CSS gutter shows it, so copied code has no numbers);
+    ``data-src`` the kernel source line it came from; ``mark`` replaces the gutter number
+    (``+``/``-`` in diffs)."""
     cls = "wb-ln" + (" wb-dbg" if debug else "") + (f" {extra_class}" if extra_class else "")
     attrs = [f'class="{cls}"', f'data-line="{int(number)}"']
     if src is not None:
         attrs.append(f'data-src="{int(src)}"')
+    if mark is not None:
+        attrs.append(f'data-mark="{esc(mark)}"')
     if colour:
         attrs.append(f'style="background:{esc(colour)}"')
     if title:
         attrs.append(f'title="{esc(title)}"')
-    gutter = esc(number if number_text is None else number_text)
     tail = f'<span class="wb-loc">{esc(suffix)}</span>' if suffix else ""
-    return f'<div {" ".join(attrs)}><span class="wb-no">{gutter}</span>{body}{tail}</div>'
+    return f'<div {" ".join(attrs)}>{body}{tail}</div>'
 
 
 def pane_html(stage: str, split: list[SplitLine], locs: list, src_of: list, colours: dict,
@@ -133,8 +137,11 @@ def pane_html(stage: str, split: list[SplitLine], locs: list, src_of: list, colo
     out = []
     for i, (s, body) in enumerate(zip(split, bodies)):
         src = src_of[i]
-        out.append(line_html(i + 1, body, src=src, colour=colours.get(src),
-                             title=describe_loc(locs[i]), suffix=s.suffix, debug=s.debug))
+        loc = locs[i]
+        # a tooltip only where it tells more than the linked source line: inlined helpers
+        title = describe_loc(loc) if getattr(loc, "caller", None) is not None else ""
+        out.append(line_html(i + 1, body, src=src, colour=colours.get(src), title=title,
+                             suffix=s.suffix, debug=s.debug))
     n_debug = sum(1 for s in split if s.debug)
     count = f"{len(split)} lines" + (f" ({n_debug} debug)" if n_debug else "")
     return (f'<div class="wb-pane" data-stage="{esc(stage)}">'

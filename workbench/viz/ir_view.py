@@ -38,7 +38,7 @@ def _source_pane(text: str, first_line: int, colours: dict, counts: dict) -> str
 
 def render_stages(stages, source_text: str, source_file: str | None = None,
                   first_line: int = 1, *, title: str | None = None, report=None,
-                  notes=(), view_id: str | None = None) -> str:
+                  notes=(), view_id: str | None = None, max_lines: int = 6000) -> str:
     """HTML of the source pane plus one pane per stage, side by side.
 
     ``stages``: sequence of ``(name, text, line_map)``; ``line_map[i]`` is the Location (with
@@ -48,15 +48,21 @@ def render_stages(stages, source_text: str, source_file: str | None = None,
     inlined helpers) lies in that file and range are coloured and linked to that line; with
     ``source_file=None`` any file matches. ``report``: ``(label, value)`` pairs shown in a strip
     above the panes. ``notes``: short messages shown above the panes. ``view_id``: the element
-    id (default: a fresh unique one). Returns a self-contained HTML string.
+    id (default: a fresh unique one). ``max_lines``: at most this many lines per pane (the
+    rest is cut with a note; the full text stays in ``compiled.asm``). Returns a
+    self-contained HTML string.
     """
     uid = new_view_id(view_id)
     n_src = len(source_text.splitlines())
     last = first_line + max(n_src, 1) - 1
     prepared = []
     counts: dict[int, dict[str, int]] = {}
+    notes = list(notes)
     for name, text, line_map in stages:
         lines = text.splitlines()
+        if len(lines) > max_lines:
+            notes.append(f"{name}: showing the first {max_lines} of {len(lines)} lines")
+            lines = lines[:max_lines]
         locs = list(line_map or [])[:len(lines)]
         locs += [None] * (len(lines) - len(locs))
         split = split_debug(name, lines)
@@ -101,7 +107,8 @@ def _fmt_seconds(t) -> str:
 def compile_report(compiled) -> list[tuple[str, str]]:
     """``(label, value)`` pairs of what the compiler decided and how long it took: kernel
     name, target, num_warps, num_stages, shared memory (bytes), registers and spills (when
-    ptxas ran), layouts declared in ttgir, compile times (``compiled.timings``: step -> s)."""
+    ptxas ran), layouts declared in ttgir, compile times (``compiled.timings``: step -> s; its
+    ``total`` entry, when present, is the compile time, else the steps are summed)."""
     md = getattr(compiled, "metadata", None)
     out: list[tuple[str, str]] = []
     for label, attr, unit in (("kernel", "name", ""), ("target", "target", ""),
@@ -120,13 +127,14 @@ def compile_report(compiled) -> list[tuple[str, str]]:
                 out.append((alias, enc))
     timings = getattr(compiled, "timings", None) or {}
     if isinstance(timings, dict) and timings:
+        steps = {k: v for k, v in timings.items() if k != "total"}
         try:
-            total = sum(float(v) for v in timings.values())
+            total = float(timings["total"]) if "total" in timings else \
+                sum(float(v) for v in steps.values())
             out.append(("compile", _fmt_seconds(total)))
         except (TypeError, ValueError):
             pass
-        steps = ", ".join(f"{k} {_fmt_seconds(v)}" for k, v in timings.items())
-        out.append(("steps", steps))
+        out.append(("steps", ", ".join(f"{k} {_fmt_seconds(v)}" for k, v in steps.items())))
     return out
 
 

@@ -99,25 +99,51 @@ def _css_class(ttype) -> str:
     return STANDARD_TYPES[ttype]
 
 
+def _styled_classes(style: str = "default") -> frozenset:
+    """Token classes the pygments ``style`` gives any colour or font to; the others are
+    emitted as bare text, which keeps big stages (thousands of LLVM lines) small."""
+    from pygments.styles import get_style_by_name
+    st = get_style_by_name(style)
+    out = set()
+    for ttype, d in st:
+        if d["color"] or d["bold"] or d["italic"] or d["underline"] or d["bgcolor"] \
+                or d["border"]:
+            out.add(_css_class(ttype))
+    out.discard("w")  # whitespace: nothing to see
+    return frozenset(out)
+
+
+_STYLED = _styled_classes()
+
+
 def highlight_lines(lines: list[str], stage: str) -> list[str]:
     """Highlight ``lines`` (one string per line, no newlines) as one text, so the lexer keeps
     its state across lines, and return one HTML fragment per input line: escaped text in
-    ``<span class="...">`` with pygments' short token classes (``k``, ``nv``, ``c1``...).
-    The result has exactly ``len(lines)`` entries."""
-    out: list[list[str]] = [[]]
+    ``<span class="...">`` with pygments' short token classes (``k``, ``nv``, ``c1``...);
+    tokens the default style leaves uncoloured stay bare, and neighbours of one class share
+    a span. The result has exactly ``len(lines)`` entries."""
+    out: list[list[list]] = [[]]  # per line: [class, text] runs
     text = "\n".join(lines)
     for ttype, value in lex(text, lexer_for(stage)):
-        plain = ttype in Token.Text.Whitespace or ttype is Token.Text
-        cls = "" if plain else _css_class(ttype)
-        parts = value.split("\n")
-        for i, part in enumerate(parts):
+        cls = _css_class(ttype)
+        cls = cls if cls in _STYLED else ""
+        for i, part in enumerate(value.split("\n")):
             if i > 0:
                 out.append([])
-            if part:
-                esc = html.escape(part, quote=False)
-                out[-1].append(f'<span class="{cls}">{esc}</span>' if cls else esc)
+            if not part:
+                continue
+            runs = out[-1]
+            if runs and runs[-1][0] == cls:
+                runs[-1][1] += part
+            else:
+                runs.append([cls, part])
     out = out[:len(lines)] + [[] for _ in range(len(lines) - len(out))]
-    return ["".join(parts) for parts in out]
+    result = []
+    for runs in out:
+        result.append("".join(
+            f'<span class="{c}">{html.escape(t, quote=False)}</span>' if c
+            else html.escape(t, quote=False) for c, t in runs))
+    return result
 
 
 def style_css(scope: str, style: str = "default") -> str:

@@ -39,11 +39,11 @@ def _diff_pane(stage: str, before: list[str], after: list[str], context: int):
     rows = []
     for i, (k, t, b) in enumerate(zip(kinds, texts, bodies)):
         if k == "hunk":
-            rows.append(line_html(i + 1, esc(t), extra_class="wb-diff-hunk", number_text=""))
+            rows.append(line_html(i + 1, esc(t), extra_class="wb-diff-hunk", mark=""))
         else:
             mark = {"add": "+", "del": "-", "ctx": " "}[k]
             cls = {"add": "wb-diff-add", "del": "wb-diff-del", "ctx": ""}[k]
-            rows.append(line_html(i + 1, b, extra_class=cls, number_text=mark))
+            rows.append(line_html(i + 1, b, extra_class=cls, mark=mark))
     added = kinds.count("add")
     removed = kinds.count("del")
     return f'<div class="wb-code">{"".join(rows)}</div>', added, removed

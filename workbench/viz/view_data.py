@@ -96,7 +96,7 @@ class _Parser(HTMLParser):
             self.note += data
         if self.key is not None and self.stack and self.stack[-1][0] != "b":
             self.data.report[self.key] += data
-        if self.cur is None or self._in("wb-no"):
+        if self.cur is None:
             return
         if self._in("wb-loc"):
             self.cur.suffix += data
