@@ -80,3 +80,32 @@ def test_compile_error_points_at_the_cell_line(shell):
     assert 'data-wb-error="1"' in outputs[0]["text/html"]
     assert "Traceback" not in text
     assert shell.ip.run_cell("2 * 21").result == 42
+
+
+def test_default_view_is_cuda90_compiled_without_a_gpu(shell):
+    html = shell.html(f'%%tilekernel --signature "*fp32:16,*fp32:16,*fp32:16,i32" '
+                      f"-D BLOCK=256 --stages ttir,ttgir,llir,ptx\n{ADD}")
+    d = parse_view(html)
+    assert d.panes == ["source", "ttir", "ttgir", "llir", "ptx"]
+    assert d.report["target"] == "cuda:90"
+    assert d.report["#blocked"].startswith("#ttg.blocked<{sizePerThread = [")
+    ttgir = d.lines["ttgir"]
+    assert ops_by_line(ttgir, "tt.load") == {LOAD_X, LOAD_Y}
+    assert ops_by_line(ttgir, "tt.store") == {STORE}
+    ptx = d.lines["ptx"]
+    assert ops_by_line(ptx, "ld.global") <= {LOAD_X, LOAD_Y} and ops_by_line(ptx, "ld.global")
+    assert ops_by_line(ptx, "st.global") == {STORE}
+    assert any(x.debug and x.text.lstrip().startswith(".loc") for x in ptx)
+
+
+def test_launch_on_cpu_is_shown_for_the_cuda_view_target(shell):
+    n = 70
+    shell.ns.update(x=np.ones(n, np.float32), y=np.ones(n, np.float32),
+                    out=np.zeros(n, np.float32), n=n)
+    html = shell.html(f'%%tilekernel --stages ptx --launch "add[(3,)](x, y, out, n, BLOCK=32)"'
+                      f"\n{ADD}")
+    np.testing.assert_array_equal(shell.ns["out"], np.full(n, 2.0))
+    d = parse_view(html)
+    assert d.panes == ["source", "ptx"] and d.report["target"] == "cuda:90"
+    assert "ran on cpu; the stages shown are the same specialisation compiled for cuda:90" \
+        in html
