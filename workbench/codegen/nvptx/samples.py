@@ -58,12 +58,14 @@ def tensor(shape, elem, enc):
     return TensorType(tuple(shape), elem, enc)
 
 
-def vector_add(block: int = 1024, num_warps: int = 4, vec: int = 1, dtype=f32):
+def vector_add(block: int = 1024, num_warps: int = 4, vec: int = 1, dtype=f32,
+               n_div16: bool = False):
     """``out[i] = x[i] + y[i]`` for ``i < n``; ``vec`` > 1 uses a coalesced layout with
-    ``sizePerThread = [vec]`` (what the coalesce pass picks for 16-byte aligned fp32)."""
+    ``sizePerThread = [vec]`` (what the coalesce pass picks for 16-byte aligned fp32);
+    ``n_div16`` marks ``n`` divisible by 16 (then the mask is constant over 16 elements)."""
     ptr = PointerType(dtype)
     k = KernelBuilder("add_kernel", [("x_ptr", ptr, True), ("y_ptr", ptr, True),
-                                     ("out_ptr", ptr, True), ("n", i32, False)], num_warps)
+                                     ("out_ptr", ptr, True), ("n", i32, n_div16)], num_warps)
     enc = blocked_for_shape((block,), (vec,), (0,), num_warps)
     ti, tp, tf, tb = (tensor((block,), e, enc) for e in (i32, ptr, dtype, i1))
     pid = k.op("tt.get_program_id", [], i32, axis=0)
