@@ -118,6 +118,8 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
                                        "program exists here", "Drop num_ctas.")
         else:
             params[k] = v  # bind_arguments reports the unknown name
+    if not overrides:
+        return params, base
     try:
         return params, dataclasses.replace(base, **overrides)
     except (ValueError, TypeError) as e:

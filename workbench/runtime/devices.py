@@ -67,11 +67,18 @@ def _short_dtype(name: str) -> str:
     return short
 
 
+# numpy dtype -> Triton short name, for the dtypes numpy has (bfloat16 goes by name)
+_NP_SHORT = {np.dtype(n): s for n, s in NUMPY_TO_SHORT.items() if n != "bfloat16"}
+
+
 def _from_numpy(a: np.ndarray, obj=None) -> ArrayInfo:
-    addr = int(a.__array_interface__["data"][0])
-    lo, hi = byte_span(addr, a.shape, a.strides, a.itemsize)
-    return ArrayInfo("cpu", None, addr, lo, hi, a.itemsize, _short_dtype(a.dtype.name),
-                     a if obj is None else obj)
+    addr = a.ctypes.data
+    if a.flags.c_contiguous:
+        lo, hi = (addr, addr + a.nbytes)
+    else:
+        lo, hi = byte_span(addr, a.shape, a.strides, a.itemsize)
+    short = _NP_SHORT.get(a.dtype) or _short_dtype(a.dtype.name)
+    return ArrayInfo("cpu", None, addr, lo, hi, a.itemsize, short, a if obj is None else obj)
 
 
 def _is_torch_tensor(v) -> bool:

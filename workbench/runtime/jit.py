@@ -16,6 +16,10 @@ from .compiled import CompiledKernel
 from .grid import normalize_grid
 
 
+# environment variables Options.from_env reads (workbench.config)
+_OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG")
+
+
 def interpret_enabled() -> bool:
     """Whether ``WORKBENCH_INTERPRET`` asks launches to run on the interpreter target
     (read at each launch: "1", "true", "yes", "on")."""
@@ -44,6 +48,7 @@ class JITFunction:
         self.cache: dict = {}
         self._src = None
         self._params = None
+        self._options_memo = {}
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -83,9 +88,12 @@ class JITFunction:
     def base_options(self) -> Options:
         """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``) and
         ``@jit(debug=...)``."""
-        opts = Options.from_env()
-        if self.debug is not None:
-            opts = Options.from_env(debug=bool(self.debug))
+        env = tuple(os.environ.get(k) for k in _OPTION_ENV)
+        opts = self._options_memo.get(env)
+        if opts is None:
+            opts = Options.from_env() if self.debug is None else \
+                Options.from_env(debug=bool(self.debug))
+            self._options_memo = {env: opts}
         return opts
 
     # ------------------------------------------------------------------ compiling

@@ -1,0 +1,130 @@
+"""Compile time per stage (cold), warm (cached) compile time and host launch overhead.
+
+Usage: ``PYTHONPATH=. python benchmarks/compile_time.py [--repeat 5] [--launches 2000]``
+
+For vector add and a row softmax, on targets ``cpu`` and ``cuda:90`` (compile only unless a
+GPU launch is possible): the median over ``--repeat`` cold compiles (a fresh ``@jit`` object
+each time, so nothing is cached; imports and llvmlite start-up are paid once before timing)
+of every step recorded in ``CompiledKernel.timings``; the median warm compile (the same
+``workbench.compile`` call answered from the in-memory cache); and for ``cpu`` the median
+host overhead of launching a one-program grid through ``kernel[grid](...)`` (binding,
+specialisation, cache lookup and the native call). Times in milliseconds (``time.perf_counter``).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import workbench as wb
+import workbench.language as tl
+
+
+@wb.jit
+def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@wb.jit
+def softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
+    z = x - tl.max(x, axis=0)
+    num = tl.exp(z)
+    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+CASES = {
+    "vector_add": (vector_add, ("*fp32:16", "*fp32:16", "*fp32:16", "i32:16"),
+                   dict(BLOCK=1024)),
+    "softmax": (softmax, ("*fp32:16", "*fp32:16", "i32", "i32", "i32"), dict(BLOCK=1024)),
+}
+AGGREGATES = ("frontend", "ttir_passes", "backend", "total")
+
+
+def launch_args(name):
+    """Arguments of a one-program launch of case ``name`` (fresh random inputs)."""
+    rng = np.random.default_rng()
+    if name == "vector_add":
+        n = 1024
+        x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        return (x, y, np.empty_like(x), n), dict(BLOCK=1024)
+    x = rng.standard_normal((1, 781)).astype(np.float32)
+    return (np.empty_like(x), x, 781, 781, 781), dict(BLOCK=1024)
+
+
+def cold_compiles(fn, sig, consts, target, repeat):
+    """Median ms per timing key over ``repeat`` compiles with a fresh jit object each."""
+    runs = []
+    for _ in range(repeat):
+        ck = wb.compile(wb.jit(fn.fn), *sig, target=target, **consts)
+        runs.append(dict(ck.timings))
+    keys = list(runs[0])
+    return {k: 1e3 * statistics.median(r.get(k, 0.0) for r in runs) for k in keys}, ck
+
+
+def warm_compile(fn, sig, consts, target, repeat=200):
+    jf = wb.jit(fn.fn)
+    wb.compile(jf, *sig, target=target, **consts)
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        wb.compile(jf, *sig, target=target, **consts)
+        ts.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(ts)
+
+
+def launch_overhead(fn, name, launches):
+    args, consts = launch_args(name)
+    fn[(1,)](*args, **consts)  # compile once
+    ts = []
+    for _ in range(launches):
+        t0 = time.perf_counter()
+        fn[(1,)](*args, **consts)
+        ts.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(ts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5, help="cold compiles per case (median)")
+    ap.add_argument("--launches", type=int, default=2000, help="launches timed (median)")
+    ap.add_argument("--targets", default="cpu,cuda:90")
+    a = ap.parse_args(argv)
+    rows = []
+    for target in a.targets.split(","):
+        for name, (fn, sig, consts) in CASES.items():
+            try:
+                wb.compile(wb.jit(fn.fn), *sig, target=target, **consts)  # pay imports once
+                cold, ck = cold_compiles(fn, sig, consts, target, a.repeat)
+            except wb.WorkbenchError as e:
+                rows.append((name, target, "n/a: " + str(e).splitlines()[0], ""))
+                continue
+            for key, ms in cold.items():
+                if key not in AGGREGATES:
+                    rows.append((name, target, f"cold: {key}", f"{ms:8.3f}"))
+            for key in AGGREGATES:
+                rows.append((name, target, f"cold: {key}", f"{cold.get(key, 0.0):8.3f}"))
+            rows.append((name, target, "warm (cached) compile",
+                         f"{warm_compile(fn, sig, consts, target):8.4f}"))
+            if target == "cpu":
+                rows.append((name, target, "launch overhead, 1-program grid",
+                             f"{launch_overhead(fn, name, a.launches):8.4f}"))
+    width = max(len(r[2]) for r in rows)
+    print(f"{'kernel':<11} {'target':<8} {'step':<{width}} {'ms':>9}")
+    print("-" * (32 + width))
+    for r in rows:
+        print(f"{r[0]:<11} {r[1]:<8} {r[2]:<{width}} {r[3]:>9}")
+
+
+if __name__ == "__main__":
+    main()
