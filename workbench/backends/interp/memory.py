@@ -94,15 +94,28 @@ class Memory:
         """Map addresses to memory. Returns a list of ``(span, sel, off)``: ``sel`` a bool
         array of the lanes it serves (None: all active lanes), ``off`` byte offsets into the
         span (0 for masked-off lanes). Raises :class:`OutOfBounds`."""
-        span = self._span_of_arg.get(arg) if arg is not None else None
-        if span is None and self.spans:
-            first = addr.flat[int(np.argmax(mask))] if mask is not None else addr.flat[0]
-            span = self._find_span(int(first))
+        region = self.args.get(arg) if arg is not None else None
+        if region is not None:  # known origin: the access must stay inside that argument
+            span = self._span_of_arg.get(arg)
+            if span is not None:
+                off = addr - span.lo
+                if mask is not None:
+                    off = np.where(mask, off, region.lo - span.lo)
+                if off.size == 0 or (off.min() >= region.lo - span.lo
+                                     and off.max() <= region.hi - span.lo - k):
+                    return [(span, None, off)]
+            ok = (addr >= region.lo) & (addr + k <= region.hi)
+            bad = ~ok if mask is None else (mask & ~ok)
+            if bad.any():
+                raise OutOfBounds(bad, addr)
+            return []  # every lane is masked off
+        span = self._find_span(int(addr.flat[int(np.argmax(mask))] if mask is not None
+                                   else addr.flat[0])) if self.spans and addr.size else None
         if span is not None:
             off = addr - span.lo
             if mask is not None:
                 off = np.where(mask, off, 0)
-            if off.size == 0 or (off.min() >= 0 and off.max() <= span.size - k):
+            if off.min() >= 0 and off.max() <= span.size - k:
                 return [(span, None, off)]
         # general path: element by element
         idx = np.searchsorted(self._los, addr, side="right") - 1
