@@ -23,7 +23,7 @@ def test_llir_survives_o3_with_source_lines():
     res = _kernel()
     llir = res.stages[0]
     assert llir.name == "llir" and "!dbg" in llir.text
-    lines = llir.text.split("\n")
+    lines = llir.text.splitlines()
     assert len(llir.line_locs) == len(lines)
     by_line = {}
     for text, loc in zip(lines, llir.line_locs):
@@ -43,7 +43,7 @@ def test_asm_has_loc_directives_mapped_to_instructions():
     res = _kernel()
     asm = res.stages[1]
     assert asm.name == "asm" and ".loc" in asm.text and ".file" in asm.text
-    lines = asm.text.split("\n")
+    lines = asm.text.splitlines()
     assert len(asm.line_locs) == len(lines)
     mapped = [(t, loc) for t, loc in zip(lines, asm.line_locs) if loc is not None]
     assert {loc.line for _, loc in mapped} >= {14, 16}
@@ -69,7 +69,7 @@ def test_llir_line_locs_inlined_at_and_lexical_block():
         "!11 = !DILocation(line: 41, column: 12, scope: !5, inlinedAt: !10)",
     ])
     locs = llir_line_locs(text)
-    assert len(locs) == len(text.split("\n"))
+    assert len(locs) == len(text.splitlines())
     assert locs[0] == Location("/src/k.py", 3, 1)
     assert locs[1] == Location("/src/k.py", 8, 4)
     assert locs[2] == Location("/abs/helpers.py", 41, 12, None, Location("/src/k.py", 8, 4))

@@ -10,7 +10,7 @@
   the following instruction lines until the next ``.loc``. PTX's ``inlined_at F L C`` suffix
   becomes the caller. Line 0 (compiler-generated code) maps to None.
 
-Both return a list with one entry per line of the text (``text.split("\\n")``): a
+Both return a list with one entry per line of the text (``text.splitlines()``): a
 :class:`workbench.ir.core.Location` or None.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _fields(body: str) -> dict:
 
 def llir_line_locs(text: str) -> list:
     """One Location (or None) per line of LLVM IR ``text``; see the module docstring."""
-    lines = text.split("\n")
+    lines = text.splitlines()
     meta = {}
     for ln in lines:
         m = _META_DEF.match(ln)
@@ -112,7 +112,7 @@ def directive_line_locs(text: str) -> list:
     files: dict = {}
     current = None
     out = []
-    for ln in text.split("\n"):
+    for ln in text.splitlines():
         m = _FILE.match(ln)
         if m:
             a, b2 = m.group(2), m.group(3)
