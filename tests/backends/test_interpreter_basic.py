@@ -129,7 +129,8 @@ def test_out_of_bounds_load_names_program_line_and_offsets(batch):
     assert e.program_id == (3, 0, 0)
     assert e.loc.line == 5 and e.loc.file == FILE
     assert e.arg == "x_ptr"
-    assert e.offsets == list(range(1000, 1024)) and e.offset == 1000
+    assert e.offsets == list(range(1000, 1024)) and e.element_offset == 1000
+    assert e.offset == 4000 and "4000" in str(e)  # the contract: .offset in bytes
     assert f"{FILE}:5:5" in str(e) and "x_ptr" in str(e) and "(3, 0, 0)" in str(e)
     np.testing.assert_array_equal(out[:768], x[:768] + y[:768])  # programs 0-2 ran
 

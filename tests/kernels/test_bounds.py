@@ -57,12 +57,8 @@ def test_unmasked_store_out_of_bounds_in_a_view(backend):
     assert "100" in str(e)
 
 
-def test_oob_offset_is_in_bytes(backend, request):
+def test_oob_offset_is_in_bytes(backend):
     """errors.OutOfBoundsError: ``offset`` is the offending *byte* offset from the base."""
-    if backend == "interpreter":
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="the interpreter puts the element offset in .offset "
-                                "(and bytes in .byte_offset); the contract says bytes"))
     x = np.zeros(300, np.float32)
     out = np.zeros(384, np.float32)
     with pytest.raises(OutOfBoundsError) as ei:

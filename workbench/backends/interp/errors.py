@@ -40,9 +40,10 @@ def out_of_bounds(kind: str, bad: np.ndarray, addr: np.ndarray, memory, arg, ite
     """Build the user's :class:`OutOfBoundsError` for a ``kind`` ("load", "store", "atomic")
     whose lanes ``bad`` (addresses ``addr``) fell outside every array of the launch.
 
-    ``offset`` is the first offending element offset relative to the pointer argument's base
-    (``(address - base) // itemsize``); ``offsets`` lists all offending lanes' offsets of that
-    program; ``byte_offset`` the first one in bytes."""
+    ``offset`` is the first offending *byte* offset relative to the pointer argument's base
+    (the contract of :class:`OutOfBoundsError`); ``element_offset`` the same in elements
+    (``(address - base) // itemsize``) and ``offsets`` all offending lanes' element offsets in
+    that program. The message shows the element offsets and the first byte offset."""
     b, pid = first_program(bad, pids)
     bad_b = bad[b] if bad.ndim and bad.shape[0] > 1 else bad[0] if bad.ndim else bad
     addr_b = np.broadcast_to(addr, bad.shape)
@@ -59,16 +60,16 @@ def out_of_bounds(kind: str, bad: np.ndarray, addr: np.ndarray, memory, arg, ite
         msg = (f"out-of-bounds {kind} in program {pid}: address {int(bad_addrs[0]):#x} is not "
                f"in any array passed to the launch")
         err = OutOfBoundsError(msg, program_id=pid, loc=loc, offset=None, arg=None)
-        err.offsets, err.byte_offset = [], None
+        err.offsets, err.element_offset = [], None
         return err
     offs = ((bad_addrs - region.base) // itemsize).tolist()
     lo = (region.lo - region.base) // itemsize
     hi = (region.hi - region.base) // itemsize
+    byte_off = int(bad_addrs[0]) - region.base
     shown = ", ".join(str(o) for o in offs[:8]) + (", ..." if len(offs) > 8 else "")
     msg = (f"out-of-bounds {kind} through pointer argument '{region.name}' in program {pid}: "
            f"element offsets [{shown}] ({len(offs)} lane{'s' if len(offs) != 1 else ''}) are "
-           f"outside the array's elements [{lo}, {hi})")
-    err = OutOfBoundsError(msg, program_id=pid, loc=loc, offset=offs[0], arg=region.name)
-    err.offsets = offs
-    err.byte_offset = int(bad_addrs[0]) - region.base
+           f"outside the array's elements [{lo}, {hi}) (first byte offset {byte_off})")
+    err = OutOfBoundsError(msg, program_id=pid, loc=loc, offset=byte_off, arg=region.name)
+    err.offsets, err.element_offset = offs, offs[0]
     return err
