@@ -127,6 +127,7 @@ def test_launch_result_shown_and_recompiled_for_the_view_target(shell, monkeypat
 
     def compile_for(self, spec_, options, target, keep_snapshots=False):
         calls.append((spec_, str(target), keep_snapshots))
+        compile_for.num_warps = options.num_warps
         return fake_compiled(self, target, [], spec_, options)
 
     monkeypatch.setattr(JITFunction, "compile_for", compile_for)
@@ -139,6 +140,10 @@ def test_launch_result_shown_and_recompiled_for_the_view_target(shell, monkeypat
     html = shell.html(cell('--target cpu --launch "ran(add)"'))
     assert calls == []  # same target: the launch's own compiled kernel is shown
     assert "cpu" in parse_view(html).report["target"]
+    html = shell.html(cell('--target cpu --num-warps 2 --launch "ran(add)"'))
+    assert [(c[1], c[2]) for c in calls] == [("cpu", False)]  # other options: recompiled
+    assert compile_for.num_warps == 2
+    assert "ran on" not in html
 
 
 def test_launch_returning_something_else_is_a_note(shell):

@@ -134,7 +134,11 @@ class TileKernelMagics(Magics):
                 notes.append("--signature is ignored: the view shows the launch's "
                              "specialisation")
             ran_on = getattr(result, "target", None)
-            if _same_target(ran_on, target) and opts.passes is None:
+            ropts = getattr(result, "options", None)
+            same_options = all(want is None or want == getattr(ropts, attr, want)
+                               for want, attr in ((opts.num_warps, "num_warps"),
+                                                  (opts.num_stages, "num_stages")))
+            if _same_target(ran_on, target) and opts.passes is None and same_options:
                 return result
             if not _same_target(ran_on, target):
                 notes.append(f"ran on {ran_on}; the stages shown are the same specialisation "
