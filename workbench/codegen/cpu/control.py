@@ -18,7 +18,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from ...ir.types import FloatType, TensorType
 from .llvmtypes import value_type
-from .tiles import Buffer, Lazy, Splat, loop_nest
+from .tiles import Buffer, Splat, loop_nest
 
 
 def _inline_combine(lw, block, values: list) -> list:
@@ -237,5 +237,3 @@ def lower_dot(lw, op: Operation) -> None:
 def _fw(t) -> int:
     return {ir.HalfType(): 16, ir.FloatType(): 32}.get(t, 64)
 
-
-__all__ = ["lower_reduce", "lower_for", "lower_if", "lower_dot", "Lazy"]
