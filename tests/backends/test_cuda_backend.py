@@ -27,12 +27,12 @@ def test_stages_and_line_maps():
     assert names == list(be.stage_names)
     assert names[:3] == ["ttgir", "llir", "ptx"]
     for st in res.stages:
-        assert len(st.line_locs) == len(st.text.split("\n")), st.name
+        assert len(st.line_locs) == len(st.text.splitlines()), st.name
     by = {s.name: s for s in res.stages}
     src_lines = {loc.line for loc in by["ptx"].line_locs if loc is not None}
     assert src_lines and all(loc.file == samples.FILE for loc in by["ptx"].line_locs if loc)
     # the exp op's line appears in llir and ptx maps
-    exp_line = next(i for i, ln in enumerate(by["ptx"].text.split("\n")) if "ex2.approx" in ln)
+    exp_line = next(i for i, ln in enumerate(by["ptx"].text.splitlines()) if "ex2.approx" in ln)
     assert by["ptx"].line_locs[exp_line] is not None
     assert res.metadata.shared == 16 and res.metadata.num_warps == 4
     assert "ttgir" in ctx.timings and "llir+ptx" in ctx.timings
@@ -100,7 +100,7 @@ def test_parse_ptxas_v():
 def test_ptx_line_locs_reads_file_table_after_the_function():
     ptx = ".entry k()\n{\n\t.loc\t1 7 3\n\tadd.s32 \t%r1, %r2, %r3;\n}\n\t.file\t1 \"/a/k.py\"\n"
     locs = ptx_line_locs(ptx)
-    assert len(locs) == len(ptx.split("\n"))
+    assert len(locs) == len(ptx.splitlines())
     assert locs[3] is not None and (locs[3].file, locs[3].line, locs[3].col) == ("/a/k.py", 7, 3)
 
 

@@ -48,8 +48,9 @@ def clone_module(module: Operation) -> Operation:
 
 
 def _fit(locs: list, text: str) -> list:
-    """Pad or trim a line map to one entry per ``text.split("\\n")`` line."""
-    n = len(text.split("\n"))
+    """Pad or trim a line map to one entry per ``text.splitlines()`` line (the team's
+    convention, as :mod:`workbench.codegen.lineinfo` and the IR printer)."""
+    n = len(text.splitlines())
     return (list(locs) + [None] * n)[:n]
 
 
@@ -57,8 +58,8 @@ def ptx_line_locs(ptx: str) -> list:
     """Line map of PTX. LLVM's NVPTX printer puts the ``.file`` table after the function, so
     the table is read first (prepended, then its entries dropped) and
     :func:`workbench.codegen.lineinfo.directive_line_locs` maps ``.loc`` lines to files."""
-    files = [ln for ln in ptx.split("\n") if ln.lstrip().startswith(".file")]
-    return directive_line_locs("\n".join(files + [ptx]))[len(files):]
+    files = [ln for ln in ptx.splitlines() if ln.lstrip().startswith(".file")]
+    return _fit(directive_line_locs("\n".join(files + [ptx]))[len(files):], ptx)
 
 
 def _needs_layouts(module: Operation) -> bool:
@@ -150,13 +151,13 @@ class CudaBackend(Backend):
             meta.n_regs, meta.n_spills = report.n_regs, report.n_spills
             extra.update(cubin=cubin, ptxas_log=report.text)
             summary = nvidia_tools.cubin_summary(cubin) + "\n\nptxas -v:\n" + report.text.strip()
-            stages.append(Stage("cubin", summary, [None] * (summary.count("\n") + 1)))
+            stages.append(Stage("cubin", summary, [None] * len(summary.splitlines())))
             image = cubin
             if self.nvdisasm:
                 t4 = time.perf_counter()
                 sass = nvidia_tools.disassemble(cubin, self.nvdisasm)
                 timings["sass"] = timings.get("sass", 0.0) + time.perf_counter() - t4
-                stages.append(Stage("sass", sass, nvidia_tools.sass_line_locs(sass)))
+                stages.append(Stage("sass", sass, _fit(nvidia_tools.sass_line_locs(sass), sass)))
             else:
                 extra["notes"].append("sass omitted: nvdisasm is not installed "
                                       "(pip install 'tile-workbench[sass]')")

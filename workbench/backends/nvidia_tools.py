@@ -140,7 +140,7 @@ def sass_line_locs(sass: str) -> list:
     from ..ir.core import Location
 
     out, cur = [], None
-    for line in sass.split("\n"):
+    for line in sass.splitlines():
         m = _SASS_LINE.search(line)
         if m:
             cur = Location(m.group(1), int(m.group(2)), 0)
