@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_cpu_helpers import K, ptr, run
 
-from workbench.ir.types import TensorType, bf16, f16, f32, i1, i8, i32, i64
+from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
 
 rng = np.random.default_rng()
 
