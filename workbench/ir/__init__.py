@@ -1,0 +1,1 @@
+"""The SSA IR: types, operations, builder, printer, parser and verifier (see docs/contracts.md)."""

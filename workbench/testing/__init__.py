@@ -1,0 +1,1 @@
+"""Helpers for tests and users: example kernels (``workbench.testing.examples``)."""
