@@ -72,6 +72,7 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
         arg.name = a.name
     builder = NamingBuilder(block, loc=fn_loc)
     sem = Semantic(builder)
+    sem.debug = bool(options.debug)
     scope = Scope(src, _param_values(src, spec, block, sem, fn_loc))
     gen = CodeGenerator(src, builder, sem, options, scope)
     gen.visit_stmts(tree.body)

@@ -10,6 +10,7 @@ import types
 
 from ..errors import UnsupportedError
 from ..language import builtins as lb
+from ..language import debug as ldebug
 from ..language import loops
 from ..language.core import constexpr, tensor
 from . import constexpr as ce
@@ -39,6 +40,7 @@ class CallsMixin:
         """Call ``fn`` (already evaluated) with evaluated ``args``/``kws`` at ``node``."""
         if getattr(fn, "__workbench_builtin__", False) or \
                 getattr(fn, "__workbench_bound_builtin__", False):
+            self.sem.call_jit = lambda f, a: self.inline(f, a, {}, node)
             try:
                 return fn(*args, _semantic=self.sem, **kws)
             except TypeError as e:
@@ -85,7 +87,7 @@ class CallsMixin:
                              None, UnsupportedError)
         args = [ce.unwrap(a) for a in args]
         if name == "print":
-            return lb.static_print(*args, _semantic=self.sem)
+            return ldebug.static_print(*args, _semantic=self.sem)
         if ce.is_const(args) and ce.is_const(list(kws.values())):
             return self.py_eval(node, lambda: fn(*args, **kws))
         if name in ("min", "max") and not kws:

@@ -16,7 +16,9 @@ _TENSOR_ATTRS = {"dtype", "shape", "to", "logical_and", "logical_or", "numel", "
 # tensor methods Triton offers that forward to a tl builtin
 _TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
                            "abs", "sigmoid", "reshape", "broadcast_to", "expand_dims", "sin",
-                           "cos", "floor", "ceil", "erf", "cdiv"}
+                           "cos", "floor", "ceil", "erf", "cdiv", "argmax", "argmin", "xor_sum",
+                           "cumsum", "cumprod", "trans", "permute", "reduce",
+                           "associative_scan"}
 
 
 class ExpressionsMixin:

@@ -5,11 +5,15 @@ Names and semantics follow ``triton.language`` 3.6 (see ``shared/reference``): d
 where the frontend compiles them to ttir.
 """
 from . import math  # noqa: F401
+from .advanced import (argmax, argmin, associative_scan, atomic_add, atomic_and, atomic_cas,
+                       atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, cumprod,
+                       cumsum, dot, permute, reduce, trans, xor_sum)
 from .builtins import (PropagateNan, abs, arange, broadcast, broadcast_to, cast, cdiv, ceil,
                        cos, erf, exp, exp2, expand_dims, floor, fma, full, load, log, log2,
-                       max_constancy, max_contiguous, maximum, minimum, multiple_of,
-                       num_programs, program_id, reshape, rsqrt, sigmoid, sin, sqrt,
-                       static_assert, static_print, store, where, zeros, zeros_like)
+                       maximum, minimum, num_programs, program_id, reshape, rsqrt, sigmoid,
+                       sin, sqrt, store, where, zeros, zeros_like)
+from .debug import (debug_barrier, device_assert, device_print, max_constancy, max_contiguous,
+                    multiple_of, static_assert, static_print)
 from .core import LanguageError, builtin, constexpr, tensor
 from .dtypes import (bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32,
                      int64, pointer_type, uint8, uint16, uint32, uint64)
@@ -27,5 +31,8 @@ __all__ = [
     "store", "where", "zeros", "zeros_like", "LanguageError", "builtin", "constexpr", "tensor",
     "bfloat16", "dtype", "float16", "float32", "float64", "int1", "int8", "int16", "int32",
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
-    "max", "min", "sum", "next_power_of_2", "bool_", "math",
+    "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert", "debug_barrier", "argmax", "argmin",
+    "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+    "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
+    "trans", "xor_sum",
 ]

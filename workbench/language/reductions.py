@@ -12,42 +12,77 @@ from .core import LanguageError, builtin, tensor
 from .semantic import ir_type, unwrap
 
 
-def reduce_tiles(x: tensor, axis, combine, sem, keep_dims=False) -> tensor:
-    """Reduce ``x`` along ``axis`` (None: all axes) with ``combine(sem, a, b) -> tensor`` on
-    scalars. Returns a scalar for a 1-D input (or ``axis=None``), else a tile without ``axis``
-    (kept as size 1 with ``keep_dims``)."""
-    if not x.shape:
-        raise LanguageError("cannot reduce a scalar", "reductions take a tile")
-    axis = unwrap(axis)
-    keep_dims = bool(unwrap(keep_dims))
-    rank = len(x.shape)
-    if axis is None:
-        if rank > 1:
-            x = sem._op("tt.reshape", [x], x.dtype, (x.numel,), {"allow_reorder": True})
-        out = reduce_tiles(x, 0, combine, sem)
-        if keep_dims:
-            for i in range(rank):
-                out = sem.expand_dims(out, i)
-        return out
-    if isinstance(axis, tensor) or not isinstance(axis, int) or isinstance(axis, bool):
-        raise LanguageError(f"reduction axis must be a compile-time int, got {axis!r}")
-    if not -rank <= axis < rank:
-        raise LanguageError(f"reduction axis {axis} is out of range for a tile of rank {rank}")
-    axis %= rank
-    shape = x.shape[:axis] + x.shape[axis + 1:]
+def _region_op(name, xs, axis, combine, sem, attrs, out_shape):
+    """Build ``tt.reduce``/``tt.scan`` over tiles ``xs`` with the scalar ``combine``."""
     b = sem.builder
-    op = b.create("tt.reduce", [x.handle], [ir_type(x.dtype, shape)], {"axis": axis}, regions=1)
-    el = x.dtype.to_ir()
-    block = op.regions[0].add_block([el, el])
+    op = b.create(name, [x.handle for x in xs], [ir_type(x.dtype, out_shape) for x in xs],
+                  {"axis": axis, **attrs}, regions=1)
+    els = [x.dtype.to_ir() for x in xs]
+    block = op.regions[0].add_block(els + els)
     for arg in block.args:
         arg.name = getattr(b.loc, "name", None)
     with b.at_end_of(block):
-        r = combine(sem, sem.wrap(block.args[0], x.dtype), sem.wrap(block.args[1], x.dtype))
-        b.create("tt.reduce.return", [r.handle], [])
-    out = sem.wrap(op.result, x.dtype, shape)
+        n = len(xs)
+        accs = [sem.wrap(a, x.dtype) for a, x in zip(block.args[:n], xs)]
+        news = [sem.wrap(a, x.dtype) for a, x in zip(block.args[n:], xs)]
+        r = combine(sem, *accs, *news)
+        r = list(r) if isinstance(r, (tuple, list)) else [r]
+        if len(r) != n:
+            raise LanguageError(f"the combine function returned {len(r)} values, expected {n}")
+        r = [sem.cast(v, x.dtype) for v, x in zip(r, xs)]
+        b.create(name + ".return", [v.handle for v in r], [])
+    return [sem.wrap(res, x.dtype, out_shape) for res, x in zip(op.results, xs)]
+
+
+def _check_axis(axis, rank):
+    if isinstance(axis, tensor) or not isinstance(axis, int) or isinstance(axis, bool):
+        raise LanguageError(f"reduction axis must be a compile-time int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise LanguageError(f"axis {axis} is out of range for a tile of rank {rank}")
+    return axis % rank
+
+
+def reduce_tiles(x, axis, combine, sem, keep_dims=False):
+    """Reduce ``x`` (a tile or a tuple of same-shape tiles) along ``axis`` (None: all axes)
+    with ``combine(sem, *accs, *xs) -> tensor | tuple`` on scalars. Returns a scalar for a
+    1-D input (or ``axis=None``), else a tile without ``axis`` (kept as size 1 with
+    ``keep_dims``); a tuple for a tuple input."""
+    multi = isinstance(x, (tuple, list))
+    xs = list(x) if multi else [x]
+    if not xs or any(not isinstance(t, tensor) or not t.shape for t in xs):
+        raise LanguageError("reductions take tiles, not scalars")
+    if any(t.shape != xs[0].shape for t in xs):
+        raise LanguageError("all tiles of a multi-operand reduction must have one shape")
+    axis = unwrap(axis)
+    keep_dims = bool(unwrap(keep_dims))
+    rank = len(xs[0].shape)
+    if axis is None:
+        if rank > 1:
+            xs = [sem._op("tt.reshape", [t], t.dtype, (t.numel,), {"allow_reorder": True})
+                  for t in xs]
+        outs = reduce_tiles(xs, 0, combine, sem)
+        if keep_dims:
+            for i in range(rank):
+                outs = [sem.expand_dims(o, i) for o in outs]
+        return tuple(outs) if multi else outs[0]
+    axis = _check_axis(axis, rank)
+    shape = xs[0].shape[:axis] + xs[0].shape[axis + 1:]
+    outs = _region_op("tt.reduce", xs, axis, combine, sem, {}, shape)
     if keep_dims:
-        out = sem.expand_dims(out, axis)
-    return out
+        outs = [sem.expand_dims(o, axis) for o in outs]
+    return tuple(outs) if multi else outs[0]
+
+
+def scan_tiles(x, axis, combine, sem, reverse=False):
+    """Inclusive scan of ``x`` (a tile or tuple of tiles) along ``axis`` (``tt.scan``)."""
+    multi = isinstance(x, (tuple, list))
+    xs = list(x) if multi else [x]
+    if any(not isinstance(t, tensor) or not t.shape for t in xs):
+        raise LanguageError("scans take tiles, not scalars")
+    axis = _check_axis(unwrap(axis), len(xs[0].shape))
+    outs = _region_op("tt.scan", xs, axis, combine, sem, {"reverse": bool(unwrap(reverse))},
+                      xs[0].shape)
+    return tuple(outs) if multi else outs[0]
 
 
 def _add(sem, a, b):

@@ -130,8 +130,11 @@ class _Py:
 class Semantic:
     """Builds typed ttir for the language's operations at ``builder``'s insertion point."""
 
-    def __init__(self, builder):
+    def __init__(self, builder, debug: bool = False):
         self.builder = builder
+        self.debug = debug  # compile device_assert
+        self.quiet = False  # silence static_print (dry runs)
+        self.call_jit = None  # set by the frontend: call_jit(fn, args) inlines a @jit function
 
     # values --------------------------------------------------------------------------------
     def wrap(self, handle, d: dt.dtype, shape=()) -> tensor:
@@ -468,6 +471,8 @@ class Semantic:
                 raise LanguageError(f"only int64 can be cast to a pointer, not {s}")
             return self._op("tt.int_to_ptr", [x], d, shp)
         if s.is_ptr() and d.is_ptr():
+            if s.to_ir() == d.to_ir():
+                return self.wrap(x.handle, d, shp)
             return self._op("tt.bitcast", [x], d, shp)
         raise LanguageError(f"cannot cast {s!r} to {d!r}")
 
@@ -475,8 +480,8 @@ class Semantic:
         """Reinterpret the bits of ``x`` as ``d`` (equal bit widths required)."""
         x = self.to_tensor(x)
         d = unwrap(d)
-        if x.dtype == d:
-            return x
+        if x.dtype.to_ir() == d.to_ir():  # e.g. int32 <-> uint32: the same signless bits
+            return self.wrap(x.handle, d, x.shape)
         if x.dtype.is_ptr() or d.is_ptr():
             return self.cast(x, d)
         if x.dtype.primitive_bitwidth != d.primitive_bitwidth:

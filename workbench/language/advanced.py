@@ -1,0 +1,271 @@
+"""More of the tl surface (reference §1.8-§1.11): argmax/argmin, xor_sum, reduce and
+associative_scan with a @jit combine function, cumsum/cumprod, dot, trans/permute, atomics.
+"""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .core import LanguageError, builtin, tensor
+from .reductions import reduce_tiles, scan_tiles
+from .semantic import _Py, ir_type, unwrap
+
+
+def _tile(x, sem, what):
+    x = unwrap(x)
+    if not isinstance(x, tensor) or not x.shape:
+        raise LanguageError(f"tl.{what} needs a tile, got {x!r}")
+    return x
+
+
+def _arg_combine(which, tie_break_left):
+    def combine(sem, v1, i1, v2, i2):
+        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
+        if tie_break_left:
+            tie = sem.logical("and", sem.compare("eq", v1, v2), sem.compare("lt", i1, i2))
+            better = sem.logical("or", better, tie)
+        return sem.where(better, v1, v2), sem.where(better, i1, i2)
+    return combine
+
+
+def _argreduce(which, input, axis, tie_break_left, keep_dims, sem):
+    x = _tile(input, sem, "arg" + which)
+    if x.dtype.primitive_bitwidth < 32:
+        x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
+    axis = unwrap(axis)
+    if axis is None:
+        raise LanguageError(f"tl.arg{which} needs an axis")
+    rank = len(x.shape)
+    ax = axis % rank if isinstance(axis, int) else axis
+    idx = sem._op("tt.make_range", [], dt.int32, (x.shape[ax],),
+                  {"start": 0, "end": x.shape[ax]})
+    for d in range(rank):
+        if d != ax:
+            idx = sem.expand_dims(idx, d)
+    idx = sem.broadcast_to_shape(idx, x.shape)
+    _, i = reduce_tiles((x, idx), axis, _arg_combine(which, bool(unwrap(tie_break_left))), sem,
+                        keep_dims)
+    return i
+
+
+@builtin
+def argmax(input, axis, tie_break_left=True, keep_dims=False, _semantic=None):
+    """int32 index of the maximum along ``axis`` (ties: the smallest index)."""
+    return _argreduce("max", input, axis, tie_break_left, keep_dims, _semantic)
+
+
+@builtin
+def argmin(input, axis, tie_break_left=True, keep_dims=False, _semantic=None):
+    """int32 index of the minimum along ``axis`` (ties: the smallest index)."""
+    return _argreduce("min", input, axis, tie_break_left, keep_dims, _semantic)
+
+
+@builtin
+def xor_sum(input, axis=None, keep_dims=False, _semantic=None):
+    """Bitwise xor of the elements along ``axis``; integer tiles only."""
+    x = _tile(input, _semantic, "xor_sum")
+    if not x.dtype.is_int():
+        raise LanguageError(f"xor_sum only supports integers, got {x.dtype}")
+    return reduce_tiles(x, axis, lambda s, a, b: s.bitwise("xor", a, b), _semantic, keep_dims)
+
+
+def _jit_combine(fn, sem):
+    if sem.call_jit is None:
+        raise LanguageError("combine functions need the frontend")
+
+    def combine(s, *args):
+        return s.call_jit(fn, list(args))
+    return combine
+
+
+@builtin
+def reduce(input, axis, combine_fn, keep_dims=False, _semantic=None):
+    """Reduce ``input`` (a tile or tuple of tiles) with the @jit ``combine_fn``."""
+    return reduce_tiles(unwrap(input), axis, _jit_combine(unwrap(combine_fn), _semantic),
+                        _semantic, keep_dims)
+
+
+@builtin
+def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None):
+    """Inclusive scan of ``input`` with the @jit ``combine_fn`` (``tt.scan``)."""
+    return scan_tiles(unwrap(input), axis, _jit_combine(unwrap(combine_fn), _semantic),
+                      _semantic, reverse)
+
+
+def _acc_dtype(x, dtype):
+    dtype = unwrap(dtype)
+    if dtype is None and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+        dtype = dt.int32 if x.dtype.is_int_signed() else dt.uint32
+    return dtype
+
+
+@builtin
+def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None):
+    """Inclusive prefix sum along ``axis`` (ints narrower than 32 bits accumulate in int32)."""
+    x = _tile(input, _semantic, "cumsum")
+    d = _acc_dtype(x, dtype)
+    if d is not None:
+        x = _semantic.cast(x, d)
+    return scan_tiles(x, axis, lambda s, a, b: s.add(a, b), _semantic, reverse)
+
+
+@builtin
+def cumprod(input, axis=0, reverse=False, dtype=None, _semantic=None):
+    """Inclusive prefix product along ``axis``."""
+    x = _tile(input, _semantic, "cumprod")
+    d = _acc_dtype(x, dtype)
+    if d is not None:
+        x = _semantic.cast(x, d)
+    return scan_tiles(x, axis, lambda s, a, b: s.mul(a, b), _semantic, reverse)
+
+
+@builtin
+def permute(input, *dims, _semantic=None):
+    """Permute the dims of ``input`` (``tt.trans {order}``)."""
+    x = _tile(input, _semantic, "permute")
+    if len(dims) == 1 and isinstance(unwrap(dims[0]), (tuple, list)):
+        dims = unwrap(dims[0])
+    order = [unwrap(d) for d in dims]
+    if sorted(order) != list(range(len(x.shape))):
+        raise LanguageError(f"permute needs a permutation of {list(range(len(x.shape)))}, "
+                            f"got {order}")
+    shape = tuple(x.shape[d] for d in order)
+    return _semantic._op("tt.trans", [x], x.dtype, shape, {"order": order})
+
+
+@builtin
+def trans(input, *dims, _semantic=None):
+    """Transpose: no dims swaps the last two axes; else like :func:`permute`."""
+    x = _tile(input, _semantic, "trans")
+    if not dims:
+        n = len(x.shape)
+        if n < 2:
+            return x
+        dims = list(range(n - 2)) + [n - 1, n - 2]
+    return permute(x, *dims, _semantic=_semantic)
+
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
+        max_num_imprecise_acc=None, out_dtype=dt.float32, _semantic=None):
+    """``acc + input @ other`` on 2-D tiles (``tt.dot``); int8 -> int32, floats -> ``out_dtype``
+    (fp32 default). fp32 inputs default to ``input_precision="tf32"`` (reference §1.10)."""
+    sem = _semantic
+    a, b = _tile(input, sem, "dot"), _tile(other, sem, "dot")
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise LanguageError(f"tl.dot needs 2-D tiles, got {list(a.shape)} and {list(b.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise LanguageError(f"tl.dot inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
+    if a.dtype != b.dtype:
+        raise LanguageError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
+    k = a.shape[1]
+    if k < (32 if a.dtype.primitive_bitwidth == 8 else 16):
+        raise LanguageError(f"tl.dot needs K >= 16 (32 for 8-bit inputs), got K = {k}")
+    if unwrap(allow_tf32) is not None and unwrap(input_precision) is not None:
+        raise LanguageError("pass only one of input_precision and allow_tf32")
+    prec = unwrap(input_precision) or ("ieee" if unwrap(allow_tf32) is False else "tf32")
+    if prec not in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"):
+        raise LanguageError(f"unknown input_precision {prec!r}")
+    out_dtype = unwrap(out_dtype)
+    ret = dt.int32 if a.dtype.is_int() else (
+        out_dtype if a.dtype in (dt.float16,) else dt.float32)
+    if a.dtype == dt.float64:
+        ret = dt.float64
+    shape = (a.shape[0], b.shape[1])
+    acc = unwrap(acc)
+    c = sem.constant(0, ret, shape) if acc is None else sem.to_tensor(acc)
+    if c.shape != shape:
+        raise LanguageError(f"tl.dot accumulator has shape {list(c.shape)}, expected "
+                            f"{list(shape)}")
+    if acc is not None:
+        ret = c.dtype
+    return sem._op("tt.dot", [a, b, c], ret, shape,
+                   {"inputPrecision": prec, "maxNumImpreciseAcc": 0})
+
+
+def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
+    pointer = sem.to_tensor(unwrap(pointer))
+    if not pointer.dtype.is_ptr():
+        raise LanguageError(f"atomic_{op_name} needs a pointer, got {pointer.dtype!r}")
+    elt = pointer.dtype.element_ty
+    val = unwrap(val)
+    val = sem.broadcast_to_shape(sem.cast(val, elt) if isinstance(val, tensor) else _Py(val, elt),
+                                 pointer.shape)
+    mask = unwrap(mask)
+    if mask is None:
+        mask = _Py(True, dt.int1)
+    mask = sem.broadcast_to_shape(mask, pointer.shape)
+    semantics = unwrap(sem_) or "acq_rel"
+    scope = unwrap(scope) or "gpu"
+    if semantics not in ("acquire", "release", "acq_rel", "relaxed"):
+        raise LanguageError(f"unknown memory semantics {semantics!r}")
+    if scope not in ("gpu", "cta", "sys"):
+        raise LanguageError(f"unknown scope {scope!r}")
+    return pointer, val, mask, {"sem": semantics, "scope": scope}
+
+
+def _rmw(kind, pointer, val, mask, sem_, scope, sem):
+    pointer, val, mask, attrs = _atomic(kind, pointer, val, mask, sem_, scope, sem)
+    d = val.dtype
+    if d.is_int() and d.primitive_bitwidth < 32:
+        raise LanguageError(f"atomic_{kind} does not support {d}")
+    if kind in ("max", "min") and d.is_floating():
+        if d not in (dt.float32, dt.float64):
+            raise LanguageError(f"atomic_{kind} on floats supports fp32/fp64, got {d}")
+        # reference §1.11: signed-int max/min for non-negative values, unsigned min/max for
+        # negative ones, chosen per element by the sign
+        it, ut = (dt.int32, dt.uint32) if d == dt.float32 else (dt.int64, dt.uint64)
+        bits = sem.bitcast(val, it)
+        pos = sem.compare("ge", val, 0.0)
+        ip = sem.bitcast(pointer, dt.pointer_type(it))
+        up = sem.bitcast(pointer, dt.pointer_type(ut))
+        pos_op = "max" if kind == "max" else "min"
+        neg_op = "umin" if kind == "max" else "umax"
+        r1 = _emit_rmw(pos_op, ip, bits, sem.logical("and", mask, pos), attrs, sem, it)
+        r2 = _emit_rmw(neg_op, up, sem.bitcast(bits, ut),
+                       sem.logical("and", mask, sem.logical_not(pos)), attrs, sem, ut)
+        return sem.bitcast(sem.where(pos, r1, sem.bitcast(r2, it)), d)
+    op = {"add": "fadd" if d.is_floating() else "add", "and": "and", "or": "or", "xor": "xor",
+          "xchg": "exch", "max": "max" if d.is_int_signed() else "umax",
+          "min": "min" if d.is_int_signed() else "umin"}[kind]
+    if kind in ("and", "or", "xor") and not d.is_int():
+        raise LanguageError(f"atomic_{kind} needs integers, got {d}")
+    return _emit_rmw(op, pointer, val, mask, attrs, sem, d)
+
+
+def _emit_rmw(op, pointer, val, mask, attrs, sem, d):
+    return sem._op("tt.atomic_rmw", [pointer, val, mask], d, pointer.shape,
+                   dict(attrs, atomic_rmw_op=op))
+
+
+def _make_rmw(kind):
+    @builtin
+    def f(pointer, val, mask=None, sem=None, scope=None, _semantic=None):
+        return _rmw(kind, pointer, val, mask, sem, scope, _semantic)
+    f.__name__ = f.__qualname__ = "atomic_" + kind
+    f.__doc__ = (f"Atomic {kind} of ``val`` into ``*pointer`` where ``mask``; returns the old "
+                 "values (``tt.atomic_rmw``).")
+    return f
+
+
+atomic_add = _make_rmw("add")
+atomic_max = _make_rmw("max")
+atomic_min = _make_rmw("min")
+atomic_and = _make_rmw("and")
+atomic_or = _make_rmw("or")
+atomic_xor = _make_rmw("xor")
+atomic_xchg = _make_rmw("xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None, _semantic=None):
+    """Atomic compare-and-swap: where ``*pointer == cmp`` store ``val``; returns the old
+    values (``tt.atomic_cas``; 16/32/64-bit elements)."""
+    s = _semantic
+    pointer, val, _, attrs = _atomic("cas", pointer, val, None, sem, scope, s)
+    if val.dtype.primitive_bitwidth < 16:
+        raise LanguageError(f"atomic_cas needs 16, 32 or 64-bit elements, got {val.dtype}")
+    cmp = unwrap(cmp)
+    cmp = s.broadcast_to_shape(s.cast(cmp, val.dtype) if isinstance(cmp, tensor)
+                               else _Py(cmp, val.dtype), pointer.shape)
+    op = s.builder.create("tt.atomic_cas", [pointer.handle, cmp.handle, val.handle],
+                          [ir_type(val.dtype, pointer.shape)], attrs)
+    return s.wrap(op.result, val.dtype, pointer.shape)

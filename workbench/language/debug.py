@@ -1,0 +1,91 @@
+"""Compiler hints and debugging builtins: ``multiple_of``, ``max_contiguous``,
+``max_constancy``, ``static_print``, ``static_assert``, ``device_print``, ``device_assert``,
+``debug_barrier`` (reference §1.15)."""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .core import LanguageError, builtin, tensor
+from .semantic import unwrap
+
+
+def _hint(x, values, attr):
+    values = unwrap(values)
+    values = [unwrap(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
+    if not isinstance(x, tensor):
+        raise LanguageError(f"{attr} hint needs a tensor")
+    if len(values) != max(1, len(x.shape)):
+        raise LanguageError(f"{attr} hint needs {max(1, len(x.shape))} values, got {len(values)}")
+    op = x.handle.defining_op
+    if op is not None:
+        op.attributes[attr] = list(values)
+    return x
+
+
+@builtin
+def multiple_of(input, values, _semantic=None):
+    """Hint: the first element of each group is divisible by ``values``
+    (``tt.divisibility`` attribute on the defining op). Returns ``input``."""
+    return _hint(unwrap(input), values, "tt.divisibility")
+
+
+@builtin
+def max_contiguous(input, values, _semantic=None):
+    """Hint: runs of ``values`` consecutive integers (``tt.contiguity`` attribute)."""
+    return _hint(unwrap(input), values, "tt.contiguity")
+
+
+@builtin
+def max_constancy(input, values, _semantic=None):
+    """Hint: runs of ``values`` equal elements (``tt.constancy`` attribute)."""
+    return _hint(unwrap(input), values, "tt.constancy")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", _semantic=None):
+    """Print compile-time values (and tensors' dtypes and shapes) while compiling."""
+    if not getattr(_semantic, "quiet", False):
+        print(*(unwrap(v) for v in values), sep=sep, end=end)
+
+
+@builtin
+def static_assert(cond, msg="", _semantic=None):
+    """Fail the compile with ``msg`` when the compile-time ``cond`` is false."""
+    cond = unwrap(cond)
+    if isinstance(cond, tensor):
+        raise LanguageError("static_assert needs a compile-time condition",
+                            "use tl.device_assert for values known only at run time")
+    if not cond:
+        raise LanguageError(f"static_assert failed: {unwrap(msg)}")
+
+
+@builtin
+def device_print(prefix, *args, hex=False, _semantic=None):  # noqa: A002 (Triton's name)
+    """Print ``prefix`` and the values of ``args`` when the kernel runs (``tt.print``)."""
+    prefix = unwrap(prefix)
+    if not isinstance(prefix, str) or not prefix.isascii():
+        raise LanguageError("device_print's prefix must be an ASCII string literal")
+    if prefix and not prefix.endswith(" ") and args:
+        prefix += " "
+    vals = [_semantic.to_tensor(unwrap(a)) for a in args]
+    _semantic.builder.create("tt.print", [v.handle for v in vals], [], {
+        "prefix": prefix, "hex": bool(unwrap(hex)),
+        "isSigned": [1 if v.dtype.is_int_signed() else 0 for v in vals]})
+
+
+@builtin
+def device_assert(cond, msg="", mask=None, _semantic=None):
+    """Check ``cond`` when the kernel runs (``tt.assert``); compiled only with
+    ``Options(debug=True)``, as in Triton."""
+    if not getattr(_semantic, "debug", False):
+        return
+    cond = _semantic.to_tensor(unwrap(cond))
+    if unwrap(mask) is not None:
+        cond = _semantic.logical("or", cond, _semantic.logical_not(unwrap(mask)))
+    cond = _semantic.cast(cond, dt.int1)
+    _semantic.builder.create("tt.assert", [cond.handle], [], {"message": str(unwrap(msg))})
+
+
+@builtin
+def debug_barrier(_semantic=None):
+    """A barrier for all threads of the program (``gpu.barrier``)."""
+    _semantic.builder.create("gpu.barrier", [], [])
