@@ -208,14 +208,17 @@ class ControlFlowMixin:
                 v = ce.unwrap(self.scope.values[name])
                 if isinstance(v, tensor):
                     carried[name] = v
+        quiet = self.sem.quiet
         while True:
             block, body_scope, promote = self._for_body(node, iv_type, carried,
                                                         start if reverse else None)
             if not promote:
                 break
             discard_block(block)
+            self.sem.quiet = True  # the retry compiles the body again: print once
             for name in promote:
                 carried[name] = sem.to_tensor(ce.unwrap(self.scope.values[name]))
+        self.sem.quiet = quiet
         yields = []
         for name, init in carried.items():
             v = body_scope.values[name]
