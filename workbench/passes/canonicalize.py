@@ -117,6 +117,7 @@ def _replace(op: Operation, v: Value) -> bool:
 
 def _splat(op: Operation, scalar: Value) -> bool:
     new = Operation("tt.splat", [scalar], [op.result.type], loc=op.loc)
+    new.result.name = op.result.name
     op.parent.insert_before(op, new)
     return _replace(op, new.result)
 
