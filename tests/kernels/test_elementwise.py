@@ -200,3 +200,17 @@ def test_math_functions(backend, rng, dtype):
     np.testing.assert_allclose(outs[6], 1 / np.sqrt(ax), **tol)
     np.testing.assert_array_equal(outs[7], np.abs(x))
     np.testing.assert_allclose(outs[8], 1 / (1 + np.exp(-x)), **tol)
+
+
+def test_bfloat16_arrays_via_ml_dtypes(backend):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng()
+    n = 200
+    x = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    y = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    out = np.full(n, np.nan, np.float32)
+    k = add_kernel[(wb.cdiv(n, 64),)](x, y, out, n, BLOCK=64)
+    assert k.spec.args[0].type == "*bf16"
+    # bf16 + bf16 -> bf16, stored into fp32
+    want = (x.astype(np.float32) + y.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out, want.astype(np.float32))

@@ -191,6 +191,13 @@ SUPPORTED_ARCHS = (80, 86, 89, 90)
 
 
 def _capability(index: int, obj) -> tuple[int, int] | None:
+    try:
+        return _query_capability(index, obj)
+    except Exception:  # a failing query must not break binding; the backend reports
+        return None
+
+
+def _query_capability(index: int, obj) -> tuple[int, int] | None:
     """(major, minor) compute capability of CUDA device ``index``, asked of torch or CuPy when
     the array comes from one of them (already imported), else of the CUDA driver through
     cuda-bindings; None when nothing can tell."""
