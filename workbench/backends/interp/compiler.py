@@ -200,7 +200,14 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin):
         k = mem_dtype(op.operands[0].type.scalar.pointee).itemsize
 
         def addptr(env, p=p, o=o, r=r, k=k):
-            env[r] = env[p] + env[o].astype(np.int64) * k
+            base, off = env[p], env[o].astype(np.int64)  # a fresh array: update in place
+            if k != 1:
+                off *= k
+            if base.shape[0] <= off.shape[0]:
+                off += base
+                env[r] = off
+            else:
+                env[r] = base + off
         return addptr
 
     def __getattr__(self, name):

@@ -20,7 +20,7 @@ from .compiler import CompiledFunction, reraise_with_location
 from .dtypes import constant_array, from_float
 from .memory import Memory
 
-DEFAULT_BATCH_ELEMS = 1 << 16
+DEFAULT_BATCH_ELEMS = 1 << 15
 
 
 def bind_scalar(value, t, name: str) -> np.ndarray:

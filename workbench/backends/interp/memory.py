@@ -90,20 +90,21 @@ class Memory:
         return None
 
     # -- locating ---------------------------------------------------------------------------
-    def locate(self, addr: np.ndarray, mask, k: int, arg: int | None):
-        """Map addresses to memory. Returns a list of ``(span, sel, off)``: ``sel`` a bool
-        array of the lanes it serves (None: all active lanes), ``off`` byte offsets into the
-        span (0 for masked-off lanes). Raises :class:`OutOfBounds`."""
+    def locate(self, addr: np.ndarray, mask, k: int, arg: int | None, aligned: bool = False):
+        """Map addresses to memory. Returns a list of ``(span, sel, off, aligned)``: ``sel`` a
+        bool array of the lanes it serves (None: every lane, or every lane of ``mask``),
+        ``off`` fresh byte offsets into the span (a valid offset for masked-off lanes) and
+        whether every offset is known to be a multiple of ``k`` (``aligned`` promises that the
+        addresses are the argument's base plus multiples of ``k``). Raises
+        :class:`OutOfBounds`."""
         region = self.args.get(arg) if arg is not None else None
         if region is not None:  # known origin: the access must stay inside that argument
             span = self._span_of_arg.get(arg)
             if span is not None:
-                off = addr - span.lo
-                if mask is not None:
-                    off = np.where(mask, off, region.lo - span.lo)
-                if off.size == 0 or (off.min() >= region.lo - span.lo
-                                     and off.max() <= region.hi - span.lo - k):
-                    return [(span, None, off)]
+                a = addr if mask is None else np.where(mask, addr, region.lo)
+                if a.size == 0 or (a.min() >= region.lo and a.max() <= region.hi - k):
+                    al = aligned and (region.base - span.lo) % k == 0
+                    return [(span, None, np.subtract(a, span.lo), al)]
             ok = (addr >= region.lo) & (addr + k <= region.hi)
             bad = ~ok if mask is None else (mask & ~ok)
             if bad.any():
@@ -116,7 +117,7 @@ class Memory:
             if mask is not None:
                 off = np.where(mask, off, 0)
             if off.min() >= 0 and off.max() <= span.size - k:
-                return [(span, None, off)]
+                return [(span, None, off, False)]
         # general path: element by element
         idx = np.searchsorted(self._los, addr, side="right") - 1
         ok = idx >= 0
@@ -134,52 +135,61 @@ class Memory:
             sel = idxc == si
             if mask is not None:
                 sel &= mask
-            out.append((s, sel, np.where(sel, addr - s.lo, 0)))
+            out.append((s, sel, np.where(sel, addr - s.lo, 0), False))
         return out
 
     # -- access -----------------------------------------------------------------------------
     @staticmethod
-    def _gather(span: Span, off: np.ndarray, dt: np.dtype) -> np.ndarray:
+    def _gather(span: Span, off: np.ndarray, dt: np.dtype, aligned: bool) -> np.ndarray:
+        """Elements at byte offsets ``off`` (a fresh array: it is overwritten)."""
         k = dt.itemsize
-        if k == 1 or not (off & (k - 1)).any():
-            return span.view(dt)[off // k if k > 1 else off]
+        if k == 1:
+            return span.view(dt)[off]
+        if aligned or not (off & (k - 1)).any():
+            return span.view(dt)[np.right_shift(off, k.bit_length() - 1, out=off)]
         idx = off[..., None] + np.arange(k)
         return np.ascontiguousarray(span.u8[idx]).view(dt)[..., 0]
 
     @staticmethod
-    def _scatter(span: Span, off: np.ndarray, vals: np.ndarray, dt: np.dtype) -> None:
+    def _scatter(span: Span, off: np.ndarray, vals: np.ndarray, dt: np.dtype,
+                 aligned: bool) -> None:
         k = dt.itemsize
-        if k == 1 or not (off & (k - 1)).any():
-            span.view(dt)[off // k if k > 1 else off] = vals
+        if k == 1:
+            span.view(dt)[off] = vals
+            return
+        if aligned or not (off & (k - 1)).any():
+            span.view(dt)[np.right_shift(off, k.bit_length() - 1, out=off)] = vals
             return
         raw = np.ascontiguousarray(vals.astype(dt, copy=False)).view(np.uint8)
         raw = raw.reshape(-1, k)
         for j in range(k):  # assign byte j of each element
             span.u8[off + j] = raw[:, j]
 
-    def load(self, addr: np.ndarray, mask, dt: np.dtype, arg: int | None) -> np.ndarray:
+    def load(self, addr: np.ndarray, mask, dt: np.dtype, arg: int | None,
+             aligned: bool = False) -> np.ndarray:
         """Gather elements of dtype ``dt`` at byte addresses ``addr`` (any shape). Masked-off
-        lanes (``mask`` False) read nothing and hold 0 in the result."""
-        parts = self.locate(addr, mask, dt.itemsize, arg)
+        lanes (``mask`` False) read nothing; their result is unspecified (callers select)."""
+        parts = self.locate(addr, mask, dt.itemsize, arg, aligned)
         if len(parts) == 1 and parts[0][1] is None:
-            span, _, off = parts[0]
-            return self._gather(span, off, dt)
+            span, _, off, al = parts[0]
+            return self._gather(span, off, dt, al)
         out = np.zeros(addr.shape, dtype=dt)
-        for span, sel, off in parts:
-            out[sel] = self._gather(span, off[sel], dt)
+        for span, sel, off, al in parts:
+            out[sel] = self._gather(span, off[sel], dt, al)
         return out
 
-    def store(self, addr: np.ndarray, vals: np.ndarray, mask, dt: np.dtype, arg: int | None):
-        """Scatter ``vals`` (same shape as ``addr``) of dtype ``dt``; lanes in order, so with
-        repeated addresses the last lane wins."""
-        parts = self.locate(addr, mask, dt.itemsize, arg)
-        for span, sel, off in parts:
+    def store(self, addr: np.ndarray, vals: np.ndarray, mask, dt: np.dtype, arg: int | None,
+              aligned: bool = False):
+        """Scatter ``vals`` (same shape as ``addr``) of dtype ``dt`` to the lanes of ``mask``
+        (None: all); lanes in order, so with repeated addresses the last lane wins."""
+        parts = self.locate(addr, mask, dt.itemsize, arg, aligned)
+        for span, sel, off, al in parts:
             if sel is None:
                 sel = mask
             if sel is None:
-                self._scatter(span, off.ravel(), vals.ravel(), dt)
+                self._scatter(span, off.ravel(), vals.ravel(), dt, al)
             else:
-                self._scatter(span, off[sel], vals[sel], dt)
+                self._scatter(span, off[sel], vals[sel], dt, al)
 
     def rmw(self, addr: np.ndarray, vals: np.ndarray, mask, dt: np.dtype, arg: int | None,
             combine) -> np.ndarray:
@@ -201,7 +211,7 @@ class Memory:
         k = dt.itemsize
         parts = self.locate(addr, mask, k, arg)
         old_all = np.zeros(addr.size, dtype=dt)
-        for span, sel, off in parts:
+        for span, sel, off, _ in parts:
             if sel is None:
                 sel = mask
             lanes = np.arange(addr.size) if sel is None else np.flatnonzero(sel)

@@ -42,6 +42,16 @@ class MemoryOpsMixin:
         is_bool = isinstance(pointee, IntType) and pointee.width == 1
         return pointee, mem_dtype(pointee), is_bool, self.facts.provenance.get(ptr)
 
+    def _aligned(self, op) -> bool:
+        """Whether the pointer is its parameter's base plus whole elements of the accessed
+        type (its origin is known and the parameter's pointee has the same size)."""
+        ptr = op.operands[0]
+        arg = self.facts.provenance.get(ptr)
+        if arg is None:
+            return False
+        declared = self.func.regions[0].block.args[arg].type.scalar.pointee
+        return mem_dtype(declared).itemsize == mem_dtype(ptr.type.scalar.pointee).itemsize
+
     def op_tt_load(self, op):
         pointee, dt, is_bool, arg = self._mem_common(op)
         p = self.slot(op.operands[0])
@@ -50,6 +60,7 @@ class MemoryOpsMixin:
         r = self.slot(op.result)
         zero = np.zeros(1, dtype=np_dtype(op.result.type))
         loc = op.loc
+        aligned = self._aligned(op)
 
         def load(env):
             ptr = env[p]
@@ -58,8 +69,10 @@ class MemoryOpsMixin:
                 mask = env[m]
                 if mask.shape != ptr.shape:
                     ptr, mask = np.broadcast_arrays(ptr, mask)
+                if mask.all():
+                    mask = None
             try:
-                vals = env[MEM].load(ptr, mask, dt, arg)
+                vals = env[MEM].load(ptr, mask, dt, arg, aligned)
             except OutOfBounds as e:
                 raise out_of_bounds("load", e.bad, e.addr, env[MEM], arg, dt.itemsize,
                                     env[PIDS], loc) from None
@@ -75,10 +88,13 @@ class MemoryOpsMixin:
         p, v = self.slot(op.operands[0]), self.slot(op.operands[1])
         m = self.slot(op.operands[2]) if len(op.operands) > 2 else None
         loc = op.loc
+        aligned = self._aligned(op)
 
         def store(env):
             ptr, val = env[p], env[v]
             mask = env[m] if m is not None else None
+            if mask is not None and mask.all():
+                mask = None
             if mask is None:
                 if ptr.shape != val.shape:
                     ptr, val = np.broadcast_arrays(ptr, val)
@@ -87,7 +103,7 @@ class MemoryOpsMixin:
             if is_bool:
                 val = val.astype(np.int8)
             try:
-                env[MEM].store(ptr, val, mask, dt, arg)
+                env[MEM].store(ptr, val, mask, dt, arg, aligned)
             except OutOfBounds as e:
                 raise out_of_bounds("store", e.bad, e.addr, env[MEM], arg, dt.itemsize,
                                     env[PIDS], loc) from None
