@@ -38,10 +38,58 @@ def launch(k, n=96, dtype=np.float32, block=32, shift=0, **kw):
     return ck
 
 
-def test_import_is_light():
-    assert "IPython" not in sys.modules or "workbench.notebook" in sys.modules
-    assert wb.jit is not None and wb.language is tl
+def test_import_and_compile_never_load_the_notebook_stack():
+    code = (
+        "import sys, numpy as np, workbench as wb, workbench.language as tl\n"
+        "@wb.jit\n"
+        "def k(x, n, B: tl.constexpr):\n"
+        "    o = tl.arange(0, B)\n"
+        "    tl.store(x + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)\n"
+        "a = np.arange(10, dtype=np.float32)\n"
+        "k[(1,)](a, 10, B=16)\n"
+        "assert a[3] == 6.0\n"
+        "bad = [m for m in ('IPython', 'ipywidgets', 'matplotlib') if m in sys.modules]\n"
+        "print('loaded:', bad)\n")
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(code)  # kernels need a real file for their source
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(wb.__file__)))
+    try:
+        r = subprocess.run([sys.executable, f.name], capture_output=True, text=True, env=env,
+                           timeout=120)
+    finally:
+        os.unlink(f.name)
+    assert r.returncode == 0, r.stderr
+    assert "loaded: []" in r.stdout
+
+
+def test_public_api():
+    assert wb.language is tl and isinstance(wb.__version__, str)
     assert wb.cdiv(10, 4) == 3 and wb.next_power_of_2(100) == 128
+    assert callable(wb.load_ipython_extension)
+    for name in ("CompilationError", "LaunchError", "OutOfBoundsError", "TargetError",
+                 "ToolMissingError", "UnsupportedError"):
+        assert issubclass(getattr(wb, name), wb.WorkbenchError)
+
+
+def plain_scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)
+
+
+def test_compile_plain_function_for_interpreter_and_warmup():
+    pytest.importorskip("workbench.backends.interpreter")
+    ck = wb.compile(plain_scale, "*i32", "i32", BLOCK=8, target="interpreter")
+    assert str(ck.target) == "interpreter" and ck.stages[:2] == ["source", "ttir"]
+    a = np.arange(8, dtype=np.int32)
+    ck[(1,)](a, 5)
+    np.testing.assert_array_equal(a, [0, 3, 6, 9, 12, 5, 6, 7])
+    jf = wb.jit(plain_scale)
+    w = jf.warmup(a, 5, BLOCK=8)
+    assert len(jf.cache) == 1 and w is jf[(1,)](a, 5, BLOCK=8)
+    np.testing.assert_array_equal(a, [0, 9, 18, 27, 36, 5, 6, 7])  # warmup ran nothing
 
 
 def test_same_launch_reuses_binary():
