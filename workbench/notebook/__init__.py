@@ -11,6 +11,8 @@ def load_ipython_extension(ip) -> None:
     (:func:`workbench.jit`) and ``tl`` (:mod:`workbench.language`) into its user namespace."""
     from .magics import TileKernelMagics
     ip.register_magics(TileKernelMagics)
+    from . import layout_magic
+    layout_magic.register(ip)  # %tilelayout
     import workbench
     import workbench.language as tl
     ip.push({"jit": workbench.jit, "tl": tl})

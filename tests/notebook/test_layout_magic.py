@@ -1,0 +1,85 @@
+"""``%tilelayout``: parsing the line, drawing through an InteractiveShell, errors as boxes."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from workbench.layouts import MmaLayout, PaddedRowMajor, SwizzledSharedLayout  # noqa: E402
+from workbench.notebook import layout_magic  # noqa: E402
+from workbench.notebook.layout_magic import (UsageError, parse_line, parse_shape,  # noqa: E402
+                                             parse_shared)
+
+BLOCKED = ("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
+           "order = [1, 0]}>")
+COLUMN_READER = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], "
+                 "warpsPerCTA = [1, 1], order = [0, 1]}>")
+XOR = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, order = [1, 0]}>"
+
+
+def test_parse_line():
+    text, opts = parse_line(f"{BLOCKED} --shape 64x32 --warp 1 --per-thread --banks {XOR} "
+                            f"--dtype fp16")
+    assert text == BLOCKED
+    assert opts == {"shape": "64x32", "warp": "1", "per-thread": True, "banks": XOR,
+                    "dtype": "fp16"}
+    assert parse_shape("64x32") == (64, 32) and parse_shape("1024") == (1024,)
+    assert parse_shared("row-major") == PaddedRowMajor(0) and parse_shared("pad:2") == PaddedRowMajor(2)
+    assert parse_shared(XOR) == SwizzledSharedLayout(1, 1, 32, (1, 0))
+    for bad in ("--shape 4x4", f"{BLOCKED} --shape", f"{BLOCKED} --warp 1 --warp 2",
+                f"{BLOCKED} --per-thread yes"):
+        with pytest.raises(UsageError):
+            parse_line(bad)
+    with pytest.raises(UsageError, match="shared layout"):
+        parse_shared(BLOCKED)
+    with pytest.raises(UsageError):
+        parse_shape("64 by 64")
+
+
+def test_magic_draws_one_warp(shell):
+    result, outputs, _ = shell.run(f"%tilelayout {BLOCKED} --shape 32x32 --warp 1")
+    assert result.success
+    assert len(outputs) == 1 and 'data-wb-view="layout"' in outputs[0]["text/html"]
+    fig = layout_magic.LAST["layout"]
+    assert fig.workbench_data.shape == (32, 32)
+    assert np.array_equal(fig.workbench_highlight, fig.workbench_data.warp == 1)
+    assert layout_magic.LAST["banks"] is None
+
+
+def test_magic_default_shape_and_mma(shell):
+    shell.run(f"%tilelayout {BLOCKED}")
+    assert layout_magic.LAST["shape"] == (16, 32)  # the blocked layout's CTA tile
+    mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>"
+    result, outputs, _ = shell.run(f"%tilelayout {mma} --shape 16x8")
+    assert result.success and layout_magic.LAST["encoding"] == MmaLayout(2, (1, 1), (16, 8))
+    assert layout_magic.LAST["layout"].workbench_labels[8, 0] == "T0:2"  # PTX ISA c2: row g+8
+
+
+def test_magic_bank_view_with_compare(shell):
+    result, outputs, _ = shell.run(f"%tilelayout {COLUMN_READER} --shape 32x32 --banks row-major "
+                                   f"--compare {XOR} --dtype fp32")
+    assert result.success and len(outputs) == 2
+    reports = layout_magic.LAST["banks"].workbench_data["reports"]
+    assert [r.conflict_degree for r in reports] == [32, 1]
+    assert "32-way" in outputs[1]["text/plain"] and "conflict-free" in outputs[1]["text/plain"]
+
+
+def test_bad_layout_shows_the_error_and_the_kernel_survives(shell):
+    bad = BLOCKED.replace("[4, 8]", "[4, 4]")
+    result, outputs, _ = shell.run(f"%tilelayout {bad} --shape 32x32")
+    assert result.success and result.error_in_exec is None
+    html = outputs[0]["text/html"]
+    assert 'data-wb-error="1"' in html and "threadsPerWarp = [4, 4] has product 16" in html
+    result, outputs, _ = shell.run("%tilelayout #ttg.blocked<{sizePerThread = [1]")
+    assert result.success and 'data-wb-error="1"' in outputs[0]["text/html"]
+    result, outputs, _ = shell.run("%tilelayout --shape 4x4")
+    assert result.success and 'data-wb-usage="1"' in outputs[0]["text/html"]
+    result, outputs, _ = shell.run(f"%tilelayout {BLOCKED} --warp 9")
+    assert result.success and "warp = 9" in outputs[0]["text/plain"]
+    # braces are not expanded as {variables}: the text reaches the parser as written
+    shell.ns["n"] = 64
+    result, outputs, _ = shell.run(f"%tilelayout {BLOCKED} --shape {{n}}x{{n}}")
+    assert 'data-wb-usage="1"' in outputs[0]["text/html"] and "{n}x{n}" in outputs[0]["text/plain"]
+    result, _, _ = shell.run("1 + 1")
+    assert result.success and result.result == 2

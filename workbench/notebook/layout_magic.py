@@ -1,0 +1,174 @@
+"""The ``%tilelayout`` line magic: draw a layout given as Triton text, and its bank view.
+
+::
+
+    %tilelayout #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}> --shape 32x32
+    %tilelayout #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}> --shape 32x16 --warp 0
+    %tilelayout #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}> --shape 32x32 --banks row-major --compare #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, order = [1, 0]}>
+
+Options: ``--shape RxC`` (default: the layout's CTA tile for a blocked layout, else 32x32),
+``--warp W``, ``--thread T``, ``--per-thread``, ``--banks SHARED`` (a swizzled/nvmma shared
+layout text, ``row-major`` or ``pad:N`` for N elements of padding per row), ``--compare SHARED``
+(a second shared layout drawn beside it), ``--dtype`` (default fp32), ``--vector-bytes N``,
+``--request K``. Arguments are not ``{var}``-expanded (layout text has braces). A bad layout or
+option shows an error box with the LayoutError text; the kernel survives. The last figures
+drawn are in ``LAST`` (a dict) for tests and curious users.
+"""
+from __future__ import annotations
+
+import io
+import re
+
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+
+from .display import show, show_box
+
+_OPTIONS = ("shape", "warp", "thread", "per-thread", "banks", "compare", "dtype", "vector-bytes",
+            "request")
+_FLAGS = ("per-thread",)
+_OPT = re.compile(r"(?:^|\s)--(" + "|".join(_OPTIONS) + r")\b")
+USAGE = ("%tilelayout <Triton layout text> [--shape 64x64] [--warp W] [--thread T] "
+         "[--per-thread] [--banks SHARED|row-major|pad:N] [--compare SHARED] [--dtype fp16] "
+         "[--vector-bytes 16] [--request K]")
+
+#: The figures of the last successful ``%tilelayout``: {"layout": Figure, "banks": Figure|None}.
+LAST: dict = {}
+
+
+class UsageError(ValueError):
+    """A malformed ``%tilelayout`` line."""
+
+
+def parse_line(line: str) -> tuple[str, dict]:
+    """Split a ``%tilelayout`` line into (layout text, {option: value}); flags map to True.
+
+    Raises UsageError for a missing layout, an option without a value, or a repeated option.
+    """
+    matches = list(_OPT.finditer(line))
+    text = line[:matches[0].start()] if matches else line
+    opts: dict = {}
+    for k, m in enumerate(matches):
+        name = m.group(1)
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(line)
+        value = line[m.end():end].strip()
+        if name in opts:
+            raise UsageError(f"--{name} is given twice")
+        if name in _FLAGS:
+            if value:
+                raise UsageError(f"--{name} takes no value, got {value!r}")
+            opts[name] = True
+        elif not value:
+            raise UsageError(f"--{name} needs a value")
+        else:
+            opts[name] = value
+    if not text.strip():
+        raise UsageError("give a layout in Triton's text form, e.g. #ttg.blocked<{...}>")
+    return text.strip(), opts
+
+
+def _int(opts, name):
+    try:
+        return int(opts[name]) if name in opts else None
+    except ValueError:
+        raise UsageError(f"--{name} must be an integer, got {opts[name]!r}") from None
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``"64x64"`` -> (64, 64); ``"1024"`` -> (1024,). Raises UsageError otherwise."""
+    try:
+        shape = tuple(int(s) for s in text.lower().replace(",", "x").split("x"))
+    except ValueError:
+        raise UsageError(f"--shape must look like 64x64, got {text!r}") from None
+    if not shape or any(s <= 0 for s in shape):
+        raise UsageError(f"--shape must have positive extents, got {text!r}")
+    return shape
+
+
+def parse_shared(text: str):
+    """A shared layout: Triton text, ``row-major`` (no padding) or ``pad:N`` (N elements of
+    padding per row). Raises LayoutError / UsageError."""
+    from workbench.layouts import PaddedRowMajor, parse
+    t = text.strip()
+    if t in ("row-major", "rowmajor", "plain"):
+        return PaddedRowMajor(0)
+    m = re.fullmatch(r"pad(?:ded)?[:=](\d+)", t)
+    if m:
+        return PaddedRowMajor(int(m.group(1)))
+    enc = parse(t)
+    if enc.distributed:
+        raise UsageError(f"--banks/--compare need a shared layout (swizzled_shared, nvmma_shared, "
+                         f"row-major, pad:N), got the register layout {enc}")
+    return enc
+
+
+def draw(line: str) -> dict:
+    """Do what ``%tilelayout line`` draws and return ``{"layout": Figure, "banks": Figure or
+    None, "encoding", "shape"}``. Raises UsageError or LayoutError (the magic shows them)."""
+    from workbench.layouts import BlockedLayout, parse
+    from workbench.viz.bank_view import banks_figure
+    from workbench.viz.layout_view import layout_figure
+    text, opts = parse_line(line)
+    enc = parse(text)
+    if not enc.distributed:
+        raise UsageError(f"{enc} is a shared-memory layout: draw a register layout and give this "
+                         f"one with --banks")
+    if "shape" in opts:
+        shape = parse_shape(opts["shape"])
+    elif isinstance(enc, BlockedLayout):
+        shape = enc.cta_tile
+    else:
+        shape = (32, 32)[:enc.rank] if enc.rank <= 2 else (32,) * enc.rank
+    fig = layout_figure(enc, shape, warp=_int(opts, "warp"), thread=_int(opts, "thread"),
+                        per_thread=bool(opts.get("per-thread")))
+    banks = None
+    if "banks" in opts or "compare" in opts:
+        shared = parse_shared(opts.get("banks", "row-major"))
+        compare = parse_shared(opts["compare"]) if "compare" in opts else None
+        banks = banks_figure(shared, enc, shape, opts.get("dtype", "fp32"), compare=compare,
+                             request=_int(opts, "request") or 0,
+                             vector_bytes=_int(opts, "vector-bytes"))
+    return {"layout": fig, "banks": banks, "encoding": enc, "shape": shape}
+
+
+def _show_figure(fig, title: str) -> None:
+    import base64
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    data = base64.b64encode(buf.getvalue()).decode()
+    show(f'<div data-wb-view="layout"><img alt="{title}" src="data:image/png;base64,{data}"/></div>',
+         title)
+
+
+@magics_class
+class TileLayoutMagics(Magics):
+    """The ``%tilelayout`` line magic."""
+
+    @no_var_expand
+    @line_magic
+    def tilelayout(self, line: str):
+        """Draw a layout given as Triton text; see :mod:`workbench.notebook.layout_magic`."""
+        from workbench.layouts import LayoutError
+        try:
+            out = draw(line)
+        except UsageError as e:
+            show_box("usage", f"%tilelayout: {e}", USAGE)
+            return None
+        except (LayoutError, ValueError, IndexError) as e:
+            show_box("error", "%tilelayout: bad layout", str(e))
+            return None
+        LAST.clear()
+        LAST.update(out)
+        _show_figure(out["layout"], f"{out['encoding']} over {list(out['shape'])}")
+        if out["banks"] is not None:
+            rep = out["banks"].workbench_data["reports"]
+            _show_figure(out["banks"], " | ".join(r.summary() for r in rep))
+        return None
+
+
+def register(ip) -> None:
+    """Register ``%tilelayout`` on the IPython shell ``ip`` (called by the extension loader)."""
+    ip.register_magics(TileLayoutMagics)
+
+
+__all__ = ["register", "draw", "parse_line", "parse_shape", "parse_shared", "TileLayoutMagics",
+           "UsageError", "LAST"]
