@@ -181,3 +181,23 @@ def test_reduce_property_random_shapes_dtypes(dt, m, n, axis, op, seed):
         tol = {"f16": 2e-2, "f32": 1e-5, "f64": 1e-12}[dt]
         np.testing.assert_allclose(out.astype(np.float64), x.astype(np.float64).sum(axis),
                                    rtol=tol, atol=tol * 4 * max(m, n))
+
+
+@pytest.mark.parametrize("batch", [0, 1 << 15])
+def test_combine_region_reading_a_program_dependent_outer_value(batch):
+    """combine(a, b) = a + b + pid: n-1 combines add pid n-1 times in any order."""
+    rng = np.random.default_rng()
+    x = rng.integers(-9, 9, 16).astype(np.float32)
+    k = K("outer", [("x", ptr(f32)), ("o", ptr(f32))])
+    xp, o = k.args
+    pid = k.pid()
+    pf = k.cast("arith.sitofp", pid, f32)
+    v = k.load(k.addptr(xp, k.arange(0, 16)))
+    s, = k.reduce([v], 0, lambda k, a, b: [k.bin("arith.addf", k.bin("arith.addf", a[0], b[0]),
+                                                pf)])
+    neg = k.op("arith.negf", [s], f32)
+    k.store(k.addptr(o, pid), neg)
+    out = poisoned(5, np.float32)
+    launcher = k.run((5,), x, out, batch_elems=batch)
+    np.testing.assert_array_equal(out, -(x.sum() + 15 * np.arange(5, dtype=np.float32)))
+    assert launcher.last_batch == 1  # not batched: the region reads pid

@@ -163,8 +163,9 @@ def provenance(func: Operation) -> dict:
     return facts
 
 
-def _region_uses_outer(op: Operation) -> bool:
-    """Whether a reduce/scan region reads a non-constant value defined outside it."""
+def _region_uses_outer(op: Operation, varying: dict) -> bool:
+    """Whether a reduce/scan region reads a value defined outside it that may differ between
+    programs (it would not line up with the region's per-lane arrays in a batch)."""
     inner = set()
     for b in (r.block for r in op.regions):
         inner.update(b.args)
@@ -173,10 +174,8 @@ def _region_uses_outer(op: Operation) -> bool:
     for b in (r.block for r in op.regions):
         for o in _walk(b):
             for v in o.operands:
-                if v not in inner:
-                    d = v.defining_op
-                    if d is None or d.name != "arith.constant":
-                        return True
+                if v not in inner and varying.get(v, False):
+                    return True
     return False
 
 
@@ -207,6 +206,6 @@ def analyse(func: Operation) -> KernelFacts:
             cond = op.regions[0].block.terminator.operands[0]
             if varying.get(cond):
                 why = "a while loop's condition differs between programs"
-        elif n in ("tt.reduce", "tt.scan") and why is None and _region_uses_outer(op):
-            why = "a combine region reads values from outside"
+        elif n in ("tt.reduce", "tt.scan") and why is None and _region_uses_outer(op, varying):
+            why = "a combine region reads program-dependent values from outside"
     return KernelFacts(why is None, why, loaded, stored, prov)

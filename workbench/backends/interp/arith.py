@@ -256,6 +256,8 @@ def elementwise_fn(op):
             return None  # handled by the compiler (scalar condition on tiles)
         if short in _FLOAT_BINARY:
             return _float_op(_FLOAT_BINARY[short], out)
+        if short == "negf":  # flip the sign bit (exact for every format, NaN included)
+            return (lambda x: x ^ np.uint16(0x8000)) if is_bf16(out) else np.negative
         if short in ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
                      "extf", "truncf", "bitcast"):
             return _cast(short, ins[0], out)
