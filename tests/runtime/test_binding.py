@@ -197,3 +197,13 @@ def test_annotated_types_fix_the_signature():
     assert b.spec.args[0] == ArgSpec("a", "scalar", "i64")
     with pytest.raises(LaunchError, match="annotated \\*fp32"):
         spec_of(annotated, 5, np.zeros(4, np.float16), C=2)
+    with pytest.raises(LaunchError, match="'b' is annotated \\*fp32 but was given a float"):
+        spec_of(annotated, 5, 2.0, C=2)
+
+
+def test_numpy_scalar_constexpr_is_a_python_scalar():
+    b = spec_of(kern, aligned(4), aligned(4), 3, 1.0, True, BLOCK=np.int64(64))
+    assert b.spec.args[5] == ArgSpec("BLOCK", "constexpr", "constexpr", value=64)
+    assert type(b.spec.args[5].value) is int
+    assert b.spec.key() == spec_of(kern, aligned(4), aligned(4), 3, 1.0, True,
+                                   BLOCK=64).spec.key()

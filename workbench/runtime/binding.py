@@ -153,8 +153,9 @@ def bind_arguments(fn, params, args, kwargs) -> dict:
 
 
 def _unwrap_constexpr(v):
+    """The plain value of ``tl.constexpr(v)``."""
     if type(v).__name__ == "constexpr" and hasattr(v, "value"):
-        return v.value
+        v = v.value
     return v
 
 
@@ -213,6 +214,8 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     for p in params:
         v = _unwrap_constexpr(values[p.name])
         hints = p.name not in do_not_specialize
+        if p.constexpr and isinstance(v, np.generic):
+            v = v.item()  # BLOCK=np.int64(128) is the constexpr 128
         if p.constexpr or v is None:
             if p.constexpr and _is_array(v):
                 raise launch_error(fn, f"constexpr parameter '{p.name}' was given an array",
@@ -241,6 +244,10 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
             dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
             devices.setdefault(dev, (p.name, info))
             continue
+        if p.fixed_type and p.fixed_type.startswith("*"):
+            raise launch_error(fn, f"argument '{p.name}' is annotated {p.fixed_type} but was "
+                                   f"given a {type(v).__name__}", "Pass an array.",
+                               param=p.name)
         try:
             spec, rv = _scalar(p, v, hints)
         except ValueError as e:
