@@ -161,7 +161,6 @@ def _visit(op, info) -> AxisInfo:
             const.append(k)
         return AxisInfo((1,) * rank, (1,) * rank, tuple(const))
     if name in ("arith.andi", "arith.ori", "arith.xori", "arith.select"):
-        const = tuple(min(o.constancy[i] for o in ops) if ops else 1 for i in range(rank))
         const = tuple(_gcd_all([o.constancy[i] for o in ops]) for i in range(rank))
         return AxisInfo((1,) * rank, (1,) * rank, const)
     if name in ("arith.extsi", "arith.extui", "arith.trunci"):
