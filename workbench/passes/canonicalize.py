@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..ir.core import Block, Operation, Value, functions
 from ..ir.dialects import BINARY_FLOAT, BINARY_INT, CASTS
-from ..ir.types import FloatType, IntType, TensorType, like
+from ..ir.types import FloatType, IntType
 from .cse import freeze
 from .dce import erase_dead_ops
 from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float

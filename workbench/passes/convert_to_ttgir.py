@@ -17,7 +17,8 @@ learner reads here looks like Triton's final ttgir (compare ``ir_rowsum.txt``):
 3. Where an operand's layout still differs from what its user needs, a cheap producer
    (``tt.make_range``, ``tt.splat``, ``arith.constant``) is duplicated in the needed layout,
    and anything else gets a ``ttg.convert_layout`` before the user (as Triton's type
-   converter materialises it).
+   converter materialises it), or right after the definition when the value comes from an
+   enclosing block (so it is not converted again in every loop iteration).
 
 Module attributes (sorted as MLIR prints them): ``"ttg.num-ctas"``, ``"ttg.num-warps"``,
 ``ttg.target``, ``"ttg.threads-per-warp"``. Scalars (and 0-d values) have no encoding.
@@ -195,9 +196,24 @@ class _Converter:
                 self.cloned.add(id(d))
             else:
                 new = Operation("ttg.convert_layout", [v], [t], loc=op.loc)
-                op.parent.insert_before(op, new)
+                self.insert_convert(v, op, new)
             self.cache[key] = new
         op.set_operand(i, new.result)
+
+
+    @staticmethod
+    def insert_convert(v: Value, user: Operation, new: Operation) -> None:
+        """Before ``user`` when ``v`` is defined in the user's block; otherwise right after
+        ``v``'s definition, so a value from outside a loop is converted once, not per
+        iteration."""
+        d = v.defining_op
+        home = d.parent if d is not None else v.owner
+        if home is user.parent:
+            user.parent.insert_before(user, new)
+        elif d is not None:
+            home.insert(home.ops.index(d) + 1, new)
+        else:
+            home.insert(0, new)
 
 
 def convert_to_ttgir(module: Operation, num_warps: int = 4, target="cuda:90",
