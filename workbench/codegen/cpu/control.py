@@ -8,15 +8,18 @@
   dedicated buffer updated at ``scf.yield`` (through staging buffers when a yielded value reads
   any loop-carried buffer, so swaps are correct). Signed ``iv < ub`` test, as MLIR's scf.for.
 - ``scf.if``: scalar results become phis, tile results a buffer written by both branches.
-- ``tt.dot``: ``c + a @ b`` as an i-k-j loop nest in the accumulator's type (full fp32; TF32
-  is not emulated).
+- ``scf.while``: the before region runs at the loop head and ends in ``scf.condition``; its
+  forwarded values become the after region's arguments (scalars: SSA values of the head
+  block; tiles: a buffer written at the head) and, once the condition is false, the results.
+  The after region's ``scf.yield`` feeds the next head (scalars: phis; tiles: buffers, staged
+  when a yielded value reads one of them).
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ...ir.core import Operation
-from ...ir.types import FloatType, TensorType
+from ...ir.types import TensorType
 from .llvmtypes import value_type
 from .tiles import Buffer, Splat, loop_nest
 
@@ -198,42 +201,74 @@ def lower_if(lw, op: Operation) -> None:
             lw.env[r] = p
 
 
-def lower_dot(lw, op: Operation) -> None:
-    b = lw.b
-    a, bb, c = (lw.tile(v) for v in op.operands)
-    A = a if isinstance(a, Buffer) else lw.materialize(a)
-    B = bb if isinstance(bb, Buffer) else lw.materialize(bb)
-    out = lw.materialize(c)
-    M, K = A.shape
-    Nn = B.shape[1]
-    acc_t = op.result.type.element
-    vt = value_type(acc_t)
-    is_float = isinstance(acc_t, FloatType)
-
-    def conv(v):
-        if v.type == vt:
-            return v
-        if is_float:
-            return b.fpext(v, vt) if _fw(v.type) < _fw(vt) else b.fptrunc(v, vt)
-        return b.sext(v, vt) if v.type.width < vt.width else b.trunc(v, vt)
-
-    def body(idx):
-        i, k, j = idx
-        e = lw.elems()
-        x = conv(e.get(A, (i, k)))
-        y = conv(e.get(B, (k, j)))
-        cur = e.get(out, (i, j))
-        if is_float:
-            fn = lw.m.declare_intrinsic("llvm.fmuladd", [vt], ir.FunctionType(vt, [vt] * 3))
-            nv = b.call(fn, [x, y, cur])
+def _store_tiles(lw, pairs, bufs) -> None:
+    """Materialise ``lw.tile(value)`` into ``bufs[k]`` for ``(k, value)`` in ``pairs``; values
+    reading any of ``bufs`` are computed into staging buffers first (swap-safe)."""
+    ptrs = [buf.ptr for buf in bufs.values()]
+    staged, direct = {}, {}
+    for k, v in pairs:
+        t = lw.tile(v)
+        if t is bufs[k]:
+            continue
+        if _depends(t, ptrs):
+            staged[k] = lw.materialize(t)
         else:
-            nv = b.add(cur, b.mul(x, y))
-        e.store(out, (i, j), nv)
-    lw.set_loc(op)
-    loop_nest(b, (M, K, Nn), body)
-    lw.env[op.result] = out
+            direct[k] = t
+    for k, t in list(direct.items()) + list(staged.items()):
+        lw.materialize(t, into=bufs[k])
 
 
-def _fw(t) -> int:
-    return {ir.HalfType(): 16, ir.FloatType(): 32}.get(t, 64)
+def _lower_region_ops(lw, block) -> None:
+    for inner in block.ops[:-1]:
+        lw.set_loc(inner)
+        lw.lower_op(inner)
+    lw.set_loc(block.terminator)
 
+
+def lower_while(lw, op: Operation) -> None:
+    """``scf.while`` (see the module docstring)."""
+    b = lw.b
+    before, after = op.regions[0].block, op.regions[1].block
+    inits = list(op.operands)
+    bbufs = {}
+    for k, init in enumerate(inits):
+        if isinstance(init.type, TensorType):
+            buf = lw.alloc(tuple(init.type.shape), init.type.element)
+            lw.materialize(lw.tile(init), into=buf)
+            bbufs[k] = buf
+            lw.env[before.args[k]] = buf
+    cbufs = {k: lw.alloc(tuple(a.type.shape), a.type.element)
+             for k, a in enumerate(after.args) if isinstance(a.type, TensorType)}
+    pre = b.block
+    head = lw.fn.append_basic_block("while.before")
+    body = lw.fn.append_basic_block("while.after")
+    exit_ = lw.fn.append_basic_block("while.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    phis = {}
+    for k, init in enumerate(inits):
+        if k not in bbufs:
+            p = b.phi(lw.env[init].type)
+            p.add_incoming(lw.env[init], pre)
+            phis[k] = p
+            lw.env[before.args[k]] = p
+    _lower_region_ops(lw, before)
+    cond_op = before.terminator
+    cond = lw.env[cond_op.operands[0]]
+    fwd = list(cond_op.operands[1:])
+    _store_tiles(lw, [(k, v) for k, v in enumerate(fwd) if k in cbufs], cbufs)
+    scalars = {k: lw.env[v] for k, v in enumerate(fwd) if k not in cbufs}
+    b.cbranch(cond, body, exit_)
+    b.position_at_end(body)
+    for k, a in enumerate(after.args):
+        lw.env[a] = cbufs[k] if k in cbufs else scalars[k]
+    _lower_region_ops(lw, after)
+    yields = list(after.terminator.operands)
+    _store_tiles(lw, [(k, v) for k, v in enumerate(yields) if k in bbufs], bbufs)
+    end = b.block
+    for k, p in phis.items():
+        p.add_incoming(lw.env[yields[k]], end)
+    b.branch(head)
+    b.position_at_end(exit_)
+    for k, r in enumerate(op.results):
+        lw.env[r] = cbufs[k] if k in cbufs else scalars[k]

@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.core import Operation, Value
 from ...ir.types import PointerType, TensorType
-from . import control, memory
+from . import control, dot, memory
 from .debuginfo import DebugInfo
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
@@ -178,8 +178,10 @@ class KernelLowering:
             control.lower_for(self, op)
         elif name == "scf.if":
             control.lower_if(self, op)
+        elif name == "scf.while":
+            control.lower_while(self, op)
         elif name == "tt.dot":
-            control.lower_dot(self, op)
+            dot.lower_dot(self, op)
         else:
             raise UnsupportedError(f"the CPU backend does not support {name} yet", op.loc,
                                    "use the interpreter target for this kernel")

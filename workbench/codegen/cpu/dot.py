@@ -1,0 +1,116 @@
+"""``tt.dot`` in the CPU lowering: ``c + a @ b`` on 2-D tiles.
+
+Numerics follow the interpreter (:func:`workbench.backends.interp.tensor_ops.dot`):
+
+- fp32 inputs with ``inputPrecision = "tf32"`` (Triton's default): both operands are first
+  rounded to TF32 (10 explicit mantissa bits, round to nearest with ties away from zero, as
+  PTX ``cvt.rna.tf32.f32``, PTX ISA section 9.7.9.21; NaN and infinities pass through), then
+  multiplied and accumulated in fp32. ``"ieee"``, ``"tf32x3"``, ``"bf16x3"``, ``"bf16x6"``
+  keep full fp32 operands (those modes exist on GPUs to approach fp32 accuracy).
+- fp16/bf16 inputs: exact widening to fp32, fp32 accumulation, the result rounded once to the
+  accumulator's type (fp16 when ``out_dtype=float16``).
+- fp64: all in fp64. int8 (any integer width): sign-extended, accumulated in i32 with
+  wrap-around, as ``mma ... s32``.
+
+Shape of the code: the operands are converted once into contiguous accumulator-type buffers
+(``A`` M x K, ``B`` K x N) and the accumulator into an M x N buffer; then an i-k-j loop nest
+``acc[i, j] = fma(A[i, k], B[k, j], acc[i, j])`` whose innermost loop walks ``B`` and ``acc``
+rows contiguously, so LLVM's loop vectoriser turns it into SIMD fused multiply-adds.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir.core import Operation
+from ...ir.types import FloatType, IntType, f32, f64, i32
+from .llvmtypes import FLOAT, I32, value_type
+from .tiles import Buffer, loop_nest
+
+_FULL_FP32 = ("ieee", "tf32x3", "bf16x3", "bf16x6")
+
+
+def round_tf32(b: ir.IRBuilder, v):
+    """Round an f32 value to TF32 (kept as f32): ``(bits + 0x1000) & 0xFFFFE000`` for finite
+    values (ties away from zero); NaN and infinities unchanged."""
+    bits = b.bitcast(v, I32)
+    r = b.and_(b.add(bits, ir.Constant(I32, 0x1000)), ir.Constant(I32, 0xFFFFE000 - (1 << 32)))
+    absv = b.call(_intrinsic(b.module, "llvm.fabs", FLOAT), [v])
+    finite = b.fcmp_ordered("<", absv, ir.Constant(FLOAT, float("inf")))
+    return b.select(finite, b.bitcast(r, FLOAT), v)
+
+
+def _intrinsic(module, name, ty, nargs=1):
+    return module.declare_intrinsic(name, [ty], ir.FunctionType(ty, [ty] * nargs))
+
+
+def _accumulator_type(elem):
+    """IR type of the accumulation for operand element type ``elem``."""
+    if isinstance(elem, IntType):
+        return i32
+    if elem.name == "f64":
+        return f64
+    return f32
+
+
+def _convert(b, v, src, dst):
+    """Convert an LLVM value of IR scalar type ``src`` to IR scalar type ``dst`` (widening or
+    narrowing ints, floats)."""
+    sv, dv = value_type(src), value_type(dst)
+    if isinstance(dst, IntType):
+        if sv.width == dv.width:
+            return v
+        return b.sext(v, dv) if sv.width < dv.width else b.trunc(v, dv)
+    if sv == dv:
+        return v
+    widths = {ir.HalfType(): 16, FLOAT: 32}
+    if widths.get(sv, 64) < widths.get(dv, 64):
+        return b.fpext(v, dv)
+    return b.fptrunc(v, dv)
+
+
+def _converted(lw, tile, dst, tf32: bool) -> Buffer:
+    """A fresh contiguous buffer holding ``tile`` converted to IR type ``dst`` (TF32-rounded
+    when ``tf32``)."""
+    b = lw.b
+    out = lw.alloc(tile.shape, dst)
+
+    def body(idx):
+        e = lw.elems()
+        v = _convert(b, e.get(tile, idx), tile.elem.scalar, dst)
+        if tf32:
+            v = round_tf32(b, v)
+        e.store(out, idx, v)
+    loop_nest(b, tile.shape, body)
+    return out
+
+
+def lower_dot(lw, op: Operation) -> None:
+    """Lower ``tt.dot [a, b, c] {inputPrecision}`` (see the module docstring)."""
+    b = lw.b
+    a, bb, c = (lw.tile(v) for v in op.operands)
+    in_t = a.elem.scalar
+    res_t = op.result.type.element
+    acc_t = _accumulator_type(in_t)
+    prec = str(op.attributes.get("inputPrecision") or "tf32").lower()
+    tf32 = isinstance(in_t, FloatType) and in_t.name == "f32" and prec not in _FULL_FP32
+    lw.set_loc(op)
+    A = _converted(lw, a, acc_t, tf32)
+    B = _converted(lw, bb, acc_t, tf32)
+    acc = _converted(lw, c, acc_t, False)
+    M, K = A.shape
+    N = B.shape[1]
+    vt = value_type(acc_t)
+    is_float = isinstance(acc_t, FloatType)
+    fma = _intrinsic(lw.m, "llvm.fmuladd", vt, 3) if is_float else None
+
+    def body(idx):
+        i, k, j = idx
+        e = lw.elems()
+        x, y, cur = e.get(A, (i, k)), e.get(B, (k, j)), e.get(acc, (i, j))
+        nv = b.call(fma, [x, y, cur]) if is_float else b.add(cur, b.mul(x, y))
+        e.store(acc, (i, j), nv)
+    loop_nest(b, (M, K, N), body)
+    if res_t == acc_t:
+        lw.env[op.result] = acc
+    else:
+        lw.env[op.result] = _converted(lw, acc, res_t, False)
