@@ -224,3 +224,32 @@ def test_full_pipeline_output_verifies_and_round_trips():
     text = print_module(m)
     assert print_module(parse_module(text)) == text
     assert 'ttg.target = "cuda:80"' in text and '"ttg.num-warps" = 8 : i32' in text
+
+
+def test_values_from_outside_a_loop_are_converted_once_before_it():
+    out = run([ConvertToTTGIR(num_warps=4)], kernel(TILE_2D.replace(
+        "    tt.store %a, %x : tensor<64x128x!tt.ptr<f32>>", "") + """
+        %sum = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+        ^bb0(%u: f32, %v: f32):
+          %w = arith.addf %u, %v : f32
+          tt.reduce.return %w : f32
+        }) : (tensor<64x128xf32>) -> tensor<64xf32>
+        %z = arith.constant dense<0.000000e+00> : tensor<64xf32>
+        %c0 = arith.constant 0 : i32
+        %c1 = arith.constant 1 : i32
+        %acc = scf.for %i = %c0 to %n step %c1 iter_args(%c = %z) -> (tensor<64xf32>) : i32 {
+          %d = arith.addf %c, %sum : tensor<64xf32>
+          scf.yield %d : tensor<64xf32>
+        }
+        %q = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+        %ps = tt.splat %p : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+        %pq = tt.addptr %ps, %q : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+        tt.store %pq, %acc : tensor<64x!tt.ptr<f32>>
+    """))
+    check(out, """
+CHECK: -> tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
+CHECK-NEXT: %0 = ttg.convert_layout %sum : tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<64xf32, #blocked1>
+CHECK: scf.for
+CHECK-NEXT: %d = arith.addf %c, %0 : tensor<64xf32, #blocked1>
+CHECK-NEXT: scf.yield %d
+""")
