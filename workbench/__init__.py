@@ -1,20 +1,23 @@
 """Tile Workbench: compile Triton-style tile kernels through every stage, run them on the CPU
 or an NVIDIA GPU, and see the stages side by side in Jupyter.
 
-Public API (Triton's names): :func:`jit`, :func:`compile`, :func:`cdiv`,
+Public API (Triton's names): :func:`jit`, :func:`compile`, :func:`autotune`, :class:`Config`,
+:func:`heuristics`, :func:`cdiv`,
 :func:`next_power_of_2`, the errors, and ``workbench.language`` (import it as ``tl``).
 Importing this package imports neither IPython nor the notebook parts; ``%load_ext
 workbench`` loads them.
 """
 from .errors import (CompilationError, LaunchError, OutOfBoundsError, TargetError,
                      ToolMissingError, UnsupportedError, WorkbenchError)
-from .runtime import CompiledKernel, JITFunction, compile, jit
+from .runtime import (CompiledKernel, Config, JITFunction, autotune, compile, heuristics,
+                      jit)
 
 __version__ = "0.1.0"
 
-__all__ = ["CompilationError", "CompiledKernel", "JITFunction", "LaunchError",
+__all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
-           "WorkbenchError", "__version__", "cdiv", "compile", "jit", "language",
+           "WorkbenchError", "__version__", "autotune", "cdiv", "compile", "heuristics", "jit",
+           "language",
            "next_power_of_2"]
 
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}

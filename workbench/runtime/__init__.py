@@ -1,8 +1,11 @@
-"""The runtime: ``jit``, argument binding and specialisation, grids, compile, compiled kernels.
+"""The runtime: ``jit``, argument binding and specialisation, grids, compile, compiled kernels,
+the on-disk cache, ``autotune``/``Config``/``heuristics``.
 """
+from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
 from .compiler import compile
 from .jit import JITFunction, jit
 from .specialization import ArgSpec, Specialization
 
-__all__ = ["ArgSpec", "CompiledKernel", "JITFunction", "Specialization", "compile", "jit"]
+__all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "JITFunction",
+           "Specialization", "autotune", "compile", "heuristics", "jit"]

@@ -101,12 +101,12 @@ class JITFunction:
         """The :class:`CompiledKernel` of ``spec``/``options``/``target``, from the in-memory
         cache or compiled now (key: ``spec.key()``, ``options``, ``str(target)``). A cached
         kernel without snapshots is recompiled when ``keep_snapshots`` asks for them."""
-        from .compiler import compile_specialization
+        from .disk_cache import cached_compile
         key = (spec.key(), options, str(target))
         hit = self.cache.get(key)
         if hit is not None and (not keep_snapshots or hit.snapshots):
             return hit
-        kernel = compile_specialization(self, spec, options, target, keep_snapshots)
+        kernel = cached_compile(self, spec, options, target, keep_snapshots)
         self.cache[key] = kernel
         return kernel
 
