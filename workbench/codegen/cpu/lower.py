@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.core import Operation, Value
 from ...ir.types import PointerType, TensorType
-from . import control, dot, memory
+from . import atomics, control, dot, memory
 from .debuginfo import DebugInfo
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
@@ -180,6 +180,10 @@ class KernelLowering:
             control.lower_if(self, op)
         elif name == "scf.while":
             control.lower_while(self, op)
+        elif name == "tt.atomic_rmw":
+            atomics.lower_atomic_rmw(self, op)
+        elif name == "tt.atomic_cas":
+            atomics.lower_atomic_cas(self, op)
         elif name == "tt.dot":
             dot.lower_dot(self, op)
         else:

@@ -10,7 +10,8 @@ second loop find the first one (row-major order) and write the error record:
 
     err[0] = 1, err[1] = memory op index, err[2..4] = program id x, y, z,
     err[5] = parameter index, err[6] = byte offset from that parameter's address,
-    err[7] = linear element index in the tile, err[8] = 0 for a load, 1 for a store
+    err[7] = linear element index in the tile, err[8] = 0 for a load, 1 for a store,
+    2 for an atomic
 
 then the kernel returns 1 and the grid loop stops. Masked-off elements are never accessed;
 a masked load without ``other`` yields 0.
@@ -100,12 +101,16 @@ def _in_span(b, lw, cands, addr, size):
     return ok if ok is not None else ir.Constant(ir.IntType(1), 0)
 
 
-def _check(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int) -> None:
-    """Emit the two-loop bounds check described in the module docstring."""
+KIND_NAMES = ("load", "store", "atomic")
+
+
+def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int) -> None:
+    """Emit the two-loop bounds check described in the module docstring for an access of
+    ``kind`` (0 load, 1 store, 2 atomic) of ``size``-byte elements."""
     b = lw.b
     op_index = len(lw.mem_ops)
     cands = _candidates(lw, op.operands[0])
-    lw.mem_ops.append((("load", "store")[kind], op.loc, cands[0] if cands else None))
+    lw.mem_ops.append((KIND_NAMES[kind], op.loc, cands[0] if cands else None))
     if not cands:
         return
     flag = lw.entry_alloca(I8)
@@ -169,7 +174,7 @@ def lower_load(lw, op: Operation) -> None:
     other = lw.tile(other_v, shape) if other_v is not None else None
     size = storage_size(elem)
     if lw.options.bounds_check:
-        _check(lw, op, 0, ptr, mask, size)
+        check_access(lw, op, 0, ptr, mask, size)
         lw.set_loc(op)
     st = storage_type(elem)
     out = lw.alloc(shape, elem) if shape else lw.entry_alloca(st)
@@ -225,7 +230,7 @@ def lower_store(lw, op: Operation) -> None:
     val = lw.tile(val_v, shape)
     mask = lw.tile(mask_v, shape) if mask_v is not None else None
     if lw.options.bounds_check:
-        _check(lw, op, 1, ptr, mask, storage_size(elem))
+        check_access(lw, op, 1, ptr, mask, storage_size(elem))
         lw.set_loc(op)
 
     def body(idx):
