@@ -8,7 +8,7 @@ import pytest
 from test_cpu_helpers import FILE, K, ptr, run
 
 from workbench.errors import OutOfBoundsError
-from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i32, i64, like
+from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i32, i64
 
 rng = np.random.default_rng()
 B = 64

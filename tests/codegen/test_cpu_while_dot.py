@@ -10,7 +10,8 @@ from test_cpu_helpers import K, ptr, run
 from workbench.backends.interpreter import InterpreterBackend
 from workbench.config import CompileContext, Options, Target
 from workbench.ir.builder import Builder
-from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i8, i32
+from workbench.ir.core import Value
+from workbench.ir.types import TensorType, bf16, f16, f32, f64, i8, i32
 
 rng = np.random.default_rng()
 
@@ -18,7 +19,6 @@ rng = np.random.default_rng()
 def build_while(k, inits, before, after):
     """scf.while with ``before(k, args) -> (cond, forwarded)`` and ``after(k, args) ->
     yields``; returns the results."""
-    fwd_types = []
     op = k.b.create("scf.while", list(inits), [], {}, regions=2)
     bblk = op.regions[0].add_block([v.type for v in inits])
     saved = k.b
@@ -31,7 +31,6 @@ def build_while(k, inits, before, after):
     ys = after(k, list(ablk.args))
     k.b.create("scf.yield", list(ys), [])
     k.b = saved
-    from workbench.ir.core import Value
     op.results = [Value(t, op, i) for i, t in enumerate(fwd_types)]
     return op.results
 
@@ -79,7 +78,7 @@ def test_while_tile_carried_doubles_until_sum_exceeds_limit_and_swaps():
     xp, o, p, c, limit = k.args
     r = k.arange(0, B)
     x = k.load(k.addptr(xp, r))
-    y = k.op("arith.negf", [x], t) if False else k.bin("arith.subf", k.const(0.0, t), x)
+    y = k.bin("arith.subf", k.const(0.0, t), x)
 
     def before(k, a):
         u, v, n = a

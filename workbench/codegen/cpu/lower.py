@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.core import Operation, Value
 from ...ir.types import PointerType, TensorType
-from . import atomics, control, dot, memory
+from . import atomics, control, dot, memory, tile_ops
 from .debuginfo import DebugInfo
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
@@ -33,6 +33,9 @@ CHEAP = {"arith.constant", "tt.make_range", "tt.splat", "tt.broadcast", "tt.expa
          "tt.ptr_to_int", "arith.shli", "arith.shrsi", "arith.shrui", "arith.maxsi",
          "arith.minsi", "arith.maxui", "arith.minui"}
 ALIGN = 64
+_TILE_OPS = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
+             "tt.split": tile_ops.lower_split, "tt.cat": tile_ops.lower_cat,
+             "tt.histogram": tile_ops.lower_histogram}
 
 
 class KernelLowering:
@@ -180,6 +183,8 @@ class KernelLowering:
             control.lower_if(self, op)
         elif name == "scf.while":
             control.lower_while(self, op)
+        elif name in _TILE_OPS:
+            _TILE_OPS[name](self, op)
         elif name == "tt.atomic_rmw":
             atomics.lower_atomic_rmw(self, op)
         elif name == "tt.atomic_cas":
