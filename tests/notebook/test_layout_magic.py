@@ -25,7 +25,8 @@ def test_parse_line():
     assert opts == {"shape": "64x32", "warp": "1", "per-thread": True, "banks": XOR,
                     "dtype": "fp16"}
     assert parse_shape("64x32") == (64, 32) and parse_shape("1024") == (1024,)
-    assert parse_shared("row-major") == PaddedRowMajor(0) and parse_shared("pad:2") == PaddedRowMajor(2)
+    assert parse_shared("row-major") == PaddedRowMajor(0)
+    assert parse_shared("pad:2") == PaddedRowMajor(2)
     assert parse_shared(XOR) == SwizzledSharedLayout(1, 1, 32, (1, 0))
     for bad in ("--shape 4x4", f"{BLOCKED} --shape", f"{BLOCKED} --warp 1 --warp 2",
                 f"{BLOCKED} --per-thread yes"):
@@ -50,7 +51,8 @@ def test_magic_draws_one_warp(shell):
 def test_magic_default_shape_and_mma(shell):
     shell.run(f"%tilelayout {BLOCKED}")
     assert layout_magic.LAST["shape"] == (16, 32)  # the blocked layout's CTA tile
-    mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>"
+    mma = ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], "
+           "instrShape = [16, 8]}>")
     result, outputs, _ = shell.run(f"%tilelayout {mma} --shape 16x8")
     assert result.success and layout_magic.LAST["encoding"] == MmaLayout(2, (1, 1), (16, 8))
     assert layout_magic.LAST["layout"].workbench_labels[8, 0] == "T0:2"  # PTX ISA c2: row g+8

@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 from workbench.codegen.nvptx import samples  # noqa: E402
 from workbench.ir.core import Location  # noqa: E402
 from workbench.ir.printer import print_module_with_map  # noqa: E402
-from workbench.layouts import (BlockedLayout, DotOperandLayout, LayoutError, MmaLayout,  # noqa: E402
-                               SliceLayout, SwizzledSharedLayout, ownership)
+from workbench.layouts import (BlockedLayout, DotOperandLayout, LayoutError,  # noqa: E402
+                               MmaLayout, SliceLayout, SwizzledSharedLayout, ownership)
 from workbench.viz.layouts_of import (LayoutTable, draw_value, find_value, layouts,  # noqa: E402
                                       shared_accesses, value_layouts)
 

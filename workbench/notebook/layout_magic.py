@@ -1,10 +1,12 @@
 """The ``%tilelayout`` line magic: draw a layout given as Triton text, and its bank view.
 
-::
+For example (one line each in a cell; the layout text is pasted from a Triton dump)::
 
-    %tilelayout #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}> --shape 32x32
-    %tilelayout #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}> --shape 32x16 --warp 0
-    %tilelayout #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}> --shape 32x32 --banks row-major --compare #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, order = [1, 0]}>
+    %tilelayout #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8],
+                warpsPerCTA = [4, 1], order = [1, 0]}> --shape 32x32
+    %tilelayout #ttg.nvidia_mma<{...}> --shape 32x16 --warp 0
+    %tilelayout #ttg.blocked<{...}> --shape 32x32 --banks row-major
+                --compare #ttg.swizzled_shared<{...}>
 
 Options: ``--shape RxC`` (default: the layout's CTA tile for a blocked layout, else 32x32),
 ``--warp W``, ``--thread T``, ``--per-thread``, ``--banks SHARED`` (a swizzled/nvmma shared
@@ -16,6 +18,7 @@ drawn are in ``LAST`` (a dict) for tests and curious users.
 """
 from __future__ import annotations
 
+import html
 import io
 import re
 
@@ -135,8 +138,9 @@ def _show_figure(fig, title: str) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
     data = base64.b64encode(buf.getvalue()).decode()
-    show(f'<div data-wb-view="layout"><img alt="{title}" src="data:image/png;base64,{data}"/></div>',
-         title)
+    alt = html.escape(title, quote=True)
+    show(f'<div data-wb-view="layout"><img alt="{alt}" src="data:image/png;base64,{data}"/>'
+         f"</div>", title)
 
 
 @magics_class

@@ -187,9 +187,11 @@ def _facts(lay, shape, eb: int) -> list[str]:
         fast = lay.order[0]
         vec = lay.size_per_thread[fast]
         row = vec * lay.threads_per_warp[fast]
+        lines = ("coalesced into whole 128-byte lines" if row * eb >= 128
+                 else "less than a 128-byte line")
         out.append(f"CTA tile {list(lay.cta_tile)}; each thread holds {vec} contiguous element(s) "
                    f"along dim {fast}: {vec * eb}-byte accesses; a warp covers {row * eb} "
-                   f"contiguous bytes per row ({'coalesced into whole 128-byte lines' if row * eb >= 128 else 'less than a 128-byte line'})")
+                   f"contiguous bytes per row ({lines})")
         rep = [s for s, t in zip(shape, lay.cta_tile) if s < t]
         if rep:
             out.append("the tile is smaller than the CTA tile: elements are replicated")
