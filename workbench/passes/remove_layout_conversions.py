@@ -1,0 +1,269 @@
+"""``tritongpu-remove-layout-conversions``: make redundant ``ttg.convert_layout`` ops disappear.
+
+After ``tritongpu-coalesce`` every global memory op sits between conversions: operands into its
+coalesced layout, results back to the old one. This pass removes what it can, in Triton's two
+steps (``RemoveLayoutConversions.cpp``):
+
+1. **Forward propagation** (``LayoutPropagation``): anchors are the results of loads that are
+   expensive (a tensor of pointers with at least ``num_warps * 32`` elements,
+   ``isExpensiveLoadOrStore``) and of atomics. Their layout flows to users: through
+   ``ttg.convert_layout`` (the conversion becomes trivial), elementwise ops, ``tt.addptr``,
+   ``tt.broadcast``, ``tt.scan``, ``tt.expand_dims`` of a matching slice (result = the slice's
+   parent) and ``tt.reduce`` (result = ``#ttg.slice<{dim = axis, parent = layout}>``). A value
+   reached by two layouts keeps the first (``resolveConflicts``). Values are retyped in place;
+   wherever an operand no longer has the layout its user needs, a conversion is inserted, so
+   the program stays valid whatever was propagated.
+2. **Backward rematerialisation** (``backwardRematerialization``): for each remaining
+   conversion, if the value's producers, back to values already in the target layout, are cheap
+   (``tt.make_range``, ``arith.constant``, ``tt.splat``, integer/pointer/float ``arith`` ops,
+   ``tt.addptr``, ``tt.broadcast``, ``tt.expand_dims`` and conversions from the target
+   layout), they are cloned in the target layout (``expand_dims`` operands in the matching
+   slice) and the conversion goes away; the originals are erased when nothing uses them.
+
+Conversions to the layout a value already has, and conversions of conversions, are folded;
+dead pure ops are erased. Every step preserves the program's values: a conversion only moves
+data between threads, and a clone computes the same elements in another layout.
+
+Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp``
+(``LayoutPropagation::initAnchorLayout/propagateLayout/resolveConflicts/rewrite``,
+``LayoutRematerialization::backwardRematerialization``), ``Utility.cpp``
+(``isExpensiveLoadOrStore``, ``inferDstEncoding``/``inferSrcEncoding``); reference notes 3.4,
+4.2, 5.5.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.core import Operation, Value, functions
+from ..ir.types import TensorType
+from ..layouts import SliceLayout
+from .effects import is_pure
+from .manager import Pass
+
+#: Ops whose tensor operands all share the result's layout (besides arith.*/math.*).
+_SAME_LAYOUT = frozenset({"tt.addptr", "tt.splat", "tt.broadcast", "tt.fp_to_fp", "tt.bitcast",
+                          "tt.int_to_ptr", "tt.ptr_to_int", "tt.clampf", "tt.precise_sqrt",
+                          "tt.precise_divf", "tt.mulhiui", "tt.extern_elementwise",
+                          "tt.make_range"})
+#: Cheap to compute again in another layout (backward rematerialisation).
+_CHEAP = frozenset({"tt.make_range", "arith.constant", "tt.splat", "tt.addptr", "tt.broadcast",
+                    "tt.expand_dims", "tt.int_to_ptr", "tt.ptr_to_int", "tt.bitcast"})
+ANY = object()  # an operand that accepts any layout
+
+
+def _tensor(v: Value) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and bool(t.shape) and t.encoding is not None
+
+
+def _same_layout_op(op: Operation) -> bool:
+    """Elementwise in the layout sense: one tensor result, tensor operands in its layout."""
+    if len(op.results) != 1 or not _tensor(op.result):
+        return False
+    return op.name in _SAME_LAYOUT or (op.name.startswith(("arith.", "math."))
+                                       and op.name != "arith.constant")
+
+
+def infer_dst(op: Operation, enc):
+    """The result layout of ``op`` when a tensor operand arrives in ``enc`` (None: the op does
+    not propagate layouts); Triton's ``inferDstEncoding``."""
+    name = op.name
+    if name == "ttg.convert_layout" or name == "tt.scan":
+        return enc
+    if name == "tt.expand_dims":
+        ok = isinstance(enc, SliceLayout) and enc.dim == op.attributes["axis"]
+        return enc.parent if ok else None
+    if name == "tt.reduce":
+        if not op.results or not _tensor(op.results[0]) or getattr(enc, "rank", 0) < 2:
+            return None
+        return SliceLayout(op.attributes["axis"], enc)
+    if _same_layout_op(op):
+        return enc
+    return None
+
+
+def required(op: Operation, i: int, old_enc):
+    """The layout operand ``i`` of ``op`` needs given ``op``'s current result layouts:
+    ``ANY`` for conversions (and the first operand of a reduce to a scalar), else derived from
+    the result, else ``old_enc`` (the operand's layout before the rewrite: ops this pass does not
+    retype keep their operands' layouts)."""
+    name = op.name
+    if name == "ttg.convert_layout":
+        return ANY
+    if name == "tt.expand_dims":
+        return SliceLayout(op.attributes["axis"], op.result.type.encoding)
+    if name in ("tt.reduce", "tt.scan"):
+        r0 = op.results[0] if op.results else None
+        if r0 is not None and _tensor(r0):
+            enc = r0.type.encoding
+            return enc.parent if name == "tt.reduce" else enc
+        return ANY if i == 0 else op.operands[0].type.encoding
+    if _same_layout_op(op):
+        return op.result.type.encoding
+    return old_enc
+
+
+def is_expensive_memory_op(op: Operation, num_warps: int, threads_per_warp: int = 32) -> bool:
+    """``isExpensiveLoadOrStore``: a tensor of pointers with at least one element per thread."""
+    p = op.operands[0] if op.operands else None
+    if p is None or not _tensor(p):
+        return False
+    return p.type.numel >= num_warps * threads_per_warp
+
+
+class _Rewriter:
+    def __init__(self, func: Operation, num_warps: int, tpw: int):
+        self.func, self.num_warps, self.tpw = func, num_warps, tpw
+        self.remat: dict[tuple, Value] = {}
+
+    # 1. forward propagation -------------------------------------------------------------
+    def propagate(self) -> None:
+        chosen: dict[int, tuple] = {}
+        work = []
+        for op in self.func.walk():
+            anchor = (op.name == "tt.load" and is_expensive_memory_op(op, self.num_warps,
+                                                                       self.tpw)) \
+                or op.name in ("tt.atomic_rmw", "tt.atomic_cas")
+            if anchor:
+                work += [(r, r.type.encoding) for r in op.results if _tensor(r)]
+        while work:
+            v, enc = work.pop(0)
+            for user, _i in list(v.uses):
+                new = infer_dst(user, enc)
+                if new is None:
+                    continue
+                for r in user.results:
+                    if _tensor(r) and id(r) not in chosen and r.type.rank == new.rank:
+                        chosen[id(r)] = (r, new)
+                        work.append((r, new))
+        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
+               if _tensor(v)}
+        for r, enc in chosen.values():
+            r.type = r.type.with_encoding(enc)
+        self.fix_operands(old)
+
+    def fix_operands(self, old: dict) -> None:
+        """Insert a conversion wherever an operand's layout differs from what its user needs."""
+        for op in list(self.func.walk()):
+            for i, v in enumerate(list(op.operands)):
+                if not _tensor(v):
+                    continue
+                want = required(op, i, old.get(id(v), v.type.encoding))
+                if want is ANY or want is None or v.type.encoding == want:
+                    continue
+                op.set_operand(i, self.convert(v, want, op))
+
+    def convert(self, v: Value, enc, user: Operation) -> Value:
+        """``ttg.convert_layout`` of ``v`` to ``enc`` before ``user``, or right after ``v``'s
+        definition when ``v`` comes from an enclosing block (converted once, not per loop
+        iteration)."""
+        d = v.defining_op
+        home = d.parent if d is not None else v.owner
+        cvt = Operation("ttg.convert_layout", [v], [v.type.with_encoding(enc)], loc=user.loc)
+        if home is user.parent:
+            user.parent.insert_before(user, cvt)
+        elif d is not None:
+            home.insert(home.ops.index(d) + 1, cvt)
+        else:
+            home.insert(0, cvt)
+        return cvt.result
+
+    # 2. folding --------------------------------------------------------------------------
+    def fold(self) -> None:
+        """Trivial conversions and conversions of conversions."""
+        for op in list(self.func.walk()):
+            if op.name != "ttg.convert_layout" or op.parent is None:
+                continue
+            src = op.operands[0]
+            d = src.defining_op
+            if d is not None and d.name == "ttg.convert_layout":
+                op.set_operand(0, d.operands[0])
+                src = d.operands[0]
+            if src.type == op.result.type:
+                op.result.replace_all_uses_with(src)
+
+    # 3. backward rematerialisation ------------------------------------------------------
+    def rematerialise(self) -> None:
+        for op in list(self.func.walk()):
+            if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
+                continue
+            src, enc = op.operands[0], op.result.type.encoding
+            if self.can_remat(src, enc, set()):
+                op.result.replace_all_uses_with(self.materialise(src, enc))
+
+    def can_remat(self, v: Value, enc, seen: set) -> bool:
+        key = (id(v), enc)
+        if not _tensor(v) or v.type.encoding == enc or key in self.remat or key in seen:
+            return True
+        seen.add(key)
+        d = v.defining_op
+        if d is None:
+            return False
+        if d.name == "ttg.convert_layout":
+            return d.operands[0].type.encoding == enc
+        cheap = d.name in _CHEAP or (d.name.startswith("arith.") and _same_layout_op(d))
+        if not cheap or len(d.results) != 1 or d.regions:
+            return False
+        return all(self.can_remat(w, self._operand_layout(d, j, enc), seen)
+                   for j, w in enumerate(d.operands) if _tensor(w))
+
+    @staticmethod
+    def _operand_layout(d: Operation, j: int, enc):
+        return SliceLayout(d.attributes["axis"], enc) if d.name == "tt.expand_dims" else enc
+
+    def materialise(self, v: Value, enc) -> Value:
+        """``v`` computed in layout ``enc`` (after :meth:`can_remat` said yes)."""
+        if not _tensor(v) or v.type.encoding == enc:
+            return v
+        key = (id(v), enc)
+        if key in self.remat:
+            return self.remat[key]
+        d = v.defining_op
+        if d.name == "ttg.convert_layout":
+            return d.operands[0]
+        operands = [self.materialise(w, self._operand_layout(d, j, enc)) if _tensor(w) else w
+                    for j, w in enumerate(d.operands)]
+        clone = Operation(d.name, operands, [v.type.with_encoding(enc)], dict(d.attributes),
+                          loc=d.loc)
+        clone.result.name = v.name
+        d.parent.insert(d.parent.ops.index(d) + 1, clone)
+        self.remat[key] = clone.result
+        return clone.result
+
+    # 4. clean-up -------------------------------------------------------------------------
+    def dce(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for op in reversed(list(self.func.walk())):
+                if op is self.func or op.parent is None or op.regions:
+                    continue
+                if op.results and all(not r.uses for r in op.results) and is_pure(op):
+                    op.erase()
+                    changed = True
+
+
+def remove_layout_conversions(module: Operation) -> Operation:
+    """Run the pass on a ttgir ``module`` in place and return it (see the module docstring).
+    ``"ttg.num-warps"`` and ``"ttg.threads-per-warp"`` come from the module attributes."""
+    num_warps = int(module.attributes.get("ttg.num-warps", 4))
+    tpw = int(module.attributes.get("ttg.threads-per-warp", 32))
+    for func in functions(module):
+        rw = _Rewriter(func, num_warps, tpw)
+        rw.propagate()
+        rw.fold()
+        rw.dce()
+        rw.rematerialise()
+        rw.fold()
+        rw.dce()
+    return module
+
+
+@dataclass
+class RemoveLayoutConversions(Pass):
+    """The ``tritongpu-remove-layout-conversions`` pass (no options)."""
+
+    name = "tritongpu-remove-layout-conversions"
+
+    def run(self, module: Operation, ctx=None) -> None:
+        remove_layout_conversions(module)
