@@ -109,6 +109,13 @@ class CompiledKernel:
         """``kernel[grid](*args)``: a launcher bound to ``grid`` (see :meth:`run`)."""
         return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
 
+    def layouts(self):
+        """Every value of this kernel's ttgir with its layout: a ``LayoutTable`` (an HTML
+        table in Jupyter; ``.draw(name)`` draws one value's thread ownership). Raises
+        ``LayoutError`` when the target has no ``ttgir`` stage (cpu, interpreter)."""
+        from ..viz.layouts_of import layouts
+        return layouts(self)
+
     # ------------------------------------------------------------------ display
     def _repr_html_(self) -> str:
         """The side-by-side stage view (``workbench.viz.ir_view.render_compiled``); plain
