@@ -37,9 +37,9 @@ def k_lambda(x_ptr):
     f = lambda v: v + 1  # noqa: E731
 
 
-def k_while(x_ptr, n):
+def k_return_in_loop(x_ptr, n):
     while n > 0:
-        n = n - 1
+        return
 
 
 def k_break(x_ptr, n):
@@ -122,8 +122,8 @@ CASES = [
     (k_comprehension, (ptr("x_ptr"),), "[i for", 1, "list comprehensions are not supported",
      "tl.static_range", UnsupportedError),
     (k_lambda, (ptr("x_ptr"),), "lambda", 1, "lambda is not supported", None, UnsupportedError),
-    (k_while, (ptr("x_ptr"), scalar("n")), "while", 1, "while loops are not supported yet",
-     "for loop", UnsupportedError),
+    (k_return_in_loop, (ptr("x_ptr"), scalar("n")), "return", 2,
+     "return inside a loop is not supported", "flag", UnsupportedError),
     (k_break, (ptr("x_ptr"), scalar("n")), "break", 2, "break is not supported", "trip count",
      UnsupportedError),
     (k_continue, (ptr("x_ptr"), scalar("n")), "continue", 2, "continue is not supported",

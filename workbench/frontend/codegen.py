@@ -17,6 +17,7 @@ from . import constexpr as ce
 from .calls import CallsMixin
 from .control import ControlFlowMixin
 from .expressions import ExpressionsMixin
+from .loops import LoopsMixin
 
 _UNSUPPORTED_STMTS = {
     ast.Try: ("try/except is not supported inside a kernel",
@@ -24,8 +25,6 @@ _UNSUPPORTED_STMTS = {
     ast.With: ("with statements are not supported inside a kernel", None),
     ast.AsyncWith: ("async with is not supported inside a kernel", None),
     ast.AsyncFor: ("async for is not supported inside a kernel", None),
-    ast.While: ("while loops are not supported yet",
-                "use a for loop over range(...) with a bound you can compute"),
     ast.Break: ("break is not supported (Triton 3.6 does not support it either)",
                 "restructure the loop: compute the trip count up front, or mask the work"),
     ast.Continue: ("continue is not supported (Triton 3.6 does not support it either)",
@@ -64,7 +63,8 @@ class NamingBuilder(Builder):
         return op
 
 
-class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, ast.NodeVisitor):
+class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
+                    ast.NodeVisitor):
     """Compiles one function body (the kernel, or an inlined @jit helper) with ``builder``.
 
     ``scope``: the function's locals; ``caller``: the call-site Location for an inlined
@@ -80,6 +80,9 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, ast.NodeVisi
         self.outer_name = outer_name
         self.target_name = None
         self.runtime_depth = runtime_depth
+        self.loop_depth = 0  # runtime loops (scf.for / scf.while) around the statement
+        self.unrolled_depth = 0  # tl.static_range loops around the statement
+        self.continuation = []  # statements that run after the current statement list
         self.ret = None
         self.returned = False
         self.last_loc = None
@@ -123,11 +126,18 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, ast.NodeVisi
 
     # statements ------------------------------------------------------------------------------
     def visit_stmts(self, stmts) -> None:
-        for s in stmts:
-            self.last_loc = self.loc_of(s, name=False)
-            self.visit(s)
-            if self.returned:
-                break
+        """Compile ``stmts`` in order, stopping after a ``return``. While a statement is
+        compiled, ``self.continuation`` holds what runs after it (for early returns)."""
+        outer = self.continuation
+        try:
+            for i, s in enumerate(stmts):
+                self.last_loc = self.loc_of(s, name=False)
+                self.continuation = list(stmts[i + 1:]) + list(outer)
+                self.visit(s)
+                if self.returned:
+                    break
+        finally:
+            self.continuation = outer
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -213,9 +223,10 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, ast.NodeVisi
                          "write memory with tl.store", UnsupportedError)
 
     def visit_Return(self, node):
-        if self.runtime_depth > 0:
-            raise self.error(node, "return inside a runtime if or loop is not supported yet",
-                             "restructure so the function returns at its end",
+        if self.loop_depth > 0:
+            raise self.error(node, "return inside a loop is not supported (Triton 3.6 does "
+                             "not support it either)",
+                             "compute a flag and mask the work, or restructure the loop",
                              UnsupportedError)
         if node.value is not None:
             self.target_name = self.outer_name

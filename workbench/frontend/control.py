@@ -1,18 +1,23 @@
-"""Control flow (a mixin of :class:`CodeGenerator`): ``if`` on compile-time conditions (the
-dead branch is never compiled) or runtime scalars (``scf.if``), and ``for`` over
-``tl.static_range`` (unrolled) or ``range``/``tl.range`` (``scf.for`` with loop-carried
-values), following reference §1.13."""
+"""Runtime and compile-time ``if`` (a mixin of :class:`CodeGenerator`), reference §1.13.
+
+* ``if`` on a compile-time condition compiles only the live branch.
+* ``if`` on a runtime scalar becomes ``scf.if``; variables assigned in both branches are
+  merged as its results (tensors, block pointers, tuples of them), with the same dtype and
+  shape required on both sides.
+* ``return`` inside a runtime ``if`` (early return; Triton lowers it to a CFG branch): the
+  rest of the function -- the statements after the ``if`` at every enclosing level, its
+  *continuation* -- is compiled into each branch that does not return, so the function ends
+  inside the ``scf.if``. A ``@jit`` helper's return values become the ``scf.if``'s results.
+"""
 from __future__ import annotations
 
 import ast
-import builtins
 
 from ..errors import UnsupportedError
 from ..ir.core import Block
 from ..language import dtypes as dt
-from ..language import loops
 from ..language.core import tensor
-from ..language.semantic import integer_promote, ir_type
+from . import carry
 from . import constexpr as ce
 
 
@@ -38,6 +43,11 @@ def assigned_names(stmts) -> list:
     return out
 
 
+def contains_return(stmts) -> bool:
+    """Whether a ``return`` statement appears anywhere in ``stmts``."""
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
 def discard_block(block: Block) -> None:
     """Drop every use the ops of a detached ``block`` hold (a dry run's scratch IR)."""
     for op in reversed(block.ops):
@@ -48,241 +58,142 @@ def discard_block(block: Block) -> None:
     block.ops = []
 
 
-def _same_type(a: tensor, b: tensor) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape
-
-
-def _type_text(v) -> str:
-    return repr(v) if isinstance(v, tensor) else f"{type(v).__name__} {v!r}"
-
-
 class ControlFlowMixin:
-    """``visit_If`` and ``visit_For``."""
+    """``visit_If`` (loops live in :mod:`.loops`)."""
 
-    # if --------------------------------------------------------------------------------------
     def visit_If(self, node):
         cond = ce.unwrap(self.visit(node.test))
         if ce.is_const(cond):
             self.visit_stmts(node.body if cond else node.orelse)
             return
-        self.runtime_if(node, cond)
+        if contains_return(node.body + node.orelse):
+            self.early_return_if(node, cond)
+        else:
+            self.runtime_if(node, cond)
 
-    def _branch(self, stmts, scope):
+    def _cond(self, node, cond):
+        cond = self.sem.to_tensor(cond)
+        if cond.shape:
+            if cond.numel != 1:
+                raise self.error(node.test, "if condition must be a scalar, got a tile of "
+                                 f"shape {list(cond.shape)}",
+                                 "use tl.where(cond, a, b) to choose elementwise")
+            cond = self.sem.wrap(self.builder.create(
+                "tt.reshape", [cond.handle], [cond.dtype.to_ir()]).result, cond.dtype)
+        return self.sem.cast(cond, dt.int1)
+
+    def _branch(self, stmts, scope, cont=None):
+        """Compile ``stmts`` (then the continuation ``cont`` unless they return) into a new
+        block. Returns ``(block, scope, returned, ret)``."""
         block = Block()
-        saved_scope, saved_block = self.scope, (self.builder.block, self.builder.index)
+        saved = (self.scope, self.builder.block, self.builder.index, self.returned, self.ret,
+                 self.continuation)
         self.scope = scope.copy()
         self.builder.set_insertion_point_to_end(block)
         self.runtime_depth += 1
+        self.returned, self.ret = False, None
         try:
+            if cont is not None:
+                self.continuation = cont
             self.visit_stmts(stmts)
-            return block, self.scope
+            if cont is not None and not self.returned:
+                self.continuation = []
+                self.visit_stmts(cont)
+            return block, self.scope, self.returned, self.ret
         finally:
             self.runtime_depth -= 1
-            self.scope = saved_scope
-            self.builder.block, self.builder.index = saved_block
+            (self.scope, self.builder.block, self.builder.index, self.returned, self.ret,
+             self.continuation) = saved
 
-    def runtime_if(self, node, cond):
-        sem = self.sem
-        cond = sem.to_tensor(cond)
-        if cond.shape:
-            raise self.error(node.test, f"if condition must be a scalar, got a tile of shape "
-                             f"{list(cond.shape)}", "use tl.where(cond, a, b) to choose "
-                             "elementwise")
-        cond = sem.cast(cond, dt.int1)
-        before = self.scope.values
-        then_block, then_scope = self._branch(node.body, self.scope)
-        else_block, else_scope = self._branch(node.orelse, self.scope)
-        names, yields = [], ([], [])
-        for name in assigned_names(node.body + node.orelse):
-            a = then_scope.values.get(name)
-            b = else_scope.values.get(name)
-            if name not in then_scope.values or name not in else_scope.values:
-                continue  # defined in one branch only: not visible after the if
-            a, b = ce.unwrap(a), ce.unwrap(b)
-            if ce.is_const(a) and ce.is_const(b):
-                if a is b or (type(a) is type(b) and a == b):
-                    self.scope.values[name] = a
-                    continue
-            if not isinstance(a, tensor) and not isinstance(b, tensor) and (
-                    not isinstance(a, (int, float)) or not isinstance(b, (int, float))):
-                raise self.error(node, f"{name!r} gets different compile-time values in the "
-                                 "branches of a runtime if", None, UnsupportedError)
-            a = self._materialize(a, then_block, b)
-            b = self._materialize(b, else_block, a)
-            if not _same_type(a, b):
-                raise self.error(node, f"mismatched type for {name!r} between the then block "
-                                 f"({a!r}) and the else block ({b!r})",
-                                 "make both branches produce the same dtype and shape")
-            names.append((name, a))
-            yields[0].append(a.handle)
-            yields[1].append(b.handle)
-        for block, ys in ((then_block, yields[0]), (else_block, yields[1])):
+    def _emit_if(self, cond, then_block, else_block, then_vals, else_vals):
+        """``scf.if`` yielding ``then_vals``/``else_vals`` (lists of tensors); returns its
+        results as tensors."""
+        for block, ys in ((then_block, then_vals), (else_block, else_vals)):
             with self.builder.at_end_of(block):
-                self.builder.create("scf.yield", ys, [])
-        op = self.builder.create("scf.if", [cond.handle], [v.handle.type for _, v in names],
+                self.builder.create("scf.yield", [v.handle for v in ys], [])
+        op = self.builder.create("scf.if", [cond.handle], [v.handle.type for v in then_vals],
                                  regions=2)
         for region, block in zip(op.regions, (then_block, else_block)):
             region.blocks.append(block)
             block.parent = region
-        for (name, v), r in zip(names, op.results):
-            r.name = name
-            self.scope.values[name] = sem.wrap(r, v.dtype, v.shape)
-        del before
+        return [self.sem.wrap(r, v.dtype, v.shape) for r, v in zip(op.results, then_vals)]
+
+    def _merge_pair(self, node, what, a, b, then_block, else_block):
+        """Make the two branch values of ``what`` mergeable: numbers become tensors (typed
+        like the other side). Raises a caret error on a type mismatch."""
+        a, b = ce.unwrap(a), ce.unwrap(b)
+        a = self._materialize(a, then_block, b)
+        b = self._materialize(b, else_block, a)
+        if carry.structure(a) != carry.structure(b):
+            raise self.error(node, f"mismatched type for {what} between the then block "
+                             f"({carry.describe(a)}) and the else block ({carry.describe(b)})",
+                             "make both branches produce the same dtype and shape")
+        return a, b
+
+    def runtime_if(self, node, cond):
+        cond = self._cond(node, cond)
+        then_block, then_scope, _, _ = self._branch(node.body, self.scope)
+        else_block, else_scope, _, _ = self._branch(node.orelse, self.scope)
+        merged, ys_then, ys_else = [], [], []
+        for name in assigned_names(node.body + node.orelse):
+            if name not in then_scope.values or name not in else_scope.values:
+                continue  # defined in one branch only: not visible after the if
+            a, b = ce.unwrap(then_scope.values[name]), ce.unwrap(else_scope.values[name])
+            if not carry.is_runtime(a) and not carry.is_runtime(b):
+                if a is b or (type(a) is type(b) and a == b):
+                    self.scope.values[name] = a
+                    continue
+                if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+                    raise self.error(node, f"{name!r} gets different compile-time values in "
+                                     "the branches of a runtime if", None, UnsupportedError)
+            a, b = self._merge_pair(node, repr(name), a, b, then_block, else_block)
+            merged.append((name, a))
+            ys_then += carry.flatten(a)
+            ys_else += carry.flatten(b)
+        results = iter(self._emit_if(cond, then_block, else_block, ys_then, ys_else))
+        for name, template in merged:
+            leaves = [next(results) for _ in carry.flatten(template)]
+            for leaf in leaves:
+                leaf.handle.name = name
+            self.scope.values[name] = carry.unflatten(template, leaves)
+
+    def early_return_if(self, node, cond):
+        """A runtime ``if`` containing ``return``: each branch is followed by the rest of the
+        function unless it returns, and the function ends here."""
+        if self.loop_depth:
+            raise self.error(node, "return inside a loop is not supported (Triton 3.6 does "
+                             "not support it either)",
+                             "compute a flag and mask the work, or restructure the loop",
+                             UnsupportedError)
+        cond = self._cond(node, cond)
+        cont = list(self.continuation)
+        then_block, _, _, ret_a = self._branch(node.body, self.scope, cont)
+        else_block, _, _, ret_b = self._branch(node.orelse, self.scope, cont)
+        if ret_a is None and ret_b is None:
+            self._emit_if(cond, then_block, else_block, [], [])
+        elif ret_a is None or ret_b is None:
+            raise self.error(node, "this function returns a value on one path and nothing on "
+                             "another", "return a value of the same type on every path")
+        else:
+            a, b = self._merge_pair(node, "the return value", ret_a, ret_b, then_block,
+                                    else_block)
+            results = self._emit_if(cond, then_block, else_block, carry.flatten(a),
+                                    carry.flatten(b))
+            self.ret = carry.unflatten(a, results) if carry.is_runtime(a) else a
+        self.returned = True
 
     def _materialize(self, v, block, other):
         """A compile-time number as a tensor (typed like ``other`` when it is one) at the end
-        of ``block``."""
-        if isinstance(v, tensor):
+        of ``block``; tuples element by element."""
+        if isinstance(v, (tuple, list)) and isinstance(other, (tuple, list)) and \
+                len(v) == len(other):
+            return type(v)(self._materialize(x, block, o) for x, o in zip(v, other))
+        if not isinstance(v, (int, float, bool)):
             return v
         with self.builder.at_end_of(block):
             if isinstance(other, tensor):
                 return self.sem.cast(self.sem.to_tensor(v), other.dtype)
+            if isinstance(other, (int, float, bool)) and not isinstance(v, bool) and \
+                    isinstance(other, float):
+                return self.sem.to_tensor(float(v))
             return self.sem.to_tensor(v)
-
-    # for -------------------------------------------------------------------------------------
-    def visit_For(self, node):
-        it = node.iter
-        if not isinstance(it, ast.Call):
-            raise self.error(it, "for loops must iterate over range(...), tl.range(...) or "
-                             "tl.static_range(...)", None, UnsupportedError)
-        fn = self.visit(it.func)
-        if fn not in (builtins.range, loops.range, loops.static_range):
-            rng = self.visit(it)
-            if isinstance(rng, (tuple, list)):
-                return self._unrolled(node, list(rng))
-            raise self.error(it, "for loops must iterate over range(...), tl.range(...) or "
-                             "tl.static_range(...)", None, UnsupportedError)
-        args = [ce.unwrap(a) for a in self._visit_elts(it.args)]
-        kws = {k.arg: ce.unwrap(self.visit(k.value)) for k in it.keywords}
-        if node.orelse:
-            raise self.error(node, "for ... else is not supported", None, UnsupportedError)
-        if fn is loops.static_range:
-            r = loops.static_range(*args, **kws)
-            if not ce.is_const([r.start, r.end, r.step]):
-                raise self.error(it, "tl.static_range bounds must be compile-time ints",
-                                 "use range(...) for runtime bounds")
-            return self._unrolled(node, list(builtins.range(r.start, r.end, r.step)))
-        if fn is builtins.range:
-            if kws or not 1 <= len(args) <= 3:
-                raise self.error(it, "range() takes 1 to 3 positional arguments")
-            r = loops.range(*args)
-        else:
-            r = loops.range(*args, **kws)
-        self.scf_for(node, r)
-
-    def _unrolled(self, node, values):
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "the loop variable must be a single name", None,
-                             UnsupportedError)
-        for v in values:
-            self.scope.values[node.target.id] = v
-            self.visit_stmts(node.body)
-            if self.returned:
-                break
-
-    def scf_for(self, node, r):
-        sem = self.sem
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "the loop variable must be a single name", None,
-                             UnsupportedError)
-        step_c = r.step if ce.is_const(r.step) else None
-        if step_c == 0:
-            raise self.error(node.iter, "range() step must not be zero")
-        reverse = step_c is not None and step_c < 0
-        bounds = []
-        for v in (r.start, r.end, r.step if not reverse else -r.step):
-            t = sem.to_tensor(v)
-            if not t.dtype.is_int() or t.shape:
-                raise self.error(node.iter, f"loop bounds must be integer scalars, got {t!r}")
-            bounds.append(t)
-        iv_type = integer_promote(integer_promote(bounds[0].dtype, bounds[1].dtype),
-                                  bounds[2].dtype)
-        lb, ub, step = (sem.cast(b, iv_type) for b in bounds)
-        if reverse:  # iterate t = 0, s, 2s... < start - end; iv = start - t
-            start = lb
-            lb, ub = sem.constant(0, iv_type), sem.sub(lb, ub)
-        target = node.target.id
-        carried = {}  # name -> initial value (tensor, or a number turned into one)
-        for name in assigned_names(node.body):
-            if name != target and name in self.scope.values:
-                v = ce.unwrap(self.scope.values[name])
-                if isinstance(v, tensor):
-                    carried[name] = v
-        quiet = self.sem.quiet
-        while True:
-            block, body_scope, promote = self._for_body(node, iv_type, carried,
-                                                        start if reverse else None)
-            if not promote:
-                break
-            discard_block(block)
-            self.sem.quiet = True  # the retry compiles the body again: print once
-            for name in promote:
-                carried[name] = sem.to_tensor(ce.unwrap(self.scope.values[name]))
-        self.sem.quiet = quiet
-        yields = []
-        for name, init in carried.items():
-            v = body_scope.values[name]
-            if not isinstance(v, tensor) or not _same_type(v, init):
-                raise self.error(node, f"loop-carried variable {name!r} has initial type "
-                                 f"{_type_text(init)} but is re-assigned to {_type_text(v)} "
-                                 "in the loop",
-                                 "keep its type the same: initialise it with tl.zeros(shape, "
-                                 "dtype) or tl.full of the final dtype and shape")
-            yields.append(v.handle)
-        with self.builder.at_end_of(block):
-            self.builder.create("scf.yield", yields, [])
-        attrs = {}
-        if getattr(r, "num_stages", None) is not None:
-            attrs["tt.num_stages"] = int(r.num_stages)
-        if getattr(r, "loop_unroll_factor", None) is not None:
-            attrs["tt.loop_unroll_factor"] = int(r.loop_unroll_factor)
-        op = self.builder.create("scf.for", [lb.handle, ub.handle, step.handle] +
-                                 [v.handle for v in carried.values()],
-                                 [v.handle.type for v in carried.values()], attrs, regions=1)
-        op.regions[0].blocks.append(block)
-        block.parent = op.regions[0]
-        for (name, init), res in zip(carried.items(), op.results):
-            res.name = name
-            self.scope.values[name] = sem.wrap(res, init.dtype, init.shape)
-
-    def _for_body(self, node, iv_type, carried, reverse_start):
-        """Compile the loop body once into a detached block. Returns ``(block, scope,
-        promote)`` where ``promote`` lists compile-time variables the body turns into
-        runtime values (they must be carried: the caller retries)."""
-        sem = self.sem
-        types = [ir_type(iv_type)] + [ir_type(v.dtype, v.shape) for v in carried.values()]
-        block = Block(types)
-        block.args[0].name = node.target.id
-        scope = self.scope.copy()
-        for (name, init), arg in zip(carried.items(), block.args[1:]):
-            arg.name = name
-            scope.values[name] = sem.wrap(arg, init.dtype, init.shape)
-        saved_scope, saved_ip = self.scope, (self.builder.block, self.builder.index)
-        self.scope = scope
-        self.builder.set_insertion_point_to_end(block)
-        self.runtime_depth += 1
-        try:
-            iv = sem.wrap(block.args[0], iv_type)
-            if reverse_start is not None:
-                iv = sem.sub(reverse_start, iv)
-            scope.values[node.target.id] = iv
-            self.visit_stmts(node.body)
-        finally:
-            self.runtime_depth -= 1
-            self.scope = saved_scope
-            self.builder.block, self.builder.index = saved_ip
-        promote = []
-        for name in assigned_names(node.body):
-            if name in carried or name == node.target.id or name not in saved_scope.values:
-                continue
-            before = ce.unwrap(saved_scope.values[name])
-            after = ce.unwrap(scope.values.get(name))
-            if isinstance(before, tensor):
-                continue
-            if isinstance(after, tensor) or not (after is before or after == before):
-                if not isinstance(before, (int, float)):
-                    raise self.error(node, f"{name!r} is a compile-time {type(before).__name__}"
-                                     " that the loop changes", "make it a tensor before the "
-                                     "loop", UnsupportedError)
-                promote.append(name)
-        return block, scope, promote

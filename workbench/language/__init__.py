@@ -8,10 +8,16 @@ from . import math  # noqa: F401
 from .advanced import (argmax, argmin, associative_scan, atomic_add, atomic_and, atomic_cas,
                        atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, cumprod,
                        cumsum, dot, permute, reduce, trans, xor_sum)
-from .builtins import (PropagateNan, abs, arange, broadcast, broadcast_to, cast, cdiv, ceil,
-                       cos, erf, exp, exp2, expand_dims, floor, fma, full, load, log, log2,
-                       maximum, minimum, num_programs, program_id, reshape, rsqrt, sigmoid,
-                       sin, sqrt, store, where, zeros, zeros_like)
+from . import random  # noqa: F401
+from .blockptr import advance, make_block_ptr
+from .builtins import (PropagateNan, abs, arange, cast, cdiv, ceil, cos, erf, exp, exp2, floor,
+                       fma, full, load, log, log2, maximum, minimum, num_programs, program_id,
+                       rsqrt, sigmoid, sin, sqrt, store, where, zeros, zeros_like)
+from .mathops import clamp, div_rn, fdiv, sqrt_rn, to_tensor, umulhi
+from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,
+                     randint4x, randn, randn4x, uint_to_uniform_float)
+from .shapes import (broadcast, broadcast_to, cat, expand_dims, flip, interleave, join, ravel,
+                     reshape, sort, split, view)
 from .debug import (debug_barrier, device_assert, device_print, max_constancy, max_contiguous,
                     multiple_of, static_assert, static_print)
 from .core import LanguageError, builtin, constexpr, tensor
@@ -34,5 +40,8 @@ __all__ = [
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert", "debug_barrier", "argmax", "argmin",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
-    "trans", "xor_sum",
+    "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
+    "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
+    "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
+    "interleave", "join", "ravel", "sort", "split", "view", "random",
 ]

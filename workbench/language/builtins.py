@@ -6,6 +6,7 @@ tensors, constexprs or Python values. Type, shape and promotion rules come from 
 """
 from __future__ import annotations
 
+from . import blockptr
 from . import dtypes as dt
 from .core import LanguageError, builtin, tensor
 from .semantic import _Py, ir_type, is_py_scalar, unwrap, validate_block_shape
@@ -153,6 +154,13 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
     undefined value. Raises LanguageError for ``other`` without ``mask``."""
     sem = _semantic
     mask, other = unwrap(mask), unwrap(other)
+    if isinstance(unwrap(pointer), blockptr.block_pointer):
+        bp = unwrap(pointer)
+        blockptr.check_access(mask, other, "loading")
+        ptrs, mask = blockptr.expand(bp, boundary_check, sem)
+        other = blockptr.padding(bp, padding_option) if mask is not None else None
+        return load(ptrs, mask, other, cache_modifier=cache_modifier,
+                    eviction_policy=eviction_policy, volatile=volatile, _semantic=sem)
     pointer = _ptr_arg(pointer, sem, "load")
     if mask is None and other is not None:
         raise LanguageError("`other` cannot be provided without `mask`",
@@ -190,6 +198,18 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     """Store ``value`` (broadcast to the pointer's shape, cast to the element type) where
     ``mask`` is true (``tt.store``)."""
     sem = _semantic
+    if isinstance(unwrap(pointer), blockptr.block_pointer):
+        bp = unwrap(pointer)
+        blockptr.check_access(mask, None, "storing")
+        value = sem.to_tensor(unwrap(value))
+        if value.dtype != bp.element_ty:
+            raise LanguageError(f"block element type ({bp.element_ty}) and value element "
+                                f"type ({value.dtype}) mismatch",
+                                f"cast the value first: value.to(tl.{bp.element_ty.name})")
+        value = sem.broadcast_to_shape(value, bp.block_shape)
+        ptrs, mask = blockptr.expand(bp, boundary_check, sem)
+        return store(ptrs, value, mask, cache_modifier=cache_modifier,
+                     eviction_policy=eviction_policy, _semantic=sem)
     pointer = _ptr_arg(pointer, sem, "store")
     value, mask = unwrap(value), unwrap(mask)
     if unwrap(boundary_check):
@@ -313,57 +333,3 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None)
     if unwrap(bitcast):
         return _semantic.bitcast(unwrap(input), unwrap(dtype))
     return _semantic.cast(unwrap(input), unwrap(dtype), unwrap(fp_downcast_rounding))
-
-
-# shapes -------------------------------------------------------------------------------------
-@builtin
-def broadcast_to(input, *shape, _semantic=None):
-    """Broadcast ``input`` to ``shape`` (size-1 dims only)."""
-    if len(shape) == 1 and isinstance(unwrap(shape[0]), (tuple, list)):
-        shape = unwrap(shape[0])
-    return _semantic.broadcast_to_shape(unwrap(input), validate_block_shape(shape))
-
-
-@builtin
-def broadcast(input, other, _semantic=None):
-    """Broadcast two tiles to their common shape; returns both."""
-    a, b = _semantic.to_tensor(unwrap(input)), _semantic.to_tensor(unwrap(other))
-    return _semantic.broadcast_values(a, b)
-
-
-@builtin
-def expand_dims(input, axis, _semantic=None):
-    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank)."""
-    x = _semantic.to_tensor(unwrap(input))
-    axes = unwrap(axis)
-    axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
-    rank = len(x.shape) + len(axes)
-    axes = sorted(_axis(a) % rank for a in axes)
-    for a in axes:
-        x = _semantic.expand_dims(x, a)
-    return x
-
-
-@builtin
-def reshape(input, *shape, can_reorder=False, _semantic=None):
-    """Same elements, new ``shape`` (``tt.reshape``); numel must match."""
-    x = _semantic.to_tensor(unwrap(input))
-    if len(shape) == 1 and isinstance(unwrap(shape[0]), (tuple, list)):
-        shape = unwrap(shape[0])
-    shape = tuple(unwrap(s) for s in shape)
-    if not shape:
-        if x.numel != 1:
-            raise LanguageError("reshape to a scalar needs a 1-element tile")
-        return _semantic.wrap(_semantic.builder.create(
-            "tt.reshape", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
-    shape = validate_block_shape(shape)
-    n = 1
-    for s in shape:
-        n *= s
-    if n != x.numel:
-        raise LanguageError(f"cannot reshape {list(x.shape)} ({x.numel} elements) to "
-                            f"{list(shape)} ({n} elements)")
-    if shape == x.shape:
-        return x
-    attrs = {"allow_reorder": True} if unwrap(can_reorder) else {}
-    return _semantic._op("tt.reshape", [x], x.dtype, shape, attrs)

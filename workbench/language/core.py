@@ -199,3 +199,32 @@ class tensor:
 
 
 TENSOR_METHODS = {"to", "logical_and", "logical_or"}
+
+
+class jit_helper:
+    """A function of the language written in the language (``tl.rand``, ``tl.philox``...):
+    the frontend inlines it like a ``@workbench.jit`` helper (``__workbench_jit__``), so every
+    backend runs it as ordinary ops. Calling it outside a kernel raises."""
+
+    __workbench_jit__ = True
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._src = None
+
+    @property
+    def src(self):
+        """The function's :class:`~workbench.frontend.source.KernelSource` (parsed once)."""
+        if self._src is None:
+            from ..frontend.source import KernelSource
+            self._src = KernelSource.from_function(self.fn)
+        return self._src
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"tl.{self.fn.__name__} can only be called inside a @jit kernel")
+
+    def __repr__(self) -> str:
+        return f"<tl.{self.fn.__name__} (language helper)>"

@@ -3,6 +3,8 @@ tl builtins; fp32/fp64 only where Triton says so)."""
 from .builtins import abs, ceil, cos, erf, exp, exp2, fma, floor, log, log2, rsqrt, sigmoid, \
     sin, sqrt, cdiv  # noqa: F401
 from .builtins import maximum as max, minimum as min  # noqa: F401
+from .mathops import clamp, div_rn, fdiv, sqrt_rn, umulhi  # noqa: F401
 
 __all__ = ["abs", "ceil", "cos", "erf", "exp", "exp2", "fma", "floor", "log", "log2", "rsqrt",
-           "sigmoid", "sin", "sqrt", "cdiv", "max", "min"]
+           "sigmoid", "sin", "sqrt", "cdiv", "max", "min", "clamp", "div_rn", "fdiv",
+           "sqrt_rn", "umulhi"]

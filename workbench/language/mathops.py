@@ -1,0 +1,83 @@
+"""Math builtins beyond the elementwise basics (reference §1.5): ``umulhi``, ``div_rn``,
+``fdiv``, ``sqrt_rn``, ``clamp``, and ``to_tensor``."""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .builtins import PropagateNan
+from .core import LanguageError, builtin
+from .semantic import unwrap
+
+
+@builtin
+def umulhi(x, y, _semantic=None):
+    """The high 32 (64) bits of the 64 (128)-bit unsigned product of ``x`` and ``y``
+    (``tt.mulhiui``); int32/uint32/int64/uint64 after the binary promotion rules."""
+    sem = _semantic
+    x, y = sem.binary_checked(unwrap(x), unwrap(y))
+    if not x.dtype.is_int() or x.dtype.primitive_bitwidth not in (32, 64):
+        raise LanguageError(f"umulhi needs 32- or 64-bit integers, got {x.dtype}")
+    return sem._op("tt.mulhiui", [x, y], x.dtype, x.shape)
+
+
+def _fp32_pair(x, y, sem, what):
+    x, y = sem.binary_checked(unwrap(x), unwrap(y), div_or_mod=True)
+    if x.dtype != dt.float32:
+        raise LanguageError(f"Expected dtype ['fp32'] but got {x.dtype} in {what}",
+                            "cast first, e.g. x.to(tl.float32)")
+    return x, y
+
+
+@builtin
+def div_rn(x, y, _semantic=None):
+    """x / y rounded to nearest even (IEEE, ``tt.precise_divf``); fp32 only."""
+    x, y = _fp32_pair(x, y, _semantic, "div_rn")
+    return _semantic._op("tt.precise_divf", [x, y], x.dtype, x.shape)
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False, _semantic=None):
+    """Floating point x / y: ``arith.divf`` (approximate ``div.full.f32`` on NVIDIA), or the
+    IEEE division with ``ieee_rounding=True``. Raises for integer operands."""
+    sem = _semantic
+    x, y = unwrap(x), unwrap(y)
+    for v in (x, y):
+        t = sem.to_tensor(v) if not isinstance(v, (int, float)) else None
+        if t is not None and not t.dtype.is_floating():
+            raise LanguageError(f"fdiv needs floating point operands, got {t.dtype}",
+                                "cast with .to(tl.float32), or use // for integers")
+    if unwrap(ieee_rounding):
+        x, y = sem.binary_checked(x, y, div_or_mod=True)
+        if x.dtype == dt.float32:
+            return sem._op("tt.precise_divf", [x, y], x.dtype, x.shape)
+    return sem.truediv(x, y)
+
+
+@builtin
+def sqrt_rn(x, _semantic=None):
+    """IEEE square root (``tt.precise_sqrt``); fp32 only."""
+    x = _semantic.to_tensor(unwrap(x))
+    if x.dtype != dt.float32:
+        raise LanguageError(f"Expected dtype ['fp32'] but got {x.dtype} in sqrt_rn")
+    return _semantic._op("tt.precise_sqrt", [x], x.dtype, x.shape)
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE, _semantic=None):  # noqa: A002
+    """``min(max(x, min), max)`` elementwise (``tt.clampf`` for floats; undefined when
+    min > max). NaN in ``x`` is ignored unless ``propagate_nan=PropagateNan.ALL``. Integer
+    tiles are clamped with maxsi/minsi (Triton only accepts floats)."""
+    sem = _semantic
+    x, lo = sem.binary_checked(unwrap(x), unwrap(min))
+    x, hi = sem.binary_checked(x, unwrap(max))
+    x, lo = sem.binary_checked(x, lo)
+    if x.dtype.is_floating():
+        prop = "all" if unwrap(propagate_nan) == PropagateNan.ALL else "none"
+        return sem._op("tt.clampf", [x, lo, hi], x.dtype, x.shape, {"propagateNan": prop})
+    return sem.minmax("min", sem.minmax("max", x, lo), hi)
+
+
+@builtin
+def to_tensor(x, _semantic=None):
+    """``x`` as a tensor: Python ints become int32 (uint32, int64, uint64 when larger),
+    floats fp32 (fp64 when out of range), bools int1 (reference §1.3)."""
+    return _semantic.to_tensor(unwrap(x))
