@@ -3,19 +3,27 @@
 The grid's linear program ids are split into one contiguous range per worker thread
 (``os.cpu_count()`` workers at most); each worker makes exactly one native call of
 ``<name>_grid`` through ctypes, which releases the GIL, with its own scratch arena and error
-record. An empty grid makes no call. Out-of-bounds records become
-:class:`workbench.errors.OutOfBoundsError` (the lowest program id that failed is reported).
+record. An empty grid makes no call. Error records become exceptions (the lowest program id
+that failed is reported): out-of-bounds accesses :class:`workbench.errors.OutOfBoundsError`,
+failed ``tt.assert`` :class:`~workbench.backends.interp.errors.DeviceAssertionError` (the
+interpreter's class, a :class:`workbench.errors.WorkbenchError`), a bad ``tt.gather`` index
+an :class:`~workbench.backends.interp.errors.InterpreterError`. Kernels with ``tt.print`` get
+a :class:`.hostcalls.PrintSession`; its lines go to ``sys.stdout`` after the grid ran (also
+when it failed), in program-id order.
 """
 from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 
 import numpy as np
 
 from ...backends.base import PointerArg
+from ...backends.interp.errors import DeviceAssertionError, InterpreterError
 from ...errors import LaunchError, OutOfBoundsError
+from .hostcalls import TOKEN, WORKER, PrintSession
 from ...ir.types import FloatType, IntType, PointerType
 from .llvmtypes import storage_size
 from .memory import ERR_FIELDS
@@ -67,6 +75,7 @@ class CpuLauncher:
         self.arena_bytes = int(arena_bytes)
         self.mem_ops = list(mem_ops)
         self.workers = workers or os.cpu_count() or 1
+        self.prints = any(op[0] == "print" for op in self.mem_ops)
 
     def _pack(self, args):
         if len(args) != len(self.param_types):
@@ -94,6 +103,10 @@ class CpuLauncher:
             return
         nw = max(1, min(self.workers, total))
         errs = np.zeros((nw, ERR_FIELDS), np.int64)
+        session = PrintSession(self.mem_ops, nw) if self.prints else None
+        if session is not None:
+            errs[:, TOKEN] = session.token
+            errs[:, WORKER] = np.arange(nw)
         scratch = [np.empty(self.arena_bytes + 64, np.uint8) for _ in range(nw)]
         bounds = [total * k // nw for k in range(nw + 1)]
 
@@ -102,24 +115,36 @@ class CpuLauncher:
             aligned = (base + 63) // 64 * 64
             self.fn(bounds[k], bounds[k + 1], gx, gy, gz, ctypes.addressof(argv), aligned,
                     errs[k].ctypes.data)
-        if nw == 1:
-            work(0)
-        else:
-            threads = [threading.Thread(target=work, args=(k,)) for k in range(1, nw)]
-            for t in threads:
-                t.start()
-            work(0)
-            for t in threads:
-                t.join()
+        try:
+            if nw == 1:
+                work(0)
+            else:
+                threads = [threading.Thread(target=work, args=(k,)) for k in range(1, nw)]
+                for t in threads:
+                    t.start()
+                work(0)
+                for t in threads:
+                    t.join()
+        finally:
+            if session is not None:
+                session.close()
+                sys.stdout.write(session.text())
         del keep
+        if session is not None and session.failure is not None:
+            raise LaunchError(f"tt.print failed: {session.failure!r}")
         failed = [e for e in errs if e[0]]
         if failed:
             raise self._error(min(failed, key=lambda e: (int(e[4]), int(e[3]), int(e[2]))),
                               args)
 
-    def _error(self, rec, args) -> OutOfBoundsError:
-        _, op_index, x, y, z, param, byte_off, elem_index, kind = (int(v) for v in rec)
-        kind_name, loc, _ = self.mem_ops[op_index]
+    def _error(self, rec, args) -> Exception:
+        _, op_index, x, y, z, param, byte_off, elem_index, kind = (int(v) for v in rec[:9])
+        kind_name, loc, extra = self.mem_ops[op_index]
+        if kind_name == "assert":
+            return DeviceAssertionError(extra, (x, y, z), loc)
+        if kind_name == "gather":
+            return InterpreterError(f"tt.gather index out of range [0, {extra}) at tile "
+                                    f"element {elem_index}", (x, y, z), loc)
         name = self.param_names[param]
         t = self.param_types[param]
         itemsize = storage_size(t.pointee)

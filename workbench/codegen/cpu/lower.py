@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.core import Operation, Value
 from ...ir.types import PointerType, TensorType
-from . import atomics, control, dot, memory, tile_ops
+from . import atomics, control, debug_ops, dot, memory, tile_ops
 from .debuginfo import DebugInfo
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
@@ -35,7 +35,9 @@ CHEAP = {"arith.constant", "tt.make_range", "tt.splat", "tt.broadcast", "tt.expa
 ALIGN = 64
 _TILE_OPS = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
              "tt.split": tile_ops.lower_split, "tt.cat": tile_ops.lower_cat,
-             "tt.histogram": tile_ops.lower_histogram}
+             "tt.histogram": tile_ops.lower_histogram, "tt.gather": tile_ops.lower_gather,
+             "tt.print": debug_ops.lower_print,
+             "tt.assert": debug_ops.lower_assert, "gpu.barrier": lambda lw, op: None}
 
 
 class KernelLowering:

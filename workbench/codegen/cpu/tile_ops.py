@@ -12,6 +12,9 @@
 - ``tt.cat``: ``lhs`` then ``rhs`` along dim 0 (Triton may reorder; we keep the order).
 - ``tt.histogram [src, mask?]``: ``out[v] += 1`` for each active ``v`` of the 1-D ``src`` with
   ``0 <= v < nbins`` (other values are ignored, as in the interpreter).
+- ``tt.gather {axis}``: ``out[idx] = src[idx with idx[axis] = indices[idx]]``; indices are
+  checked first (an index outside ``[0, src.shape[axis])`` stops the program with an error
+  naming it, as the interpreter does, instead of reading outside the tile).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from .control import _inline_combine
+from .debug_ops import check_all
 from .llvmtypes import I64, const, storage_type
 from .tiles import Buffer, loop_nest
 
@@ -136,4 +140,30 @@ def lower_histogram(lw, op: Operation) -> None:
         b.branch(join)
         b.position_at_end(join)
     loop_nest(b, src.shape, count)
+    lw.env[op.result] = out
+
+
+def lower_gather(lw, op: Operation) -> None:
+    b = lw.b
+    src, ind = (lw.tile(v) for v in op.operands)
+    axis = int(op.attributes["axis"])
+    t = op.result.type
+    shape = tuple(t.shape)
+    n = src.shape[axis]
+    index = len(lw.mem_ops)
+    lw.mem_ops.append(("gather", op.loc, n))
+
+    def where(e, idx):
+        v = e.get(ind, idx)
+        return b.sext(v, I64) if v.type.width < 64 else v
+
+    check_all(lw, shape, lambda e, idx: b.icmp_unsigned(">=", where(e, idx),
+                                                        ir.Constant(I64, n)), index)
+    out = lw.alloc(shape, t.element)
+
+    def body(idx):
+        e = lw.elems()
+        sidx = idx[:axis] + (where(e, idx),) + idx[axis + 1:]
+        e.store(out, idx, e.get(src, sidx))
+    loop_nest(b, shape, body)
     lw.env[op.result] = out
