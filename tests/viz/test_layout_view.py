@@ -59,3 +59,13 @@ def test_bad_input():
         layout_figure(BlockedLayout((1,), (32,), (4,), (0,)), (128,), warp=9)
     with pytest.raises(LayoutError, match="distributed"):
         layout_figure(SwizzledSharedLayout(1, 1, 1, (1, 0)), (8, 8))
+
+
+def test_short_names_from_issue_4():
+    import workbench.viz as viz
+    from workbench.layouts import BlockedLayout, ownership
+    lay = BlockedLayout((1, 4), (4, 8), (4, 1), (1, 0))
+    fig = viz.layout(lay, (32, 32))
+    ref = ownership(lay, (32, 32))
+    assert (fig.workbench_data.lane == ref.lane).all()
+    assert viz.banks is viz.banks_figure and viz.explorer is viz.layout_explorer

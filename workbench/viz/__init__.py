@@ -13,12 +13,22 @@ _LAZY = {
     "render_stages": "ir_view",
     "render_snapshots": "snapshot_view",
     "compile_report": "ir_view",
+    "layout_figure": "layout_view",
+    "banks_figure": "bank_view",
+    "layout_explorer": "explorer",
+    "value_layouts": "layouts_of",
 }
+# the short names issue 4 gives them: viz.layout(layout, shape), viz.banks(...), viz.explorer()
+_ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure"),
+            "explorer": ("explorer", "layout_explorer")}
 
-__all__ = sorted(_LAZY)
+__all__ = sorted(list(_LAZY) + list(_ALIASES))
 
 
 def __getattr__(name: str):
+    if name in _ALIASES:
+        mod, attr = _ALIASES[name]
+        return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'workbench.viz' has no attribute {name!r}")
