@@ -51,7 +51,7 @@ def accumulate_src(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
 
 
 GRID = lambda META: (wb.cdiv(META["n"], META["BLOCK"]),)  # noqa: E731
-SLOW, FAST = wb.Config({"BLOCK": 1024, "REPS": 48}), wb.Config({"BLOCK": 1024, "REPS": 1})
+SLOW, FAST = wb.Config({"BLOCK": 1024, "REPS": 64}), wb.Config({"BLOCK": 1024, "REPS": 1})
 
 
 def tuned_double(configs=(SLOW, FAST), bench=None, **kw):
@@ -59,7 +59,7 @@ def tuned_double(configs=(SLOW, FAST), bench=None, **kw):
         wb.jit(double_src))
 
 
-def run_double(k, n=1 << 15, dtype=np.float32):
+def run_double(k, n=1 << 16, dtype=np.float32):
     x = np.random.default_rng(n).random(n).astype(dtype)
     out = np.zeros_like(x)
     k[GRID](x, out, n)
@@ -75,7 +75,7 @@ def test_picks_the_clearly_faster_config_and_keeps_every_timing():
     (c0, slow_ms), (c1, fast_ms) = k.autotune_results
     assert (c0, c1) == (SLOW, FAST) and slow_ms > 3 * fast_ms > 0
     assert k.configs_timings[FAST][0] == fast_ms and len(k.configs_timings[SLOW]) == 3
-    assert k.cache == {(1 << 15, "float32", "float32"): FAST}
+    assert k.cache == {(1 << 16, "float32", "float32"): FAST}
 
 
 def test_reuses_the_choice_per_key_value_and_dtype():
@@ -84,12 +84,12 @@ def test_reuses_the_choice_per_key_value_and_dtype():
     run_double(k)
     run_double(k)
     assert bench.calls == 2  # same n and dtypes: no new tuning
-    run_double(k, n=20000)
+    run_double(k, n=40000)
     assert bench.calls == 4
-    run_double(k, n=20000, dtype=np.float64)
+    run_double(k, n=40000, dtype=np.float64)
     assert bench.calls == 6
-    assert set(k.results) == {(1 << 15, "float32", "float32"), (20000, "float32", "float32"),
-                              (20000, "float64", "float64")}
+    assert set(k.results) == {(1 << 16, "float32", "float32"), (40000, "float32", "float32"),
+                              (40000, "float64", "float64")}
     assert all(c is FAST for c in k.cache.values())
 
 
@@ -170,7 +170,7 @@ def test_heuristics_compute_meta_parameters_from_the_arguments():
 
 @pytest.mark.parametrize("order", ["autotune_over_heuristics", "heuristics_over_autotune"])
 def test_decorators_stack(order):
-    configs = [wb.Config({"REPS": 48}), wb.Config({"REPS": 1})]
+    configs = [wb.Config({"REPS": 64}), wb.Config({"REPS": 1})]
     heur = wb.heuristics({"BLOCK": lambda a: 1024})
     tune = wb.autotune(configs, key=["n"], do_bench=Bench())
     k = tune(heur(wb.jit(double_src))) if order == "autotune_over_heuristics" else \
