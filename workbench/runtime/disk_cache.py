@@ -43,6 +43,7 @@ from ..ir.core import Location
 FORMAT_VERSION = 1
 _MAGIC = b"WBCACHE"
 _SKIP_DIRS = ("notebook", "viz", "testing")
+_DROP = object()  # "no value": a missing name, an extra entry that is not JSON-able
 
 
 # ------------------------------------------------------------------------------ settings
@@ -138,21 +139,13 @@ def source_fingerprint(jit_fn) -> list:
         scope = dict(src.globals or {})
         scope.update(src.closure or {})
         for chain in _used_names(src.tree()):
-            if chain[0] not in scope:
-                continue
-            value = scope[chain[0]]
-            for i, attr in enumerate(chain):
-                if i and getattr(value, "__name__", None) is not None and \
-                        type(value).__name__ == "module":
-                    value = getattr(value, attr, None)
-                elif i:
-                    break
-                if _is_jit(value):
-                    todo.append(value)
-                    break
-                text = _plain_value(value)
-                if text is not None:
-                    out.add(("global", ".".join(chain[:i + 1]), text))
+            value, i = scope.get(chain[0], _DROP), 1
+            while i < len(chain) and type(value).__name__ == "module":
+                value, i = getattr(value, chain[i], _DROP), i + 1
+            if _is_jit(value):
+                todo.append(value)
+            elif (text := _plain_value(value)) is not None:
+                out.add(("global", ".".join(chain[:i]), text))
     return sorted(out, key=repr)
 
 
@@ -199,15 +192,9 @@ def write_entry(path: Path, payload: dict) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-        tmp = None
     except OSError:
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def read_entry(path: Path) -> dict | None:
@@ -260,9 +247,6 @@ def _jsonable(v):
         items = [_jsonable(e) for e in v]
         return _DROP if any(e is _DROP for e in items) else items
     return _DROP
-
-
-_DROP = object()
 
 
 def _from_jsonable(v):
@@ -413,15 +397,3 @@ def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
     kernel.extra["disk_cache"] = "miss"
     return kernel
 
-
-def clear(directory: Path | None = None) -> int:
-    """Delete every entry under ``directory`` (default :func:`cache_dir`); returns how many."""
-    root = Path(directory) if directory is not None else cache_dir()
-    n = 0
-    for p in root.glob("*/*.wbk"):
-        try:
-            p.unlink()
-            n += 1
-        except OSError:
-            pass
-    return n
