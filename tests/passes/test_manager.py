@@ -70,7 +70,9 @@ def test_verify_names_the_pass_that_broke_the_ir():
 
 def test_pipelines_and_registry():
     assert [p.name for p in ttir_passes(Options())] == ["canonicalize", "cse", "dce"]
-    (conv,) = ttgir_passes(Options(num_warps=8), Target.parse("cuda:80"))
+    conv, *rest = ttgir_passes(Options(num_warps=8), Target.parse("cuda:80"))
+    assert [p.name for p in rest][:2] == ["tritongpu-coalesce",
+                                          "tritongpu-remove-layout-conversions"]
     assert isinstance(conv, ConvertToTTGIR) and conv.name == "convert-triton-to-tritongpu"
     assert conv.options == {"num_warps": 8, "target": "cuda:80", "threads_per_warp": 32,
                             "num_ctas": 1}

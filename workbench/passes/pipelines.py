@@ -9,10 +9,12 @@ Triton 3.6's order (reference notes 3.4).
 from __future__ import annotations
 
 from .canonicalize import Canonicalize
+from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
 from .manager import Pass
+from .remove_layout_conversions import RemoveLayoutConversions
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
 REGISTRY: dict[str, type] = {
@@ -21,6 +23,8 @@ REGISTRY: dict[str, type] = {
     "dce": DCE,
     "symbol-dce": DCE,
     "convert-triton-to-tritongpu": ConvertToTTGIR,
+    "tritongpu-coalesce": Coalesce,
+    "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
 }
 
 
@@ -44,7 +48,10 @@ def ttir_passes(options=None) -> list:
 
 def ttgir_passes(options=None, target="cuda:90") -> list:
     """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
-    ``[ConvertToTTGIR(num_warps, target)]`` with ``num_warps`` from ``options`` (default 4).
-    Later passes (coalesce, remove-layout-conversions, ...) are issue 5."""
+    ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
+    ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (reference notes 3.4:
+    convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
+    Later passes (accelerate-matmul, ...) are issue 5."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
-    return [ConvertToTTGIR(num_warps=num_warps, target=str(target))]
+    return [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
+            RemoveLayoutConversions()]

@@ -19,6 +19,9 @@ steps (``RemoveLayoutConversions.cpp``):
    ``tt.addptr``, ``tt.broadcast``, ``tt.expand_dims`` and conversions from the target
    layout), they are cloned in the target layout (``expand_dims`` operands in the matching
    slice) and the conversion goes away; the originals are erased when nothing uses them.
+   A loop-carried value converted inside an ``scf.for`` whose next value is cheap to compute
+   (a pointer advanced by a constant) is carried in the target layout instead. Layouts also
+   flow forward through ``scf.for`` init/yield operands into the iter args and results.
 
 Conversions to the layout a value already has, and conversions of conversions, are folded;
 dead pure ops are erased. Every step preserves the program's values: a conversion only moves
@@ -82,6 +85,18 @@ def infer_dst(op: Operation, enc):
     return None
 
 
+def loop_slot(user: Operation, i: int):
+    """(iter arg, result) of the ``scf.for`` loop-carried slot operand ``i`` of ``user``
+    feeds (an init of the ``scf.for`` or an operand of its body's ``scf.yield``), or None."""
+    if user.name == "scf.for" and i >= 3:
+        return (user.regions[0].block.args[i - 2], user.results[i - 3])
+    if user.name == "scf.yield":
+        loop = user.parent_op()
+        if loop is not None and loop.name == "scf.for":
+            return (loop.regions[0].block.args[i + 1], loop.results[i])
+    return None
+
+
 def required(op: Operation, i: int, old_enc):
     """The layout operand ``i`` of ``op`` needs given ``op``'s current result layouts:
     ``ANY`` for conversions (and the first operand of a reduce to a scalar), else derived from
@@ -90,6 +105,9 @@ def required(op: Operation, i: int, old_enc):
     name = op.name
     if name == "ttg.convert_layout":
         return ANY
+    slot = loop_slot(op, i)
+    if slot is not None:
+        return slot[0].type.encoding if _tensor(slot[0]) else old_enc
     if name == "tt.expand_dims":
         return SliceLayout(op.attributes["axis"], op.result.type.encoding)
     if name in ("tt.reduce", "tt.scan"):
@@ -128,7 +146,14 @@ class _Rewriter:
                 work += [(r, r.type.encoding) for r in op.results if _tensor(r)]
         while work:
             v, enc = work.pop(0)
-            for user, _i in list(v.uses):
+            for user, i in list(v.uses):
+                slot = loop_slot(user, i)
+                if slot is not None:
+                    if all(id(r) not in chosen for r in slot):
+                        for r in slot:
+                            chosen[id(r)] = (r, enc)
+                            work.append((r, enc))
+                    continue
                 new = infer_dst(user, enc)
                 if new is None:
                     continue
@@ -183,16 +208,53 @@ class _Rewriter:
                 op.result.replace_all_uses_with(src)
 
     # 3. backward rematerialisation ------------------------------------------------------
-    def rematerialise(self) -> None:
-        for op in list(self.func.walk()):
-            if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
-                continue
-            src, enc = op.operands[0], op.result.type.encoding
-            if self.can_remat(src, enc, set()):
-                op.result.replace_all_uses_with(self.materialise(src, enc))
+    def rematerialise(self, max_rounds: int = 4) -> None:
+        for _ in range(max_rounds):
+            changed = False
+            for op in list(self.func.walk()):
+                if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
+                    continue
+                src, enc = op.operands[0], op.result.type.encoding
+                if self.can_remat(src, enc, set()):
+                    op.result.replace_all_uses_with(self.materialise(src, enc))
+                    changed = True
+                elif self.retype_loop_slot(src, enc):
+                    changed = True
+            self.fold()
+            self.dce()
+            if not changed:
+                return
 
-    def can_remat(self, v: Value, enc, seen: set) -> bool:
+    def retype_loop_slot(self, arg: Value, enc) -> bool:
+        """A loop-carried value converted to ``enc`` inside the loop (a pointer advanced each
+        iteration, as in a K loop): carry it in ``enc`` instead, when every use of it in the
+        body is a conversion to ``enc`` or part of the cheap computation of its next value
+        (Triton rematerialises through ``scf.for`` iter args the same way)."""
+        loop = arg.owner.parent.parent if not isinstance(arg.owner, Operation) and \
+            arg.owner.parent is not None else None
+        if loop is None or loop.name != "scf.for" or arg.index == 0:
+            return False
+        j = arg.index - 1
+        nxt = loop.regions[0].block.terminator.operands[j]
+        seen: set = set()
+        if not self.can_remat(nxt, enc, seen, assume=(id(arg), enc)):
+            return False
+        cheap_users = {k[0] for k in seen}
+        for user, _i in arg.uses:
+            is_cvt = user.name == "ttg.convert_layout" and user.result.type.encoding == enc
+            if not is_cvt and not any(id(r) in cheap_users for r in user.results):
+                return False
+        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
+               if _tensor(v)}
+        for v in (arg, loop.results[j]):
+            v.type = v.type.with_encoding(enc)
+        self.fix_operands(old)
+        return True
+
+    def can_remat(self, v: Value, enc, seen: set, assume=None) -> bool:
         key = (id(v), enc)
+        if (id(v), enc) == assume:
+            return True
         if not _tensor(v) or v.type.encoding == enc or key in self.remat or key in seen:
             return True
         seen.add(key)
@@ -204,7 +266,7 @@ class _Rewriter:
         cheap = d.name in _CHEAP or (d.name.startswith("arith.") and _same_layout_op(d))
         if not cheap or len(d.results) != 1 or d.regions:
             return False
-        return all(self.can_remat(w, self._operand_layout(d, j, enc), seen)
+        return all(self.can_remat(w, self._operand_layout(d, j, enc), seen, assume)
                    for j, w in enumerate(d.operands) if _tensor(w))
 
     @staticmethod
@@ -254,8 +316,6 @@ def remove_layout_conversions(module: Operation) -> Operation:
         rw.fold()
         rw.dce()
         rw.rematerialise()
-        rw.fold()
-        rw.dce()
     return module
 
 
