@@ -1,28 +1,24 @@
 """The on-disk compile cache: compiled kernels survive the process (Triton's ``~/.triton/cache``,
-reference §3.2).
+reference §3.2). Folder: ``$WORKBENCH_CACHE_DIR`` or ``platformdirs.user_cache_dir(
+"tile-workbench")``; ``WORKBENCH_DISK_CACHE=0`` turns it off, ``WORKBENCH_ALWAYS_COMPILE=1``
+compiles anyway and rewrites the entry (as ``TRITON_ALWAYS_COMPILE``).
 
-Location: ``$WORKBENCH_CACHE_DIR`` or ``platformdirs.user_cache_dir("tile-workbench")``;
-``WORKBENCH_DISK_CACHE=0`` turns the cache off, ``WORKBENCH_ALWAYS_COMPILE=1`` compiles anyway
-(and rewrites the entry), like ``TRITON_ALWAYS_COMPILE``.
+Key (SHA-256, :func:`cache_key`): the compiler's own source files (as Triton hashes its
+compiler and ``libtriton.so``: a version number misses edits), the package version, the
+backend's ``cache_key()`` (target, llvmlite version, host CPU and features, ptxas version),
+the options, the specialisation (a ``@jit`` function passed as a constexpr counts by its
+source), and the source, file and first line of the kernel and of every ``@jit`` helper it
+reaches through globals and closures (transitively), with the plain globals they read.
 
-Key (SHA-256, :func:`cache_key`): a hash of the compiler's own source files (as Triton hashes
-its compiler and ``libtriton.so``; a version number alone would miss edits), the package
-version, the backend's ``cache_key()`` (target, llvmlite version, host CPU and features, ptxas
-version), the options, the specialisation (types, hints, constexpr values; a ``@jit``
-function passed as a constexpr counts by its source), and the source, file and first line of
-the kernel and of every ``@jit`` helper it reaches through its globals and closure
-(transitively), with the values of the plain globals it reads (constexpr globals).
-
-An entry is one file ``<dir>/<key[:2]>/<key>.wbk``: a header line
-``WBCACHE <format> <sha256-of-body> <length>`` and a zlib-compressed JSON body holding every
-stage text, the line maps (locations as a table), metadata, timings of the original compile,
-and what the backend needs to relaunch without the frontend and passes: for ``cpu`` the
-optimised LLVM IR (re-JIT by MCJIT) and the launcher's parameter table; for ``cuda`` the cubin
-bytes (or PTX); for ``interpreter`` the ttir text (parsed and re-closured). Entries are written
-to a temporary file in the same folder and renamed with ``os.replace`` (atomic), so two
-processes compiling the same kernel each get a valid result and a reader never sees half a
-file; a header, length or checksum mismatch (corruption, truncation, another format) makes
-the entry a miss and it is rebuilt, never trusted.
+An entry is one file ``<dir>/<key[:2]>/<key>.wbk``: a header ``WBCACHE <format> <sha256 of
+body> <length>`` and a zlib-compressed JSON body: every stage text, line maps (a location
+table), metadata, the original compile's timings, and what the backend needs to relaunch
+without the frontend and passes: ``cpu``: the optimised LLVM IR, the machine code (added by
+the first reload, through MCJIT's object cache) and the launcher's parameter table; ``cuda``:
+the cubin bytes (or PTX); ``interpreter``: the ttir (parsed again). Entries are written to a
+temporary file in the same folder and renamed with ``os.replace`` (atomic): processes
+compiling the same kernel at once each get a valid result, a reader never sees half a file,
+and a bad header, length or checksum (corruption, truncation) makes a miss that is rebuilt.
 """
 from __future__ import annotations
 
@@ -58,10 +54,8 @@ def cache_dir() -> Path:
 
 
 def _env_flag(name: str, default: bool) -> bool:
-    v = os.environ.get(name)
-    if v is None or not v.strip():
-        return default
-    return v.strip().lower() not in ("0", "false", "no", "off")
+    v = os.environ.get(name, "").strip().lower()
+    return default if not v else v not in ("0", "false", "no", "off")
 
 
 def enabled() -> bool:
@@ -252,9 +246,7 @@ def _jsonable(v):
 def _from_jsonable(v):
     if isinstance(v, dict) and "__bytes__" in v:
         return base64.b64decode(v["__bytes__"])
-    if isinstance(v, list):
-        return [_from_jsonable(e) for e in v]
-    return v
+    return [_from_jsonable(e) for e in v] if isinstance(v, list) else v
 
 
 # ------------------------------------------------------------------------------ kernels
@@ -278,9 +270,7 @@ def _launch_info(kernel) -> dict | None:
         image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
         return {"kind": "cuda", "image": _jsonable(image),
                 "kinds": [param_kind(a.type) for a in func.regions[0].block.args]}
-    if backend == "interpreter":
-        return {"kind": "interpreter"}
-    return None
+    return {"kind": "interpreter"} if backend == "interpreter" else None
 
 
 def _relaunch(info: dict, payload: dict, spec, options, target):
@@ -297,7 +287,16 @@ def _relaunch(info: dict, payload: dict, spec, options, target):
         mod = llvm.parse_assembly(payload["asm"]["llir"])
         mod.verify()
         engine = llvm.create_mcjit_compiler(mod, tm)
+        # MCJIT's object cache: the first reload stores the machine code it generates in the
+        # entry, later reloads skip code generation
+        obj = _from_jsonable(info["object"]) if info.get("object") else None
+        got = {}
+        engine.set_object_cache(lambda _m, buf: got.setdefault("obj", bytes(buf)),
+                                lambda _m: obj)
         engine.finalize_object()
+        if obj is None and got.get("obj"):
+            info["object"] = _jsonable(got["obj"])
+            payload["_dirty"] = True
         address = engine.get_function_address(info["name"] + "_grid")
         if not address:
             raise ValueError("grid function missing")
@@ -333,11 +332,8 @@ def kernel_payload(kernel) -> dict | None:
     table, rows = {}, []
     maps = {stage: [_loc_to_json(loc, table, rows) for loc in locs]
             for stage, locs in kernel.line_maps.items()}
-    extra = {}
-    for k, v in kernel.extra.items():
-        j = _jsonable(v)
-        if j is not _DROP and k != "cubin":
-            extra[k] = j
+    extra = {k: j for k, v in kernel.extra.items()
+             if k not in ("cubin", "disk_cache") and (j := _jsonable(v)) is not _DROP}
     return {"asm": dict(kernel.asm), "locs": rows, "line_maps": maps,
             "metadata": dataclasses.asdict(kernel.metadata), "launch_error": kernel._launch_error,
             "timings": {k: v for k, v in kernel.timings.items() if isinstance(v, (int, float))},
@@ -387,6 +383,8 @@ def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
             except Exception:  # malformed despite the checksum: rebuild
                 kernel = None
             if kernel is not None:
+                if payload.pop("_dirty", False):
+                    write_entry(path, payload)
                 kernel.timings["disk_load"] = time.perf_counter() - t0
                 kernel.extra["disk_cache"] = "hit"
                 return kernel
