@@ -96,7 +96,11 @@ class CudaBackend(Backend):
     BackendResult. Timings in seconds go to ``ctx.timings`` under ``ttgir``, ``llir``, ``ptx``,
     ``cubin``, ``sass``. Raises UnsupportedError / CompilationError for kernels the backend
     cannot lower, :class:`~workbench.backends.nvidia_tools.PtxasError` when ptxas rejects the
-    PTX (a bug)."""
+    PTX (a bug). ``extra["shared_accesses"]``: one dict per shared-memory access of the
+    kernel: ``op``, ``loc`` (source location text), ``layout`` (the shared encoding),
+    ``access_layout``, ``vector_bytes``, ``conflict_degree`` (wavefronts / ideal, 1.0 = no
+    conflict, from :func:`workbench.layouts.bank_conflicts`) and ``wavefronts`` (per warp,
+    summed over the access's requests)."""
 
     def __init__(self, target):
         super().__init__(target)
@@ -142,7 +146,8 @@ class CudaBackend(Backend):
         meta = KernelMetadata(name=out.name, target=str(self.target),
                               num_warps=options.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
-        extra = {"notes": [], "ptx": out.ptx}
+        extra = {"notes": [], "ptx": out.ptx,
+                 "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
         image = out.ptx
         if self.ptxas:
             t3 = time.perf_counter()

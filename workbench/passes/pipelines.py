@@ -8,6 +8,7 @@ Triton 3.6's order (reference notes 3.4).
 """
 from __future__ import annotations
 
+from .accelerate_matmul import AccelerateMatmul
 from .canonicalize import Canonicalize
 from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
@@ -25,6 +26,7 @@ REGISTRY: dict[str, type] = {
     "convert-triton-to-tritongpu": ConvertToTTGIR,
     "tritongpu-coalesce": Coalesce,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
+    "tritongpu-accelerate-matmul": AccelerateMatmul,
 }
 
 
@@ -54,4 +56,5 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     Later passes (accelerate-matmul, ...) are issue 5."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     return [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
-            RemoveLayoutConversions()]
+            RemoveLayoutConversions(),
+            AccelerateMatmul(target=str(target), num_warps=num_warps)]

@@ -13,13 +13,15 @@ from .lower import LoweredKernel, lower_module
 @dataclass
 class NvptxOutput:
     """``llir``: optimised LLVM IR text (with ``!dbg``); ``ptx``: PTX text; ``name``: the entry
-    name; ``shared``: bytes of dynamic shared memory; ``num_warps``."""
+    name; ``shared``: bytes of dynamic shared memory; ``num_warps``; ``shared_accesses``: one
+    dict per shared-memory access (op, loc, layout, conflict_degree, wavefronts...)."""
 
     llir: str
     ptx: str
     name: str
     shared: int
     num_warps: int
+    shared_accesses: list = None
 
 
 def compile_ttgir(module_op, arch: int = 90, num_warps: int | None = None,
@@ -33,7 +35,8 @@ def compile_ttgir(module_op, arch: int = 90, num_warps: int | None = None,
     lowered = lower_module(module_op, num_warps=num_warps, arch=arch)
     text, mod = optimise(lowered.text, arch, opt)
     ptx = emit_ptx(mod, arch)
-    return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps)
+    return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps,
+                        lowered.shared_accesses or [])
 
 
 __all__ = ["compile_ttgir", "lower_module", "LoweredKernel", "NvptxOutput"]

@@ -4,7 +4,8 @@ Math follows Triton's NVIDIA lowering: ``exp(x) = ex2.approx.f32(x * log2(e))``,
 ``log(x) = lg2.approx.f32(x) * ln(2)``, ``sqrt``/``rsqrt`` approximate, fp32 ``/`` as
 ``div.full.f32`` (PTX ISA 9.7.3: ex2, lg2, sqrt, rsqrt, div). f16 and bf16 math is computed in
 f32 and rounded back; bf16 arithmetic likewise (bf16 is carried as i16 bits, see
-:mod:`.types`). f64 transcendental functions need libdevice, which is not bundled: they raise
+:mod:`.types`). ``erf`` and f64 ``exp``/``exp2``/``log``/``log2`` come from :mod:`.mathlib`
+(our own polynomials, no libdevice); other f64 transcendental functions raise
 UnsupportedError.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
+from . import mathlib
 from .types import F16, F32, F64, I16, I32, is_bf16, llvm_type
 
 _INT_BIN = {"addi": "add", "subi": "sub", "muli": "mul", "divsi": "sdiv", "divui": "udiv",
@@ -122,9 +124,15 @@ def _unary_math(kl, op, base, x, t):
         suffix = {"f16": "f16", "f32": "f32", "f64": "f64"}[t.name]
         return b.call(kl.intrinsic(f"{name}.{suffix}", x.type, [x.type]), [x])
     if t.name == "f64":
-        raise UnsupportedError(
-            f"math.{base} in float64 needs NVIDIA's libdevice, which the CUDA backend does not "
-            f"bundle yet; compute in float32 (x.to(tl.float32))", op.loc)
+        y = mathlib.f64_math(kl, base, x)
+        if y is None:
+            raise UnsupportedError(
+                f"math.{base} in float64 is not implemented by the CUDA backend (it has its own "
+                f"f64 exp, exp2, log, log2 and sqrt); compute in float32 (x.to(tl.float32))",
+                op.loc)
+        return y
+    if base == "erf":
+        return from_f32(b, mathlib.erf_f32(kl, to_f32(b, x, t)), t)
     return from_f32(b, _math_f32(kl, base, to_f32(b, x, t)), t)
 
 

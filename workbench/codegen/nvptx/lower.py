@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
-from . import axisinfo, elementwise, memory, reduce, shared
+from . import atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -36,6 +36,7 @@ class LoweredKernel:
     shared: int
     num_warps: int
     llvm_module: object = None
+    shared_accesses: list = None
 
 
 def _sreg(kl, name: str):
@@ -66,6 +67,9 @@ class KernelLowering:
         self.parts: dict = {}
         self.layouts: dict = {}
         self.shared_bytes = 0
+        self.smem_offsets, self.scratch_base = smem.plan(func_op)
+        self.sync = smem.SharedSync()
+        self.shared_accesses: list = []
         self.axis = axisinfo.analyse(func_op)
         for ia, a in zip(block.args, self.fn.args):
             self.vals[id(ia)] = [a]
@@ -126,8 +130,9 @@ class KernelLowering:
         if not self.b.block.is_terminated:
             self.b.ret_void()
         self._annotate()
-        return LoweredKernel(str(self.module), self.name, self.shared_bytes, self.num_warps,
-                             self.module)
+        total = self.scratch_base + self.shared_bytes
+        return LoweredKernel(str(self.module), self.name, total, self.num_warps,
+                             self.module, self.shared_accesses)
 
     def _annotate(self):
         md = self.module.add_metadata([self.fn, "kernel", I32(1)])
@@ -155,6 +160,22 @@ class KernelLowering:
             memory.lower(self, op)
         elif name == "tt.reduce":
             reduce.lower_reduce(self, op)
+        elif name == "tt.dot":
+            dot.lower_dot(self, op)
+        elif name == "ttg.local_alloc":
+            smem.lower_local_alloc(self, op)
+        elif name == "ttg.local_load":
+            smem.lower_local_load(self, op)
+        elif name == "ttg.local_dealloc":
+            pass
+        elif name == "tt.print":
+            printing.lower_print(self, op)
+        elif name == "tt.assert":
+            printing.lower_assert(self, op)
+        elif name == "tt.scan":
+            scan.lower_scan(self, op)
+        elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
+            atomics.lower(self, op)
         elif name == "ttg.convert_layout":
             shared.lower_convert(self, op)
         elif name == "gpu.barrier":
@@ -257,6 +278,7 @@ def _for(kl, op):
     cond = kl.b.icmp_signed("<", iv, ub)
     kl.b.cbranch(cond, body_bb, exit_bb)
     kl.b.position_at_end(body_bb)
+    kl.sync.unknown()
     kl.set(body.args[0], [iv])
     for a, ps in zip(body.args[1:], phis):
         kl.set(a, ps)
@@ -272,6 +294,7 @@ def _for(kl, op):
             p.add_incoming(r, latch)
     kl.b.branch(header)
     kl.b.position_at_end(exit_bb)
+    kl.sync.unknown()
     for res, ps in zip(op.results, phis):
         kl.set(res, ps)
 
@@ -285,6 +308,7 @@ def _if(kl, op):
     results = []
     for region, bb in zip(op.regions, (then_bb, else_bb)):
         kl.b.position_at_end(bb)
+        kl.sync.unknown()
         block = region.blocks[0] if region.blocks else None
         vals = []
         if block is not None:
@@ -299,6 +323,7 @@ def _if(kl, op):
         results.append((kl.b.block, vals))
         kl.b.branch(merge)
     kl.b.position_at_end(merge)
+    kl.sync.unknown()
     for i, res in enumerate(op.results):
         regs = []
         for j in range(len(results[0][1][i])):

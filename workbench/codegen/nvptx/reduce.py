@@ -28,7 +28,7 @@ def _combine(kl, region_block, accs, xs):
     for a, v in zip(region_block.args, list(accs) + list(xs)):
         kl.set(a, [v])
     for op in region_block.ops:
-        if op.name == "tt.reduce.return":
+        if op.name in ("tt.reduce.return", "tt.scan.return"):
             return [kl.get(v)[0] for v in op.operands]
         kl.lower_op(op)
     raise UnsupportedError("tt.reduce region has no tt.reduce.return")

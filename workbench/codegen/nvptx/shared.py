@@ -34,12 +34,17 @@ def smem_base(kl):
 def barrier(kl) -> None:
     """``bar.sync 0`` (llvm.nvvm.barrier0): every thread of the CTA waits here."""
     kl.b.call(kl.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
+    sync = getattr(kl, "sync", None)
+    if sync is not None:
+        sync.reads = sync.writes = False
 
 
 def slot(kl, byte_offset: int, index, elem_t):
     """Pointer to element ``index`` (i32 LLVM value) of type ``elem_t`` (IR scalar type) in a
-    shared region starting at ``byte_offset`` bytes."""
+    shared region starting at ``byte_offset`` bytes after the scratch base (the scratch area
+follows the ``ttg.local_alloc`` buffers, :mod:`.smem`)."""
     b = kl.b
+    byte_offset += getattr(kl, "scratch_base", 0)
     base = b.gep(smem_base(kl), [I32(byte_offset)], source_etype=I8) if byte_offset else \
         smem_base(kl)
     return b.gep(base, [index], source_etype=_mem_type(elem_t))
