@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, f32, f64, i32
-from .llvmtypes import FLOAT, I32, value_type
+from .llvmtypes import FLOAT, I32, fptrunc, value_type
 from .tiles import Buffer, loop_nest
 
 _FULL_FP32 = ("ieee", "tf32x3", "bf16x3", "bf16x6")
@@ -65,7 +65,7 @@ def _convert(b, v, src, dst):
     widths = {ir.HalfType(): 16, FLOAT: 32}
     if widths.get(sv, 64) < widths.get(dv, 64):
         return b.fpext(v, dv)
-    return b.fptrunc(v, dv)
+    return fptrunc(b, v, dv)
 
 
 def _converted(lw, tile, dst, tf32: bool) -> Buffer:

@@ -81,6 +81,25 @@ def round_bf16(b: ir.IRBuilder, v):
     return b.bitcast(b.select(isnan, quiet, rounded), FLOAT)
 
 
+def fptrunc(b: ir.IRBuilder, v, ty: ir.Type):
+    """``fptrunc`` to ``ty`` with one round to nearest even, also double -> half: LLVM lowers
+    that to the ``__truncdfhf2`` runtime call, which MCJIT cannot resolve in this process, so
+    the double is first narrowed to float *rounding to odd* (exact for a second rounding to a
+    format with at most 22 significand bits; Boldo and Melquiond, IEEE TC 2008), then to half
+    (F16C ``vcvtps2ph``)."""
+    if not (v.type == DOUBLE and ty == HALF):
+        return b.fptrunc(v, ty)
+    r = b.fptrunc(v, FLOAT)
+    back = b.fpext(r, DOUBLE)
+    fabs = b.module.declare_intrinsic("llvm.fabs", [DOUBLE], ir.FunctionType(DOUBLE, [DOUBLE]))
+    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [v]))
+    bits = b.bitcast(r, I32)
+    bits = b.select(away, b.sub(bits, ir.Constant(I32, 1)), bits)
+    inexact = b.fcmp_ordered("!=", back, v)
+    bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
+    return b.fptrunc(b.bitcast(bits, FLOAT), HALF)
+
+
 def to_storage(b: ir.IRBuilder, v, t: Type):
     """Convert an SSA value of IR type ``t`` to its storage representation."""
     t = t.scalar

@@ -20,7 +20,9 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, Type
-from .llvmtypes import FLOAT, HALF, I64, is_bf16, round_bf16, storage_size, value_type
+from .extern import emit_extern
+from .llvmtypes import (FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size,
+                        value_type)
 
 _CMPI = {"eq": ("==", None), "ne": ("!=", None), "slt": ("<", True), "sle": ("<=", True),
          "sgt": (">", True), "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False),
@@ -95,8 +97,34 @@ def _float_cast(b, v, src: FloatType, dst: FloatType):
     elif _fwidth(sv) < _fwidth(dv):
         out = b.fpext(v, dv)
     else:
-        out = b.fptrunc(v, dv)
+        out = fptrunc(b, v, dv)
     return round_bf16(b, out) if dst.name == "bf16" else out
+
+
+def _float_cast_rtz(b, v, src: FloatType, dst: FloatType):
+    """Narrowing float conversion rounding toward zero (``tt.fp_to_fp {rounding = rtz}``):
+    round to nearest, then step one ulp toward zero where that moved away from zero (finite
+    inputs only; an overflow to infinity becomes the largest finite value). bf16 results
+    truncate the f32 bits (NaN stays quiet)."""
+    sv, dv = value_type(src), value_type(dst)
+    if _fwidth(sv) <= _fwidth(dv) and not (is_bf16(dst) and not is_bf16(src)):
+        return _float_cast(b, v, src, dst)
+    if is_bf16(dst):
+        f = v if sv == FLOAT else _float_cast_rtz(b, v, src, FloatType("f32"))
+        bits = b.bitcast(f, ir.IntType(32))
+        isnan = b.fcmp_unordered("uno", f, f)
+        quiet = b.or_(bits, ir.Constant(ir.IntType(32), 0x00400000))
+        keep = ir.Constant(ir.IntType(32), 0xFFFF0000 - (1 << 32))
+        return b.bitcast(b.and_(b.select(isnan, quiet, bits), keep), FLOAT)
+    r = fptrunc(b, v, dv)
+    wide = b.fpext(r, sv)
+    absf = _intrinsic(b.module, "llvm.fabs", sv)
+    ax = b.call(absf, [v])
+    over = b.and_(b.fcmp_ordered(">", b.call(absf, [wide]), ax),
+                  b.fcmp_ordered("<", ax, ir.Constant(sv, float("inf"))))
+    it = ir.IntType(_fwidth(dv))
+    down = b.bitcast(b.sub(b.bitcast(r, it), ir.Constant(it, 1)), dv)
+    return b.select(over, down, r)
 
 
 def _fwidth(t: ir.Type) -> int:
@@ -220,14 +248,20 @@ def _emit(b, module, name, attrs, args, ts, res):
             return args[0]
         return _bitcast(b, args[0], ts[0], res)
     if name == "tt.fp_to_fp":
+        if attrs.get("rounding") == "rtz":
+            return _float_cast_rtz(b, args[0], ts[0], res)
         return _float_cast(b, args[0], ts[0], res)
     if name == "tt.precise_sqrt":
         return b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
     if name == "tt.precise_divf":
         return b.fdiv(*args)
     if name == "tt.clampf":
-        lo = b.call(_intrinsic(module, "llvm.maxnum", args[0].type, 2), [args[0], args[1]])
-        return b.call(_intrinsic(module, "llvm.minnum", args[0].type, 2), [lo, args[2]])
+        prop = attrs.get("propagateNan") not in (None, False, 0, "none", "NONE")
+        mx, mn = ("llvm.maximum", "llvm.minimum") if prop else ("llvm.maxnum", "llvm.minnum")
+        lo = b.call(_intrinsic(module, mx, args[0].type, 2), [args[0], args[1]])
+        return b.call(_intrinsic(module, mn, args[0].type, 2), [lo, args[2]])
+    if name == "tt.extern_elementwise":
+        return emit_extern(b, module, attrs, args, ts, res)
     if name == "tt.mulhiui":
         w = args[0].type.width
         wide = ir.IntType(2 * w)
@@ -246,4 +280,5 @@ for _n in ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "absf", "absi", "floor
            "cos", "erf", "tanh", "fma"]:
     ELEMENTWISE.add("math." + _n)
 ELEMENTWISE |= {"tt.addptr", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp",
-                "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.mulhiui"}
+                "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.mulhiui",
+                "tt.extern_elementwise"}
