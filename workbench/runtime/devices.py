@@ -114,7 +114,16 @@ def _from_cai(v) -> ArrayInfo:
     if index is None:
         index = getattr(dev, "index", None)
     return ArrayInfo("cuda", int(index or 0), addr, lo, hi, dt.itemsize,
-                     _short_dtype(dt.name), v)
+                     _short_dtype(_cai_dtype_name(v, dt)), v)
+
+
+def _cai_dtype_name(v, dt: np.dtype) -> str:
+    """The element type of a ``__cuda_array_interface__`` array. The interface has no
+    bfloat16 typestr: producers write ``<V2`` (2-byte void), so the object's own ``dtype`` is
+    asked (PyTorch, CuPy with ml_dtypes, our DeviceArray all name it "bfloat16")."""
+    if dt.kind == "V" and dt.itemsize == 2 and "bfloat16" in str(getattr(v, "dtype", "")):
+        return "bfloat16"
+    return dt.name
 
 
 # DLPack C structs (dlpack.h, v0.8): DLManagedTensor begins with a DLTensor.
