@@ -192,3 +192,33 @@ def test_join_split_clamp_umulhi_rtz_cast():
     np.testing.assert_array_equal(u.view(np.uint32), ((xu * xu) >> 32).astype(np.uint32))
     assert (np.abs(h.astype(np.float64)) <= np.abs(x)).all()
     assert (np.abs(x - h) < 2e-3 * np.abs(x) + 1e-7).all()
+
+
+@wb.jit
+def random_sort_flip(seed, o_ptr, i_ptr, s_ptr, f_ptr, x_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(o_ptr + r, tl.rand(seed, r))
+    tl.store(i_ptr + r, tl.randint(seed, r))
+    x = tl.load(x_ptr + r)
+    tl.store(s_ptr + r, tl.sort(x))
+    tl.store(f_ptr + r, tl.flip(x))
+
+
+def test_philox_random_bit_exact_with_interpreter_sort_and_flip(monkeypatch):
+    N = 64
+    x = rng.standard_normal(N).astype(np.float32)
+    seed = int(rng.integers(0, 2 ** 31))
+
+    def launch():
+        outs = [np.full(N, np.nan, np.float32), np.zeros(N, np.int32),
+                np.full(N, np.nan, np.float32), np.full(N, np.nan, np.float32)]
+        random_sort_flip[(1,)](seed, *outs, x, N=N)
+        return outs
+    cpu = launch()
+    monkeypatch.setenv("WORKBENCH_INTERPRET", "1")
+    ref = launch()
+    for c, r in zip(cpu, ref):
+        np.testing.assert_array_equal(c, r)
+    assert ((cpu[0] >= 0) & (cpu[0] < 1)).all() and np.unique(cpu[1]).size == N
+    np.testing.assert_array_equal(cpu[2], np.sort(x))
+    np.testing.assert_array_equal(cpu[3], x[::-1])
