@@ -109,10 +109,17 @@ class TileKernelMagics(Magics):
         if len(names) > 1:
             notes.append(f"this cell defines {', '.join(names)}; showing {kernel_name} "
                          "(choose with --kernel NAME)")
-        compiled = self._compiled_for_view(opts, kernel, kernel_name, target, path, notes)
-        if compiled is None:
-            return
-        self._show(compiled, opts, notes)
+        view_opts = opts
+        if opts.bench and opts.launch is None and opts.signature is None:
+            view_opts = dataclasses.replace(opts, launch=opts.bench)  # view the bench's launch
+        compiled = self._compiled_for_view(view_opts, kernel, kernel_name, target, path, notes)
+        if compiled is not None:
+            self._show(compiled, opts, notes)
+        elif view_opts is not opts:
+            return  # the bench's launch failed: its error is shown once
+        if opts.bench:
+            from .bench_cell import run_bench
+            run_bench(opts.bench, ns)
 
     def _compiled_for_view(self, opts, kernel, name, target, path, notes):
         """The CompiledKernel to show, or None after showing the source/an error."""

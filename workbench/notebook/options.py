@@ -10,7 +10,7 @@ DEFAULT_VIEW_TARGET = "cuda:90"
 USAGE = """\
 %%tilekernel [--target T] [--stages S1,S2,...] [--signature "SIG"] [-D NAME=VALUE ...]
              [--num-warps N] [--num-stages N] [--kernel NAME] [--launch "EXPR"]
-             [--passes STAGE] [--help]
+             [--passes STAGE] [--bench "EXPR"] [--help]
 
 Defines the @jit kernels of the cell in your namespace and shows the kernel's source and its
 compiled stages side by side, lines coloured by the source line they came from.
@@ -30,6 +30,10 @@ compiled stages side by side, lines coloured by the source line they came from.
                      "add[(4,)](x, y, out, n, BLOCK=256)", and show the stages of the
                      specialisation it compiled (recompiled for --target when it ran elsewhere).
   --passes STAGE     also show STAGE (e.g. ttir) pass by pass, each pass diffed with the last.
+  --bench EXPR       time the launch EXPR ("add[(64,)](x, y, out, n, BLOCK=1024)") with do_bench
+                     and plot it on the roofline of this machine's measured ceilings (the CPU's
+                     without a GPU), FLOPs and bytes counted from the IR; the stages shown are
+                     the launch's when neither --launch nor --signature is given.
   -h, --help         this text.
 
 Without --signature or --launch the cell only defines its kernels and shows their source."""
@@ -58,6 +62,7 @@ class CellOptions:
     kernel: str | None = None
     launch: str | None = None
     passes: str | None = None
+    bench: str | None = None
     help: bool = False
 
     @property
@@ -78,6 +83,7 @@ def _parser() -> _Parser:
     p.add_argument("--kernel")
     p.add_argument("--launch")
     p.add_argument("--passes")
+    p.add_argument("--bench")
     return p
 
 
@@ -107,4 +113,4 @@ def parse_options(line: str) -> CellOptions:
         target=ns.target, stages=split_list(ns.stages) if ns.stages else None,
         signature=split_list(ns.signature) if ns.signature is not None else None,
         defines=defines, num_warps=ns.num_warps, num_stages=ns.num_stages, kernel=ns.kernel,
-        launch=ns.launch, passes=ns.passes, help=ns.help)
+        launch=ns.launch, passes=ns.passes, help=ns.help, bench=ns.bench)

@@ -17,12 +17,19 @@ _LAZY = {
     "banks_figure": "bank_view",
     "layout_explorer": "explorer",
     "value_layouts": "layouts_of",
+    "roofline_points": "roofline",
+    "sweep_figure": "sweep_view",
 }
 # the short names issue 4 gives them: viz.layout(layout, shape), viz.banks(...), viz.explorer()
 _ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure"),
             "explorer": ("explorer", "layout_explorer")}
 
-__all__ = sorted(list(_LAZY) + list(_ALIASES))
+__all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
+
+# functions named like their modules are bound eagerly, so importing the submodule (which sets
+# the package attribute to the module) cannot shadow them; neither imports matplotlib at import
+from .autotune_view import autotune_view  # noqa: E402
+from .roofline import roofline  # noqa: E402
 
 
 def __getattr__(name: str):

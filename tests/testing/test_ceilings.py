@@ -1,0 +1,83 @@
+"""Ceilings: measured by the workbench's own micro-kernels (tiny sizes here), cached per machine
+and target as JSON, re-measured on refresh or after a compiler change; roofs, ridge, bound;
+datasheet figures kept beside the measured ones."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import importlib
+
+cm = importlib.import_module("workbench.testing.ceilings")  # the module (the package exports the function)
+
+TINY = {"working_set_bytes": 3 << 16, "compute_ms": 1.0}
+
+
+@pytest.fixture
+def fast(monkeypatch, tmp_path):
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
+    orig = cm._best_ms
+    monkeypatch.setattr(cm, "_best_ms", lambda fn, device, rep_ms: orig(fn, device, 2))
+    return tmp_path
+
+
+def test_measure_tiny_and_cache_round_trip(fast):
+    c = cm.ceilings("cpu", **TINY)
+    assert not c.from_cache and c.target == "cpu"
+    assert c.bandwidth > 1e6 and set(c.compute) == {"fp32", "fp64"}
+    assert all(v > 1e6 for v in c.compute.values())
+    assert c.details["triad"]["bytes"] == 3 * c.details["triad"]["elements"] * 4
+    # 4 chains x 2 FLOP per step, plus 3 adds to start the chains and 3 to sum them
+    assert c.details["fp32"]["flops"] == (8 * c.details["fp32"]["iters"] + 6) * 256 * 64
+    assert any("under 4x the last-level cache" in n for n in c.notes)
+    path = cm.cache_path("cpu", cm.machine_id("cpu"))
+    assert path.exists() and path.parent.parent == fast
+    stored = json.loads(path.read_text())
+    assert stored["bandwidth"] == c.bandwidth and stored["machine"] == c.machine
+    again = cm.ceilings("cpu")
+    assert again.from_cache and again.bandwidth == c.bandwidth
+    assert cm.ceilings("interpreter").from_cache        # the interpreter uses the cpu's roofs
+
+
+def test_refresh_and_compiler_change_remeasure(fast, monkeypatch):
+    c = cm.ceilings("cpu", **TINY)
+    calls = []
+    real = cm.measure
+    monkeypatch.setattr(cm, "measure", lambda *a, **k: calls.append(1) or real(*a, **k))
+    cm.ceilings("cpu", refresh=True, **TINY)
+    assert calls == [1]
+    path = cm.cache_path("cpu", cm.machine_id("cpu"))
+    data = json.loads(path.read_text())
+    data["compiler"] = "another"
+    path.write_text(json.dumps(data))
+    cm.ceilings("cpu", **TINY)
+    assert calls == [1, 1]
+    path.write_text("{not json")
+    cm.ceilings("cpu", **TINY)                          # a corrupt file is re-measured
+    assert len(calls) == 3 and c.machine
+
+
+def test_roof_ridge_bound():
+    c = cm.Ceilings(target="cpu", machine="m", bandwidth=10e9,
+                    compute={"fp32": 100e9, "fp64": 50e9})
+    assert c.roof("fp32") == 100e9 and c.roof("fp32:dot") == 100e9
+    assert c.roof("fp16") == 100e9                      # unknown dtype: the fp32 roof
+    assert c.ridge("fp32") == 10.0 and c.ridge("fp64") == 5.0
+    assert c.bound(1.0) == 10e9 and c.bound(100.0) == 100e9
+    assert "10.00 GB/s" in c.to_text()
+
+
+def test_datasheets_known_gpus():
+    h200 = cm.datasheet_for("NVIDIA H200")
+    assert h200["bandwidth"] == 4.8e12 and "H200" in h200["source"]
+    assert cm.datasheet_for("NVIDIA H100 80GB HBM3")["bandwidth"] == 3.35e12
+    assert cm.datasheet_for("NVIDIA H100 PCIe")["bandwidth"] == 2.0e12
+    assert cm.datasheet_for("NVIDIA A100-SXM4-80GB")["compute"]["fp16:dot"] == 312e12
+    assert cm.datasheet_for("GeForce GTX 1080") == {}
+
+
+def test_llc_and_sizes(tmp_path):
+    assert cm.llc_bytes() >= 1 << 20
+    assert cm._parse_size("49152K") == 48 << 20 and cm._parse_size(" 48 MiB") == 48 << 20
+    assert cm.default_working_set(48 << 20) >= min(256 << 20, 4 * (48 << 20))

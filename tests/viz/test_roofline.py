@@ -1,0 +1,90 @@
+"""Roofline points and figure by data: intensity, bound, fraction, limiter, the flag of points
+above their roof (counting errors), roofs drawn, datasheet roofs kept separate."""
+from __future__ import annotations
+
+import pytest
+
+from workbench.testing.ceilings import Ceilings
+from workbench.testing.work import Run
+from workbench.viz.roofline import roofline, roofline_points
+
+CEIL = Ceilings(target="cpu", machine="test", bandwidth=10e9,
+                compute={"fp32": 100e9, "fp64": 40e9}, llc_bytes=32 << 20)
+
+
+def runs():
+    return [
+        # memory bound: AI 0.25, 2 GB/s of 10 -> 20% of its bound
+        Run("triad", seconds=1.0, flops=0.5e9, bytes=2e9),
+        # compute bound: AI 100, 50 GFLOP/s of 100 -> 50%
+        Run("fma", seconds=1.0, flops=50e9, bytes=0.5e9),
+        # fp64 roof: AI 100, 20 GFLOP/s of 40
+        Run("fma64", seconds=1.0, flops=20e9, bytes=0.2e9, dtype="fp64"),
+        # 100 GB/s at AI 1 against a 10 GB/s roof, 1 GB working set: a counting error
+        Run("wrong", seconds=0.01, flops=1e9, bytes=1e9),
+        # copy kernel: no FLOPs, not drawn, fraction of bandwidth
+        Run("copy", seconds=1.0, flops=0.0, bytes=5e9),
+    ]
+
+
+def test_points():
+    pts = {p["name"]: p for p in roofline_points(runs(), CEIL)}
+    t = pts["triad"]
+    assert t["intensity"] == 0.25 and t["limiter"] == "memory"
+    assert t["bound"] == pytest.approx(2.5e9) and t["fraction"] == pytest.approx(0.2)
+    assert not t["above_roof"] and "AI 0.25 FLOP/B, 20% of bound" in t["label"]
+    f = pts["fma"]
+    assert f["limiter"] == "compute" and f["fraction"] == pytest.approx(0.5)
+    assert pts["fma64"]["roof"] == 40e9 and pts["fma64"]["fraction"] == pytest.approx(0.5)
+    w = pts["wrong"]
+    assert w["above_roof"] and w["fraction"] == pytest.approx(10.0)
+    assert "counted wrong" in w["reason"] and "last-level cache" not in w["reason"]
+    c = pts["copy"]
+    assert not c["drawn"] and c["fraction"] == pytest.approx(0.5)
+
+
+def test_small_working_set_above_roof_mentions_cache():
+    small = Run("cached", seconds=1e-3, flops=4e6, bytes=1e6)   # 4 GFLOP/s, bound 40: below
+    fast = Run("cached", seconds=1e-5, flops=4e6, bytes=1e6)    # 100 GB/s > 10 GB/s roof
+    (p,) = roofline_points([fast], CEIL)
+    assert p["above_roof"] and "last-level cache" in p["reason"]
+    (q,) = roofline_points([small], CEIL)
+    assert not q["above_roof"]
+
+
+def test_tolerance():
+    r = Run("edge", seconds=1.0, flops=1.05e9, bytes=0.4e9)   # 1.05 GFLOP/s vs bound 4 -> ok
+    edge = Run("edge", seconds=0.1, flops=0.26e9, bytes=1.04e9)  # 2.6 vs bound 2.5: 4% above
+    assert not roofline_points([edge], CEIL)[0]["above_roof"]
+    assert roofline_points([edge], CEIL, tolerance=0.01)[0]["above_roof"]
+    assert not roofline_points([r], CEIL)[0]["above_roof"]
+
+
+def test_figure_data():
+    fig = roofline(runs(), CEIL)
+    d = fig.workbench_data
+    assert d["flagged"] == ["wrong"] and d["not_drawn"] == ["copy"]
+    assert d["roofs"] == {"fp32": 100e9, "fp64": 40e9} and d["bandwidth"] == 10e9
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    lo, hi = d["xlim"]
+    assert lo <= 0.25 and hi >= 100
+    labels = [t.get_text() for t in ax.texts]
+    assert any(lbl.startswith("wrong") and "ABOVE ROOF" in lbl for lbl in labels)
+    assert "triad" in d["text"] and "ABOVE ROOF" in d["text"]
+
+
+def test_datasheet_roofs_are_separate():
+    c = Ceilings(target="cuda", machine="gpu", bandwidth=3e12, compute={"fp32": 50e12},
+                 datasheet={"source": "NVIDIA H200 Tensor Core GPU datasheet",
+                            "bandwidth": 4.8e12, "compute": {"fp32": 67e12}})
+    fig = roofline([Run("k", 1e-3, 1e9, 1e8, target="cuda")], c)
+    d = fig.workbench_data
+    assert d["roofs"] == {"fp32": 50e12} and d["datasheet"]["bandwidth"] == 4.8e12
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("datasheet" in t for t in legend) and any("measured" in t for t in legend)
+
+
+def test_accepts_a_sweep_result_and_single_run():
+    fig = roofline(Run("one", 1.0, 1e9, 1e9), CEIL)
+    assert [p["name"] for p in fig.workbench_data["points"]] == ["one"]

@@ -1,0 +1,407 @@
+"""Measured ceilings of this machine: memory bandwidth and arithmetic rate per dtype, from
+short micro-kernels written in the workbench's language and launched through
+``workbench.jit`` (so they are the roofs *this compiler* reaches), cached per machine.
+
+- Memory: the STREAM triad ``a = b + s*c`` (McCalpin, STREAM benchmark) over three fp32
+  arrays totalling at least 4x the last-level cache (256 MiB by default), best of several
+  runs; bytes counted as STREAM counts them, 3 x n x 4 (write-allocate traffic not counted,
+  as in the work model of :mod:`workbench.testing.work`).
+- Compute, per dtype (fp32, fp64): each element runs 4 independent ``tl.fma`` chains in
+  registers for a calibrated number of iterations (little memory traffic, FLOPs counted by
+  :func:`workbench.testing.work.static_work`: 2 per fma), best of several runs.
+- On the GPU, tensor cores through ``tl.dot`` when the CUDA backend lowers ``tt.dot``;
+  otherwise that roof is skipped and a note says so.
+
+Datasheet figures for known GPUs (NVIDIA H100 SXM5, H100 PCIe, H200 SXM, A100 SXM4 datasheets;
+dense tensor-core rates, i.e. half of the "with sparsity" figures) are kept in
+``Ceilings.datasheet``, beside the measured figures, never instead of them.
+
+Cache: ``<cache dir>/ceilings/<machine>-<target>.json`` where the cache dir is
+``$WORKBENCH_CACHE_DIR`` or the platform user cache of ``tile-workbench``; a file measured by
+another compiler version (``compiler_hash``) is re-measured, as is any with ``refresh=True``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import workbench.language as tl
+from ..runtime import jit
+
+MiB = 1 << 20
+
+# (name pattern, figures); bandwidth in bytes/s, compute in FLOP/s (dense).
+DATASHEETS = [
+    ("H200", {"source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
+              "bandwidth": 4.8e12, "compute": {"fp64": 34e12, "fp32": 67e12,
+                                               "fp32:dot": 494.5e12, "fp16:dot": 989.5e12,
+                                               "bf16:dot": 989.5e12}}),
+    ("H100.*PCIe", {"source": "NVIDIA H100 Tensor Core GPU datasheet (PCIe)",
+                    "bandwidth": 2.0e12, "compute": {"fp64": 26e12, "fp32": 51e12,
+                                                     "fp32:dot": 378e12, "fp16:dot": 756e12,
+                                                     "bf16:dot": 756e12}}),
+    ("H100", {"source": "NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
+              "bandwidth": 3.35e12, "compute": {"fp64": 34e12, "fp32": 67e12,
+                                                "fp32:dot": 494.7e12, "fp16:dot": 989.4e12,
+                                                "bf16:dot": 989.4e12}}),
+    ("A100.*80GB", {"source": "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
+                    "bandwidth": 2.039e12, "compute": {"fp64": 9.7e12, "fp32": 19.5e12,
+                                                       "fp32:dot": 156e12, "fp16:dot": 312e12,
+                                                       "bf16:dot": 312e12}}),
+    ("A100", {"source": "NVIDIA A100 Tensor Core GPU datasheet (40GB SXM)",
+              "bandwidth": 1.555e12, "compute": {"fp64": 9.7e12, "fp32": 19.5e12,
+                                                 "fp32:dot": 156e12, "fp16:dot": 312e12,
+                                                 "bf16:dot": 312e12}}),
+]
+
+
+@jit
+def triad_kernel(a_ptr, b_ptr, c_ptr, s, n, BLOCK: tl.constexpr):
+    """STREAM triad: a[i] = b[i] + s * c[i]."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    b = tl.load(b_ptr + offs, mask=m)
+    c = tl.load(c_ptr + offs, mask=m)
+    tl.store(a_ptr + offs, b + s * c, mask=m)
+
+
+@jit
+def fma_kernel(x_ptr, out_ptr, a, b, iters, BLOCK: tl.constexpr):
+    """4 independent fma chains per element, ``iters`` steps each (8 FLOP per element-step)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x0 = tl.load(x_ptr + offs)
+    x1 = x0 + 1.0
+    x2 = x0 + 2.0
+    x3 = x0 + 3.0
+    for _ in range(iters):
+        x0 = tl.fma(x0, a, b)
+        x1 = tl.fma(x1, a, b)
+        x2 = tl.fma(x2, a, b)
+        x3 = tl.fma(x3, a, b)
+    tl.store(out_ptr + offs, (x0 + x1) + (x2 + x3))
+
+
+@jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, iters, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr):
+    """``iters`` tl.dot of one BMxBK by BKxBN tile per program, accumulated (tensor cores)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(iters):
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+
+@dataclass
+class Ceilings:
+    """Roofs of one machine and target.
+
+    ``bandwidth``: measured memory bandwidth (bytes/s); ``compute``: measured arithmetic rate
+    per roof (``"fp32"``, ``"fp64"``, ``"fp16:dot"`` -> FLOP/s); ``datasheet``: the vendor's
+    figures for a known GPU (``{"source", "bandwidth", "compute"}``, empty otherwise);
+    ``llc_bytes``: last-level cache size (bytes); ``details``: per measurement sizes and times;
+    ``notes``: what was skipped and why; ``seconds``: time the measurement took."""
+
+    target: str
+    machine: str
+    bandwidth: float
+    compute: dict
+    datasheet: dict = field(default_factory=dict)
+    llc_bytes: int = 0
+    details: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    measured_at: str = ""
+    seconds: float = 0.0
+    compiler: str = ""
+    from_cache: bool = False
+
+    def roof(self, dtype: str = "fp32") -> float:
+        """The compute roof (FLOP/s) for ``dtype`` (``"fp16:dot"`` falls back to ``"fp16"``,
+        then to ``"fp32"``, then to the highest measured roof)."""
+        for key in (dtype, dtype.split(":")[0], "fp32"):
+            if key in self.compute:
+                return float(self.compute[key])
+        return float(max(self.compute.values())) if self.compute else math.inf
+
+    def ridge(self, dtype: str = "fp32") -> float:
+        """The ridge point: the arithmetic intensity (FLOP/byte) where the memory roof meets
+        the compute roof of ``dtype``."""
+        return self.roof(dtype) / self.bandwidth
+
+    def bound(self, intensity: float, dtype: str = "fp32") -> float:
+        """The attainable FLOP/s at ``intensity`` (FLOP/byte): min(roof, intensity x BW)
+        (Williams, Waterman, Patterson, "Roofline", CACM 2009)."""
+        return min(self.roof(dtype), intensity * self.bandwidth)
+
+    def to_text(self) -> str:
+        """A few lines: machine, bandwidth, roofs (measured, then datasheet)."""
+        lines = [f"ceilings of {self.machine} ({self.target}), measured {self.measured_at}"
+                 f"{' (cached)' if self.from_cache else ''}:",
+                 f"  memory bandwidth {self.bandwidth / 1e9:.2f} GB/s (STREAM triad)"]
+        for k, v in self.compute.items():
+            lines.append(f"  {k:9s} {v / 1e9:10.2f} GFLOP/s   ridge {self.ridge(k):.2f} FLOP/B")
+        if self.datasheet:
+            ds = self.datasheet
+            lines.append(f"  datasheet ({ds['source']}): {ds['bandwidth'] / 1e9:.0f} GB/s, "
+                         + ", ".join(f"{k} {v / 1e12:.1f} TFLOP/s"
+                                     for k, v in ds["compute"].items()))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+        return f"<pre>{html.escape(self.to_text())}</pre>"
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+# ------------------------------------------------------------------------------ machine
+def llc_bytes() -> int:
+    """Size of the last-level cache in bytes, from /sys/devices/system/cpu/cpu0/cache, else
+    ``lscpu``, else 32 MiB."""
+    best = (0, 0)
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for idx in sorted(base.glob("index*")) if base.exists() else ():
+        try:
+            level = int((idx / "level").read_text())
+            kind = (idx / "type").read_text().strip()
+            size = _parse_size((idx / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind != "Instruction" and (level, size) > best:
+            best = (level, size)
+    if best[1]:
+        return best[1]
+    try:
+        import subprocess
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=5).stdout
+        for line in out.splitlines():
+            if re.match(r"\s*L3 cache:", line):
+                return _parse_size(line.split(":", 1)[1].split("(")[0])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass
+    return 32 * MiB
+
+
+def _parse_size(text: str) -> int:
+    m = re.match(r"\s*([\d.]+)\s*([KMG]?)i?B?", text.strip())
+    if not m:
+        raise ValueError(text)
+    return int(float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2)])
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), or ``platform.processor()``."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+def machine_id(target: str) -> str:
+    """``hostname / CPU model`` (cpu, interpreter) or ``hostname / GPU name`` (cuda)."""
+    host = socket.gethostname()
+    if target.startswith("cuda"):
+        from ..backends.cuda_driver import open_device
+        return f"{host} / {open_device().name}"
+    return f"{host} / {cpu_model()}"
+
+
+def datasheet_for(gpu_name: str) -> dict:
+    """The datasheet figures of a known GPU (see :data:`DATASHEETS`), else ``{}``."""
+    for pattern, figures in DATASHEETS:
+        if re.search(pattern, gpu_name, re.IGNORECASE):
+            return dict(figures, compute=dict(figures["compute"]))
+    return {}
+
+
+def cache_path(target: str, machine: str) -> Path:
+    """Where the ceilings of ``machine`` and ``target`` are cached."""
+    from ..runtime.disk_cache import cache_dir
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{machine}-{target}").strip("_")[:150]
+    return cache_dir() / "ceilings" / f"{slug}.json"
+
+
+# ------------------------------------------------------------------------------ measuring
+def _arrays(target: str, host_arrays):
+    if not target.startswith("cuda"):
+        return host_arrays
+    from ..backends.cuda_driver import DeviceArray
+    return [DeviceArray.from_numpy(a) for a in host_arrays]
+
+
+def _best_ms(fn, device: str, rep_ms: float) -> float:
+    from .bench import do_bench
+    return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
+
+
+def measure_bandwidth(target: str, working_set_bytes: int, rep_ms: float = 300) -> dict:
+    """Triad bandwidth (bytes/s) over ``working_set_bytes`` (three fp32 arrays)."""
+    n = max(1024, working_set_bytes // 12)
+    block = 4096
+    a, b, c = _arrays(target, [np.zeros(n, np.float32), np.ones(n, np.float32),
+                               np.full(n, 2.0, np.float32)])
+    grid = (-(-n // block),)
+    device = "cuda" if target.startswith("cuda") else "cpu"
+    ms = _best_ms(lambda: triad_kernel[grid](a, b, c, 3.0, n, BLOCK=block), device, rep_ms)
+    moved = 3 * n * 4
+    return {"bandwidth": moved / (ms * 1e-3), "bytes": moved, "seconds": ms * 1e-3,
+            "elements": n, "BLOCK": block}
+
+
+def measure_fma(target: str, dtype: str, target_ms: float = 20, rep_ms: float = 150) -> dict:
+    """FMA-chain FLOP/s for ``dtype`` (``"fp32"``, ``"fp64"``)."""
+    from .work import static_work
+    np_dt = {"fp32": np.float32, "fp64": np.float64}[dtype]
+    gpu = target.startswith("cuda")
+    block, programs = (256, 4096) if gpu else (256, 64)
+    n = block * programs
+    x, out = _arrays(target, [np.full(n, 0.5, np_dt), np.zeros(n, np_dt)])
+    device = "cuda" if gpu else "cpu"
+    grid = (programs,)
+
+    def launch(iters):
+        return fma_kernel[grid](x, out, 0.5, 0.25, iters, BLOCK=block)
+
+    iters = 16
+    ms = _best_ms(lambda: launch(iters), device, 5)
+    iters = int(min(1 << 20, max(16, iters * target_ms / max(ms, 1e-3))))
+    compiled = launch(iters)
+    ms = _best_ms(lambda: launch(iters), device, rep_ms)
+    work = static_work(compiled, grid, {"iters": iters})
+    return {"flops_per_s": work.flops / (ms * 1e-3), "flops": work.flops,
+            "seconds": ms * 1e-3, "iters": iters, "BLOCK": block, "programs": programs}
+
+
+def measure_dot(target: str, dtype: str = "fp16", rep_ms: float = 150) -> dict:
+    """Tensor-core FLOP/s through tl.dot (GPU). Raises what compiling/launching raises."""
+    from .work import static_work
+    np_dt = {"fp16": np.float16, "fp32": np.float32}[dtype]
+    bm = bn = 128
+    bk = 64
+    programs = 1024
+    a, b, c = _arrays(target, [np.ones((bm, bk), np_dt), np.ones((bk, bn), np_dt),
+                               np.zeros((programs, bm, bn), np.float32)])
+    iters = 256
+    grid = (programs,)
+    compiled = dot_kernel[grid](a, b, c, iters, BM=bm, BN=bn, BK=bk)
+    ms = _best_ms(lambda: dot_kernel[grid](a, b, c, iters, BM=bm, BN=bn, BK=bk), "cuda",
+                  rep_ms)
+    work = static_work(compiled, grid, {"iters": iters})
+    return {"flops_per_s": work.flops / (ms * 1e-3), "flops": work.flops,
+            "seconds": ms * 1e-3, "iters": iters}
+
+
+def default_working_set(llc: int) -> int:
+    """At least 4x the last-level cache and 256 MiB, at most a quarter of free memory."""
+    want = max(256 * MiB, 4 * llc)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                want = min(want, int(line.split()[1]) * 1024 // 4)
+    except (OSError, ValueError, IndexError):
+        pass
+    return want
+
+
+def measure(target: str = "cpu", working_set_bytes: int | None = None,
+            dtypes=("fp32", "fp64"), compute_ms: float = 20) -> Ceilings:
+    """Measure the ceilings now (no cache). ``working_set_bytes``: triad size (default
+    :func:`default_working_set`); ``dtypes``: FMA roofs to measure; ``compute_ms``: target
+    duration of one FMA launch (ms). Raises ToolMissingError for ``cuda`` without a GPU."""
+    from ..runtime.disk_cache import compiler_hash
+    t0 = time.perf_counter()
+    tgt = "cuda" if str(target).startswith("cuda") else "cpu"
+    machine = machine_id(tgt)
+    notes, details = [], {}
+    if str(target) == "interpreter":
+        notes.append("the interpreter has no roofs of its own: these are the cpu target's")
+    llc = llc_bytes() if tgt == "cpu" else _gpu_l2_bytes()
+    ws = working_set_bytes or default_working_set(llc)
+    if ws < 4 * llc:
+        notes.append(f"triad working set {ws / MiB:.1f} MiB is under 4x the last-level cache "
+                     f"({llc / MiB:.1f} MiB): the memory roof is a cache bandwidth")
+    details["triad"] = measure_bandwidth(tgt, ws)
+    compute = {}
+    for dt in dtypes:
+        details[dt] = measure_fma(tgt, dt, compute_ms)
+        compute[dt] = details[dt]["flops_per_s"]
+    datasheet = {}
+    if tgt == "cuda":
+        datasheet = datasheet_for(machine)
+        try:
+            details["fp16:dot"] = measure_dot(tgt, "fp16")
+            compute["fp16:dot"] = details["fp16:dot"]["flops_per_s"]
+        except Exception as e:  # noqa: BLE001 - the backend may not lower tt.dot yet
+            notes.append(f"tensor cores not measured: the CUDA backend could not run tl.dot "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+    return Ceilings(target=tgt, machine=machine, bandwidth=details["triad"]["bandwidth"],
+                    compute=compute, datasheet=datasheet, llc_bytes=llc, details=details,
+                    notes=notes, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"),
+                    seconds=time.perf_counter() - t0, compiler=compiler_hash()[:16])
+
+
+def _gpu_l2_bytes() -> int:
+    from ..backends.cuda_driver import check, open_device
+    dev = open_device()
+    drv = dev.driver
+    attr = drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+    return int(check(drv.cuDeviceGetAttribute(attr, dev.device), "cuDeviceGetAttribute"))
+
+
+def load(path: Path) -> Ceilings | None:
+    """The ceilings stored at ``path``, or None when missing or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        return Ceilings(**{k: v for k, v in data.items() if k in Ceilings.__dataclass_fields__})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save(c: Ceilings, path: Path) -> None:
+    """Write ``c`` as JSON atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = asdict(c)
+    data.pop("from_cache", None)
+    tmp.write_text(json.dumps(data, indent=1, default=float))
+    os.replace(tmp, path)
+
+
+def ceilings(target: str = "cpu", refresh: bool = False, **measure_kw) -> Ceilings:
+    """The ceilings of this machine for ``target`` (``"cpu"``, ``"interpreter"`` (the cpu's),
+    ``"cuda"``/``"cuda:90"``): read from the cache, or measured (under 15 s) and cached when
+    missing, measured by another compiler version, or ``refresh=True``. ``measure_kw`` go to
+    :func:`measure` (e.g. ``working_set_bytes``, ``dtypes``). Raises ToolMissingError for
+    ``cuda`` without a GPU."""
+    tgt = "cuda" if str(target).startswith("cuda") else "cpu"
+    from ..runtime.disk_cache import compiler_hash
+    path = cache_path(tgt, machine_id(tgt))
+    if not refresh:
+        cached = load(path)
+        if cached is not None and cached.compiler == compiler_hash()[:16]:
+            cached.from_cache = True
+            return cached
+    c = measure(tgt, **measure_kw)
+    try:
+        save(c, path)
+    except OSError as e:
+        c.notes.append(f"not cached: {e}")
+    return c
