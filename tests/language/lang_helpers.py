@@ -3,7 +3,6 @@ fixture of tests/conftest.py: "cpu" or "interpreter"), turning "the CPU backend 
 support <op> yet" into an xfail (the CPU backend is growing op by op)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from workbench.errors import UnsupportedError
@@ -19,8 +18,3 @@ def launch(backend, kernel, grid, *args, **kwargs):
             pytest.xfail(f"CPU backend: {str(e).splitlines()[0]}")
         raise
 
-
-def rng_for(request=None):
-    seed = np.random.SeedSequence().entropy
-    print(f"seed {seed}")
-    return np.random.default_rng(seed)

@@ -15,6 +15,8 @@ import numbers
 from ..ir import types as irt
 from . import dtypes as dt
 from .core import LanguageError, constexpr, tensor
+from .broadcasting import BroadcastRules
+from .casts import CastRules
 
 MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (reference §1.1)
 _ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod")
@@ -127,7 +129,7 @@ class _Py:
         self.value, self.dtype, self.shape = value, d, ()
 
 
-class Semantic:
+class Semantic(CastRules, BroadcastRules):
     """Builds typed ttir for the language's operations at ``builder``'s insertion point."""
 
     def __init__(self, builder, debug: bool = False):
@@ -168,83 +170,6 @@ class Semantic:
         if isinstance(x, _Py):
             return self.constant(x.value, x.dtype)
         return self.constant(x, type_of_py(x))
-
-    # broadcasting ------------------------------------------------------------------------
-    def broadcast_shapes(self, a: tuple, b: tuple) -> tuple:
-        """NumPy broadcasting of two block shapes (pad on the left; equal or 1)."""
-        n = max(len(a), len(b))
-        a = (1,) * (n - len(a)) + tuple(a)
-        b = (1,) * (n - len(b)) + tuple(b)
-        out = []
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y and x != 1 and y != 1:
-                raise LanguageError(f"incompatible tile shapes {list(a)} and {list(b)} "
-                                    f"(dimension {i}: {x} vs {y})",
-                                    "both operands must have the same shape, or size 1 in the "
-                                    "dimensions that differ (use x[:, None] / x[None, :])")
-            out.append(max(x, y))
-        return tuple(out)
-
-    def broadcast_to_shape(self, x, shape: tuple) -> tensor:
-        """Splat a scalar or broadcast a block to ``shape`` (``tt.splat``, ``tt.expand_dims``,
-        ``tt.broadcast``)."""
-        shape = tuple(shape)
-        if isinstance(x, _Py):
-            return self.constant(x.value, x.dtype, shape)
-        x = self.to_tensor(x)
-        if x.shape == shape:
-            return x
-        if not shape:
-            raise LanguageError(f"cannot broadcast a tile of shape {list(x.shape)} to a scalar")
-        if not x.shape:
-            return self._op("tt.splat", [x], x.dtype, shape)
-        if len(x.shape) > len(shape):
-            raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
-        while len(x.shape) < len(shape):
-            x = self.expand_dims(x, 0)
-        for i, (s, d) in enumerate(zip(x.shape, shape)):
-            if s != d and s != 1:
-                raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)} "
-                                    f"(dimension {i}: {s} vs {d})",
-                                    "only dimensions of size 1 can be broadcast")
-        return self._op("tt.broadcast", [x], x.dtype, shape)
-
-    def broadcast_values(self, a, b):
-        """Broadcast two operands to their common shape."""
-        shape = self.broadcast_shapes(a.shape, b.shape) if a.shape and b.shape else \
-            (a.shape or b.shape)
-        return self.broadcast_to_shape(a, shape), self.broadcast_to_shape(b, shape)
-
-    def expand_dims(self, x, axis: int) -> tensor:
-        x = self.to_tensor(x)
-        rank = len(x.shape) + 1
-        axis = unwrap(axis)
-        if not isinstance(axis, int) or not -rank <= axis < rank:
-            raise LanguageError(f"expand_dims axis {axis!r} is out of range for rank {rank}")
-        axis %= rank
-        if not x.shape:
-            return self.broadcast_to_shape(x, (1,))
-        shape = x.shape[:axis] + (1,) + x.shape[axis:]
-        return self._op("tt.expand_dims", [x], x.dtype, shape, {"axis": axis})
-
-    def subscript(self, x, slices) -> tensor:
-        """``x[:, None]`` / ``x[None, :]``: only ``None`` and bare ``:`` are allowed."""
-        x = self.to_tensor(x)
-        if not isinstance(slices, tuple):
-            slices = (slices,)
-        out, src = x, 0
-        for i, s in enumerate(slices):
-            s = unwrap(s)
-            if s is None:
-                out = self.expand_dims(out, i)
-            elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
-                src += 1
-            else:
-                raise LanguageError(f"unsupported tensor index {s!r}",
-                                    "only None and ':' are allowed (x[:, None], x[None, :])")
-        if src != len(x.shape):
-            raise LanguageError(f"index has {src} ':' but the tensor has rank {len(x.shape)}")
-        return out
 
     # type checking -----------------------------------------------------------------------
     def _check_ptr(self, a: dt.dtype, b: dt.dtype, allow: bool) -> None:
@@ -417,75 +342,3 @@ class Semantic:
             (cond.shape or x.shape)
         cond, x, y = (self.broadcast_to_shape(v, shape) for v in (cond, x, y))
         return self._op("arith.select", [cond, x, y], x.dtype, shape)
-
-    # casts -------------------------------------------------------------------------------
-    def cast(self, x, d: dt.dtype, rounding: str | None = None) -> tensor:
-        """Convert ``x`` to dtype ``d`` (reference §1.12)."""
-        x = self.to_tensor(x)
-        d = unwrap(d)
-        if not isinstance(d, dt.dtype):
-            raise LanguageError(f"cast target must be a dtype, got {d!r}")
-        s = x.dtype
-        if s == d:
-            return x
-        shp = x.shape
-        if rounding is not None and rounding not in ("rtne", "rtz"):
-            raise LanguageError(f"unknown rounding mode {rounding!r}", "use 'rtne' or 'rtz'")
-        if (s.is_fp16() or s.is_bf16()) and not d.is_fp32():
-            return self.cast(self.cast(x, dt.float32), d, rounding)
-        if s.is_floating() and d.is_floating():
-            if s.primitive_bitwidth > d.primitive_bitwidth:
-                if rounding in (None, "rtne"):
-                    return self._op("arith.truncf", [x], d, shp)
-                return self._op("tt.fp_to_fp", [x], d, shp, {"rounding": rounding})
-            if rounding is not None:
-                raise LanguageError("fp_downcast_rounding should be set only for truncating "
-                                    "floating point conversions")
-            return self._op("arith.extf", [x], d, shp)
-        if rounding is not None:
-            raise LanguageError("fp_downcast_rounding should be set only for truncating "
-                                "floating point conversions")
-        if s.is_int() and d.is_int():
-            if d.is_bool():
-                return self.compare("ne", x, _Py(0, s))
-            if s.int_bitwidth == d.int_bitwidth:
-                return self.wrap(x.handle, d, shp)
-            if s.int_bitwidth > d.int_bitwidth:
-                return self._op("arith.trunci", [x], d, shp)
-            ext = "extsi" if s.is_int_signed() else "extui"
-            return self._op("arith." + ext, [x], d, shp)
-        if s.is_floating() and d.is_int():
-            if d.is_bool():
-                return self.compare("ne", x, _Py(0.0, s))
-            return self._op("arith.fptosi" if d.is_int_signed() else "arith.fptoui", [x], d, shp)
-        if s.is_int() and d.is_floating():
-            return self._op("arith.sitofp" if s.is_int_signed() else "arith.uitofp", [x], d, shp)
-        if s.is_ptr() and d.is_int():
-            if d.is_bool():
-                return self.compare("ne", self.cast(x, dt.int64), _Py(0, dt.int64))
-            if d != dt.int64:
-                raise LanguageError(f"a pointer can only be cast to int64, not {d}")
-            return self._op("tt.ptr_to_int", [x], d, shp)
-        if s.is_int() and d.is_ptr():
-            if s != dt.int64:
-                raise LanguageError(f"only int64 can be cast to a pointer, not {s}")
-            return self._op("tt.int_to_ptr", [x], d, shp)
-        if s.is_ptr() and d.is_ptr():
-            if s.to_ir() == d.to_ir():
-                return self.wrap(x.handle, d, shp)
-            return self._op("tt.bitcast", [x], d, shp)
-        raise LanguageError(f"cannot cast {s!r} to {d!r}")
-
-    def bitcast(self, x, d: dt.dtype) -> tensor:
-        """Reinterpret the bits of ``x`` as ``d`` (equal bit widths required)."""
-        x = self.to_tensor(x)
-        d = unwrap(d)
-        if x.dtype.to_ir() == d.to_ir():  # e.g. int32 <-> uint32: the same signless bits
-            return self.wrap(x.handle, d, x.shape)
-        if x.dtype.is_ptr() or d.is_ptr():
-            return self.cast(x, d)
-        if x.dtype.primitive_bitwidth != d.primitive_bitwidth:
-            raise LanguageError(f"cannot bitcast {x.dtype} ({x.dtype.primitive_bitwidth} bits) "
-                                f"to {d} ({d.primitive_bitwidth} bits)",
-                                "bitcast needs types of equal bit width")
-        return self._op("tt.bitcast", [x], d, x.shape)

@@ -254,4 +254,5 @@ def sort(x, dim=None, descending=False, _semantic=None):
     return x
 
 
-__all__ = ["view", "ravel", "join", "split", "interleave", "cat", "flip", "sort", "tensor"]
+__all__ = ["reshape", "broadcast_to", "broadcast", "expand_dims", "view", "ravel", "join",
+           "split", "interleave", "cat", "flip", "sort"]

@@ -1,0 +1,91 @@
+"""Cast rules (reference §1.12), a mixin of :class:`~workbench.language.semantic.Semantic`:
+``cast`` (float/int/bool/pointer conversions, ``fp_downcast_rounding``) and ``bitcast``."""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .core import LanguageError, constexpr
+
+
+def _unwrap(v):
+    return v.value if isinstance(v, constexpr) else v
+
+
+def _py(value, d):
+    """A Python scalar typed ``d`` (``semantic._Py``; imported late: semantic imports us)."""
+    from .semantic import _Py
+    return _Py(value, d)
+
+
+class CastRules:
+    """``cast``/``bitcast``; needs ``to_tensor``, ``_op``, ``wrap``, ``compare``."""
+
+    def cast(self, x, d: dt.dtype, rounding: str | None = None) -> tensor:
+        """Convert ``x`` to dtype ``d`` (reference §1.12)."""
+        x = self.to_tensor(x)
+        d = _unwrap(d)
+        if not isinstance(d, dt.dtype):
+            raise LanguageError(f"cast target must be a dtype, got {d!r}")
+        s = x.dtype
+        if s == d:
+            return x
+        shp = x.shape
+        if rounding is not None and rounding not in ("rtne", "rtz"):
+            raise LanguageError(f"unknown rounding mode {rounding!r}", "use 'rtne' or 'rtz'")
+        if (s.is_fp16() or s.is_bf16()) and not d.is_fp32():
+            return self.cast(self.cast(x, dt.float32), d, rounding)
+        if s.is_floating() and d.is_floating():
+            if s.primitive_bitwidth > d.primitive_bitwidth:
+                if rounding in (None, "rtne"):
+                    return self._op("arith.truncf", [x], d, shp)
+                return self._op("tt.fp_to_fp", [x], d, shp, {"rounding": rounding})
+            if rounding is not None:
+                raise LanguageError("fp_downcast_rounding should be set only for truncating "
+                                    "floating point conversions")
+            return self._op("arith.extf", [x], d, shp)
+        if rounding is not None:
+            raise LanguageError("fp_downcast_rounding should be set only for truncating "
+                                "floating point conversions")
+        if s.is_int() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", x, _py(0, s))
+            if s.int_bitwidth == d.int_bitwidth:
+                return self.wrap(x.handle, d, shp)
+            if s.int_bitwidth > d.int_bitwidth:
+                return self._op("arith.trunci", [x], d, shp)
+            ext = "extsi" if s.is_int_signed() else "extui"
+            return self._op("arith." + ext, [x], d, shp)
+        if s.is_floating() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", x, _py(0.0, s))
+            return self._op("arith.fptosi" if d.is_int_signed() else "arith.fptoui", [x], d, shp)
+        if s.is_int() and d.is_floating():
+            return self._op("arith.sitofp" if s.is_int_signed() else "arith.uitofp", [x], d, shp)
+        if s.is_ptr() and d.is_int():
+            if d.is_bool():
+                return self.compare("ne", self.cast(x, dt.int64), _py(0, dt.int64))
+            if d != dt.int64:
+                raise LanguageError(f"a pointer can only be cast to int64, not {d}")
+            return self._op("tt.ptr_to_int", [x], d, shp)
+        if s.is_int() and d.is_ptr():
+            if s != dt.int64:
+                raise LanguageError(f"only int64 can be cast to a pointer, not {s}")
+            return self._op("tt.int_to_ptr", [x], d, shp)
+        if s.is_ptr() and d.is_ptr():
+            if s.to_ir() == d.to_ir():
+                return self.wrap(x.handle, d, shp)
+            return self._op("tt.bitcast", [x], d, shp)
+        raise LanguageError(f"cannot cast {s!r} to {d!r}")
+
+    def bitcast(self, x, d: dt.dtype) -> tensor:
+        """Reinterpret the bits of ``x`` as ``d`` (equal bit widths required)."""
+        x = self.to_tensor(x)
+        d = _unwrap(d)
+        if x.dtype.to_ir() == d.to_ir():  # e.g. int32 <-> uint32: the same signless bits
+            return self.wrap(x.handle, d, x.shape)
+        if x.dtype.is_ptr() or d.is_ptr():
+            return self.cast(x, d)
+        if x.dtype.primitive_bitwidth != d.primitive_bitwidth:
+            raise LanguageError(f"cannot bitcast {x.dtype} ({x.dtype.primitive_bitwidth} bits) "
+                                f"to {d} ({d.primitive_bitwidth} bits)",
+                                "bitcast needs types of equal bit width")
+        return self._op("tt.bitcast", [x], d, x.shape)
