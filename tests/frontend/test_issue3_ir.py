@@ -346,3 +346,20 @@ def test_break_in_while_is_rejected():
             break
     with pytest.raises(UnsupportedError, match="break is not supported"):
         ttir(k, ptr("x_ptr"), scalar("n"))
+
+
+def k_methods(x_ptr, N: tl.constexpr):
+    idx = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + idx)
+    y = x.T.ravel().sort().flip()
+    tl.store(x_ptr + tl.arange(0, N * N), y)
+
+
+def test_tensor_methods():
+    filecheck(ttir(k_methods, ptr("x_ptr"), const("N", 4)), """
+CHECK: %y = tt.trans %x_{{[0-9]+}} {order = array<i32: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+CHECK: tt.reshape %y : tensor<4x4xf32> -> tensor<16xf32>
+CHECK: tt.split
+CHECK: tt.bitcast
+CHECK: tt.store
+""")

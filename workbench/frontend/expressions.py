@@ -18,7 +18,8 @@ _TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "s
                            "abs", "sigmoid", "reshape", "broadcast_to", "expand_dims", "sin",
                            "cos", "floor", "ceil", "erf", "cdiv", "argmax", "argmin", "xor_sum",
                            "cumsum", "cumprod", "trans", "permute", "reduce",
-                           "associative_scan"}
+                           "associative_scan", "ravel", "view", "split", "join", "flip", "sort",
+                           "cast", "clamp"}
 
 
 class ExpressionsMixin:
@@ -62,7 +63,8 @@ class ExpressionsMixin:
         attr = node.attr
         if isinstance(obj, tensor):
             if attr == "T":
-                raise self.error(node, ".T is not supported yet", "use tl.trans when it lands")
+                import workbench.language as tl
+                return tl.trans(obj, _semantic=self.sem)
             if attr in _TENSOR_BUILTIN_METHODS:
                 import workbench.language as tl
                 fn = getattr(tl, attr)
