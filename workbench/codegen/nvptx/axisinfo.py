@@ -70,6 +70,10 @@ def analyse(func_op) -> dict:
     for op in func_op.walk():
         if op is func_op:
             continue
+        if op.name == "scf.for":  # iv = lb + i * step: divisible by gcd(div(lb), div(step))
+            lb, step = _get(info, op.operands[0]), _get(info, op.operands[2])
+            div = gcd(lb.divisibility[0], step.divisibility[0])
+            info[id(op.regions[0].blocks[0].args[0])] = AxisInfo((1,), (div,), (1,))
         for region in op.regions:
             for b in region.blocks:
                 for a in b.args:
