@@ -3,14 +3,36 @@ line, a caret under the construct, and a sentence saying what to do. No internal
 """
 from __future__ import annotations
 
+import functools
 import linecache
 
 
 class WorkbenchError(Exception):
-    """Base class of every error Tile Workbench raises on purpose."""
+    """Base class of every error Tile Workbench raises on purpose.
 
-    # Hide our internal frames: IPython and pytest show only the message.
+    Its message already points at the user's line, so IPython shows only the message
+    (``_render_traceback_``), and the public entry points drop our internal frames
+    (:func:`user_facing`)."""
+
     __suppress_context__ = True
+
+    def _render_traceback_(self) -> list:
+        """IPython's hook: the lines shown instead of a traceback."""
+        lines = str(self).splitlines() or [""]
+        return [f"{type(self).__name__}: {lines[0]}"] + lines[1:]
+
+
+def user_facing(fn):
+    """Decorate a public entry point (launch, compile): a :class:`WorkbenchError` raised
+    anywhere below it is re-raised from it with the internal frames dropped, so a script's
+    traceback ends at the user's call and the message (which names the user's line)."""
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except WorkbenchError as e:
+            raise e.with_traceback(None) from None
+    return entry
 
 
 def format_at(loc, message: str, hint: str | None = None, end_col: int | None = None) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 
-from ..errors import LaunchError, ToolMissingError
+from ..errors import LaunchError, ToolMissingError, user_facing
 from .binding import bind_arguments, launch_error, specialize
 from .grid import normalize_grid
 
@@ -58,6 +58,7 @@ class CompiledKernel:
             return
         self._launcher(tuple(grid3), list(runtime_args))
 
+    @user_facing
     def run(self, grid, *args, **kwargs):
         """Launch over ``grid`` (int, tuple of 1..3 ints, or a callable of the bound
         arguments) with the kernel's arguments, bound like a JIT launch (constexprs may be

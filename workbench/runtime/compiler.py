@@ -10,6 +10,7 @@ import re
 import time
 
 from ..config import CompileContext, Options, Target
+from ..errors import user_facing
 from ..ir.core import Location
 from ..ir.printer import print_module_with_map
 from .binding import bind_arguments, launch_error, specialize
@@ -126,6 +127,7 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
         raise launch_error(fn, f"bad launch option: {e}", "Fix the option's value.") from None
 
 
+@user_facing
 def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
             num_stages: int = 3, keep_snapshots: bool = False, **constexprs) -> CompiledKernel:
     """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).

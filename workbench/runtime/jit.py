@@ -10,7 +10,7 @@ import functools
 import os
 
 from ..config import Options, Target
-from ..errors import LaunchError
+from ..errors import LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .grid import normalize_grid
@@ -126,6 +126,7 @@ class JITFunction:
             target = Target.parse(bound.device or "cpu")
         return values, options, bound, target
 
+    @user_facing
     def run(self, *args, grid, warmup: bool = False, **kwargs) -> CompiledKernel:
         """Bind, specialise, compile (or reuse) and launch over ``grid`` (see
         :func:`~workbench.runtime.grid.normalize_grid`; its callable gets every bound argument
