@@ -4,8 +4,24 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import tempfile
 
 import pytest
+
+
+def pytest_configure(config):
+    """Tests never read or fill the user's real cache: every run gets a fresh cache folder
+    (compiled kernels, notebook cells, measured ceilings), removed at exit."""
+    tmp = tempfile.TemporaryDirectory(prefix="workbench-test-cache-")
+    config._workbench_cache = tmp
+    os.environ["WORKBENCH_CACHE_DIR"] = tmp.name
+
+
+def pytest_unconfigure(config):
+    tmp = getattr(config, "_workbench_cache", None)
+    if tmp is not None:
+        tmp.cleanup()
 
 # backend name -> module that must import for it to be tested
 _RUNNABLE = {"cpu": "workbench.backends.cpu", "interpreter": "workbench.backends.interpreter"}
