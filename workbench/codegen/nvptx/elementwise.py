@@ -123,12 +123,16 @@ def _unary_math(kl, op, base, x, t):
             return from_f32(b, b.call(kl.intrinsic(name + ".f32", F32, [F32]), [y]), t)
         suffix = {"f16": "f16", "f32": "f32", "f64": "f64"}[t.name]
         return b.call(kl.intrinsic(f"{name}.{suffix}", x.type, [x.type]), [x])
+    if base == "rsqrt" and t.name == "f64":
+        # 1 / sqrt.rn.f64(x): two correctly rounded steps (PTX ISA 9.7.4: sqrt, div)
+        root = b.call(kl.intrinsic("llvm.sqrt.f64", x.type, [x.type]), [x])
+        return b.fdiv(ir.Constant(x.type, 1.0), root)
     if t.name == "f64":
         y = mathlib.f64_math(kl, base, x)
         if y is None:
             raise UnsupportedError(
                 f"math.{base} in float64 is not implemented by the CUDA backend (it has its own "
-                f"f64 exp, exp2, log, log2 and sqrt); compute in float32 (x.to(tl.float32))",
+                f"f64 exp, exp2, log, log2, sqrt and rsqrt); compute in float32 (x.to(tl.float32))",
                 op.loc)
         return y
     if base == "erf":
