@@ -35,33 +35,9 @@ import numpy as np
 
 import workbench.language as tl
 from ..runtime import jit
+from .datasheets import DATASHEETS, datasheet_for  # noqa: F401 - re-exported
 
 MiB = 1 << 20
-
-# (name pattern, figures); bandwidth in bytes/s, compute in FLOP/s (dense).
-DATASHEETS = [
-    ("H200", {"source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
-              "bandwidth": 4.8e12, "compute": {"fp64": 34e12, "fp32": 67e12,
-                                               "fp32:dot": 494.5e12, "fp16:dot": 989.5e12,
-                                               "bf16:dot": 989.5e12}}),
-    ("H100.*PCIe", {"source": "NVIDIA H100 Tensor Core GPU datasheet (PCIe)",
-                    "bandwidth": 2.0e12, "compute": {"fp64": 26e12, "fp32": 51e12,
-                                                     "fp32:dot": 378e12, "fp16:dot": 756e12,
-                                                     "bf16:dot": 756e12}}),
-    ("H100", {"source": "NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
-              "bandwidth": 3.35e12, "compute": {"fp64": 34e12, "fp32": 67e12,
-                                                "fp32:dot": 494.7e12, "fp16:dot": 989.4e12,
-                                                "bf16:dot": 989.4e12}}),
-    ("A100.*80GB", {"source": "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
-                    "bandwidth": 2.039e12, "compute": {"fp64": 9.7e12, "fp32": 19.5e12,
-                                                       "fp32:dot": 156e12, "fp16:dot": 312e12,
-                                                       "bf16:dot": 312e12}}),
-    ("A100", {"source": "NVIDIA A100 Tensor Core GPU datasheet (40GB SXM)",
-              "bandwidth": 1.555e12, "compute": {"fp64": 9.7e12, "fp32": 19.5e12,
-                                                 "fp32:dot": 156e12, "fp16:dot": 312e12,
-                                                 "bf16:dot": 312e12}}),
-]
-
 
 @jit
 def triad_kernel(a_ptr, b_ptr, c_ptr, s, n, BLOCK: tl.constexpr):
@@ -222,14 +198,6 @@ def machine_id(target: str) -> str:
         from ..backends.cuda_driver import open_device
         return f"{host} / {open_device().name}"
     return f"{host} / {cpu_model()}"
-
-
-def datasheet_for(gpu_name: str) -> dict:
-    """The datasheet figures of a known GPU (see :data:`DATASHEETS`), else ``{}``."""
-    for pattern, figures in DATASHEETS:
-        if re.search(pattern, gpu_name, re.IGNORECASE):
-            return dict(figures, compute=dict(figures["compute"]))
-    return {}
 
 
 def cache_path(target: str, machine: str) -> Path:
