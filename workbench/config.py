@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from .errors import TargetError
 
@@ -38,6 +39,21 @@ class Target:
 
     def __str__(self) -> str:
         return f"cuda:{self.arch}" if self.backend == "cuda" else self.backend
+
+
+def cache_dir() -> Path:
+    """The one workbench cache folder: ``$WORKBENCH_CACHE_DIR`` if set (``~`` expanded), else
+    ``platformdirs.user_cache_dir("tile-workbench")`` (``~/.cache/tile-workbench`` on Linux).
+    Compiled kernels, autotuning results, measured ceilings (``ceilings/``) and notebook cell
+    files (``cells/``) live under it. Read at each call; not created here."""
+    env = os.environ.get("WORKBENCH_CACHE_DIR", "").strip()
+    if env:
+        return Path(env).expanduser()
+    try:
+        import platformdirs
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        return Path.home() / ".cache" / "tile-workbench"
+    return Path(platformdirs.user_cache_dir("tile-workbench"))
 
 
 def _env_bool(name: str, default: bool) -> bool:

@@ -10,18 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-
-def cache_dir() -> Path:
-    """The workbench cache folder: ``$WORKBENCH_CACHE_DIR``, else the platform's user cache
-    folder for ``workbench`` (``~/.cache/workbench`` on Linux)."""
-    env = os.environ.get("WORKBENCH_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    try:
-        import platformdirs
-        return Path(platformdirs.user_cache_dir("workbench"))
-    except ImportError:  # pragma: no cover - platformdirs is a dependency
-        return Path.home() / ".cache" / "workbench"
+from ..config import cache_dir
 
 
 def cell_path(source: str, base: Path | None = None) -> Path:

@@ -34,6 +34,7 @@ import time
 import zlib
 from pathlib import Path
 
+from ..config import cache_dir  # noqa: F401  (re-exported: the one cache folder)
 from ..ir.core import Location
 
 FORMAT_VERSION = 1
@@ -43,16 +44,6 @@ _DROP = object()  # "no value": a missing name, an extra entry that is not JSON-
 
 
 # ------------------------------------------------------------------------------ settings
-def cache_dir() -> Path:
-    """The cache folder: ``$WORKBENCH_CACHE_DIR`` if set, else the platform's user cache dir
-    for ``tile-workbench`` (``~/.cache/tile-workbench`` on Linux). Not created here."""
-    env = os.environ.get("WORKBENCH_CACHE_DIR", "").strip()
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-    return Path(platformdirs.user_cache_dir("tile-workbench"))
-
-
 def _env_flag(name: str, default: bool) -> bool:
     v = os.environ.get(name, "").strip().lower()
     return default if not v else v not in ("0", "false", "no", "off")

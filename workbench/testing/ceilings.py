@@ -202,7 +202,7 @@ def machine_id(target: str) -> str:
 
 def cache_path(target: str, machine: str) -> Path:
     """Where the ceilings of ``machine`` and ``target`` are cached."""
-    from ..runtime.disk_cache import cache_dir
+    from ..config import cache_dir
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{machine}-{target}").strip("_")[:150]
     return cache_dir() / "ceilings" / f"{slug}.json"
 
