@@ -80,12 +80,14 @@ def test_cell_defines_kernels_in_a_content_hashed_file(shell, tmp_path):
     path = add.fn.__code__.co_filename
     assert os.path.dirname(path) == str(tmp_path / "cache" / "cells")
     assert os.path.basename(path).startswith("cell_") and path.endswith(".py")
-    assert open(path).read() == KERNEL
-    assert linecache.getline(path, 2).startswith("def add(")
+    # line 1 of the file stands for the %%tilekernel line: file lines are Jupyter's cell lines
+    first, rest = open(path).read().split("\n", 1)
+    assert first.startswith("# %%tilekernel") and rest == KERNEL
+    assert linecache.getline(path, 3).startswith("def add(")
     # without --signature/--launch: the source pane and a note on how to see the stages
     d = parse_view(html)
     assert d.panes == ["source"]
-    assert [x.line for x in d.lines["source"]] == list(range(1, 8))
+    assert [x.line for x in d.lines["source"]] == list(range(2, 9))
     assert '--signature "*fp32,*fp32,*fp32,i32" -D BLOCK=...' in d.notes[0]
     # the same cell again reuses the same file
     shell.html(cell(""))
@@ -101,10 +103,10 @@ def test_signature_compiles_for_the_view_target_and_attributes_lines(shell, fake
     d = parse_view(html)
     assert d.panes == ["source", "ttir"]
     ttir = d.lines["ttir"]
-    # line i of the ttir pane came from cell line i + 1 (3..7)
-    assert [(x.line, x.src) for x in ttir] == [(1, None), (2, 3), (3, 4), (4, 5), (5, 6),
-                                                (6, 7), (7, None)]
-    assert ttir[1].text == "  %3 = tt.op3 : i32" and ttir[1].suffix == " loc(#loc3)"
+    # line i of the ttir pane came from cell line i + 2 (4..8; line 1 is %%tilekernel)
+    assert [(x.line, x.src) for x in ttir] == [(1, None), (2, 4), (3, 5), (4, 6), (5, 7),
+                                                (6, 8), (7, None)]
+    assert ttir[1].text == "  %4 = tt.op4 : i32" and ttir[1].suffix == " loc(#loc4)"
     src_colours = {x.line: x.colour for x in d.lines["source"]}
     assert all(src_colours[x.src] == x.colour for x in ttir if x.src)
 
@@ -183,7 +185,7 @@ def test_syntax_error_points_at_the_cell_line_and_shell_survives(shell):
     assert result.success
     text = outputs[0]["text/plain"]
     path_line = text.splitlines()[1]
-    assert "/cells/cell_" in path_line and ".py:3:9: SyntaxError: '(' was never closed" in path_line
+    assert "/cells/cell_" in path_line and ".py:4:9: SyntaxError: '(' was never closed" in path_line
     assert "    y = (1 +" in text and "^" in text
     assert 'data-wb-error="1"' in outputs[0]["text/html"]
     assert shell.ip.run_cell("1 + 1").result == 2  # the shell still works
@@ -194,20 +196,20 @@ def test_exception_in_cell_points_at_the_line(shell):
     assert result.success
     text = outputs[0]["text/plain"]
     assert "NameError while running the cell" in text
-    assert ".py:2:5: NameError: name 'undefined_name' is not defined" in text
+    assert ".py:3:5: NameError: name 'undefined_name' is not defined" in text
     assert "    y = undefined_name + 1\n        ^^^^^^^^^^^^^^" in text
 
 
 def test_errors_of_compile_and_launch_are_shown(shell, monkeypatch):
     def compile(fn, *sig, **kw):
         raise workbench.CompilationError("tiles of shapes [4] and [8] do not match",
-                                         Location(fn.src.file, 6, 9), "Make them agree.")
+                                         Location(fn.src.file, 7, 9), "Make them agree.")
     monkeypatch.setattr(workbench, "compile", compile)
     result, outputs, _ = shell.run(cell('--signature "*fp32,*fp32,*fp32,i32" -D BLOCK=4'))
     assert result.success
     text = outputs[0]["text/plain"]
     assert "CompilationError while compiling add for cuda:90" in text
-    assert ".py:6:9: tiles of shapes [4] and [8] do not match" in text
+    assert ".py:7:9: tiles of shapes [4] and [8] do not match" in text
     assert "    x = tl.load(x_ptr + offs, mask=mask)\n            ^" in text
     result, outputs, _ = shell.run(cell('--launch "add[1](1, 2)"'))
     assert result.success and "while launching: add[1](1, 2)" in outputs[0]["text/plain"]

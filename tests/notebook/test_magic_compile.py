@@ -17,8 +17,8 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs, mask=mask)
     tl.store(out_ptr + offs, x + y, mask=mask)
 '''
-# cell lines (1-based) of the statements above
-PID, OFFS, MASK, LOAD_X, LOAD_Y, STORE = 3, 4, 5, 6, 7, 8
+# cell lines (1-based, as Jupyter numbers them: line 1 is %%tilekernel) of the statements above
+PID, OFFS, MASK, LOAD_X, LOAD_Y, STORE = 4, 5, 6, 7, 8, 9
 
 
 def ops_by_line(lines, op: str) -> set:
@@ -32,7 +32,7 @@ def test_cpu_stages_attributed_to_cell_lines(shell):
     d = parse_view(html)
     assert d.panes == ["source", "ttir", "llir", "asm"]
     assert d.report["target"] == "cpu" and d.report["kernel"] == "add"
-    assert [x.line for x in d.lines["source"]] == list(range(1, 9))
+    assert [x.line for x in d.lines["source"]] == list(range(2, 10))
     ttir = d.lines["ttir"]
     assert ops_by_line(ttir, "tt.get_program_id") == {PID}
     assert ops_by_line(ttir, "tt.make_range") == {OFFS}
@@ -47,7 +47,7 @@ def test_cpu_stages_attributed_to_cell_lines(shell):
     # the lower stages carry line info too (from debug info), within the kernel's lines
     for stage in ("llir", "asm"):
         srcs = {x.src for x in d.lines[stage]} - {None}
-        assert srcs and srcs <= set(range(1, 9)), (stage, srcs)
+        assert srcs and srcs <= set(range(2, 10)), (stage, srcs)
         assert STORE in srcs
     # one colour per source line across panes
     colour = {x.line: x.colour for x in d.lines["source"]}

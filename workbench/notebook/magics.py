@@ -85,9 +85,12 @@ class TileKernelMagics(Magics):
             show_error(exc, "reading --target")
             return
         ns = self.shell.user_ns
-        path = write_cell(cell)
+        # line 1 of the cell file stands for the %%tilekernel line, so every file:line the
+        # workbench prints is the line number Jupyter shows in the cell's gutter
+        source = f"# %%tilekernel {line.strip()}\n{cell}"
+        path = write_cell(source)
         try:
-            run_cell_source(cell, path, ns)
+            run_cell_source(source, path, ns)
         except BaseException as exc:  # noqa: BLE001 - includes KeyboardInterrupt in the cell
             if isinstance(exc, (SystemExit, KeyboardInterrupt)):
                 show_box("error", "the cell was interrupted")

@@ -109,6 +109,9 @@ def parse_options(line: str) -> CellOptions:
     for flag, v in (("--num-warps", ns.num_warps), ("--num-stages", ns.num_stages)):
         if v is not None and v < 1:
             raise OptionsError(f"{flag} must be a positive integer, got {v}")
+    if ns.passes is not None and ns.passes not in ("ttir", "ttgir"):
+        raise OptionsError(f"--passes takes ttir or ttgir (the stages built by passes), "
+                           f"got {ns.passes!r}")
     return CellOptions(
         target=ns.target, stages=split_list(ns.stages) if ns.stages else None,
         signature=split_list(ns.signature) if ns.signature is not None else None,

@@ -20,9 +20,9 @@ _LAZY = {
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
 }
-# the short names issue 4 gives them: viz.layout(layout, shape), viz.banks(...), viz.explorer()
-_ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure"),
-            "explorer": ("explorer", "layout_explorer")}
+# the short names issue 4 gives them: viz.layout(layout, shape), viz.banks(...). (The explorer
+# is viz.layout_explorer(): the name `explorer` is its submodule's.)
+_ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure")}
 
 __all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
 
