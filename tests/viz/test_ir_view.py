@@ -261,3 +261,14 @@ def test_long_stages_are_cut_with_a_note_and_total_time_is_used():
     d = parse_view(render_compiled(c, "ttir", view_id="wb-tot"))
     assert d.report["compile"] == "750.0 ms"
     assert d.report["steps"] == "frontend 250.0 ms, llir 500.0 ms, backend 500.0 ms"
+
+
+def test_llvm_syntax_pygments_does_not_know_is_not_an_error():
+    from pygments.token import Token
+
+    from workbench.viz.lexers import lexer_for
+    text = ("%12 = or disjoint i32 %11, %8\n"
+            "%5 = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n")
+    tokens = list(lexer_for("llir").get_tokens(text))
+    assert not [v for t, v in tokens if t in Token.Error]
+    assert "".join(v for _, v in tokens) == text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from pygments import lex
+from pygments.filter import simplefilter
 from pygments.lexer import Lexer, RegexLexer, bygroups
 from pygments.lexers import GasLexer, LlvmLexer, PtxLexer, PythonLexer
 from pygments.token import (STANDARD_TYPES, Comment, Keyword, Name, Number, Operator,
@@ -83,14 +84,25 @@ _LEXERS = {
 }
 
 
+@simplefilter
+def _errors_as_text(self, lexer, stream, options):
+    """Pygments' lexers lag behind LLVM and PTX syntax (``range(...)`` attributes, ``or
+    disjoint``): what they cannot lex is shown as plain text, never as an error box."""
+    for ttype, value in stream:
+        yield (Token.Text if ttype in Token.Error else ttype), value
+
+
 def lexer_for(stage: str) -> Lexer:
     """The pygments lexer used for a stage name (``source``, ``ttir``, ``ttgir``, ``llir``,
-    ``ptx``, ``asm``, ``sass``); unknown stages get a plain-text lexer (no colours)."""
+    ``ptx``, ``asm``, ``sass``); unknown stages get a plain-text lexer (no colours). Tokens a
+    lexer does not know are shown as plain text."""
     cls = _LEXERS.get(stage)
     if cls is None:
         from pygments.lexers.special import TextLexer
         return TextLexer(stripnl=False, ensurenl=False)
-    return cls(stripnl=False, ensurenl=False, stripall=False)
+    lexer = cls(stripnl=False, ensurenl=False, stripall=False)
+    lexer.add_filter(_errors_as_text())
+    return lexer
 
 
 def _css_class(ttype) -> str:
