@@ -39,7 +39,9 @@ def quickstart(args) -> int:
     compiled = workbench.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32",
                                  target=args.target, BLOCK_SIZE=1024)
     print(f"stages of add_kernel for {args.target}: {', '.join(compiled.stages)}")
-    shown = [s for s in ("source", "ttir", "ttgir", "ptx") if s in compiled.asm]
+    # the source, the tile IR, then the GPU IR and PTX (cuda) or LLVM IR and host asm (cpu)
+    lower = ("ttgir", "ptx") if "ttgir" in compiled.asm else ("llir", "asm")
+    shown = [s for s in ("source", "ttir") + lower if s in compiled.asm]
     print(side_by_side(compiled, shown, colour=sys.stdout.isatty(), max_lines=args.lines))
     html = Path(args.html or Path(tempfile.gettempdir()) / "workbench_quickstart.html")
     html.write_text("<!doctype html><meta charset='utf-8'><title>add_kernel</title>"
@@ -49,11 +51,21 @@ def quickstart(args) -> int:
     return 0
 
 
+def _target(text: str) -> str:
+    from workbench.config import Target
+    from workbench.errors import TargetError
+    try:
+        return str(Target.parse(text))
+    except TargetError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m workbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     q = sub.add_parser("quickstart", help="compile, run and show a real kernel")
-    q.add_argument("--target", default="cuda:90", help="stages to show (cuda:80, cuda:90, cpu)")
+    q.add_argument("--target", default="cuda:90", type=_target,
+                   help="whose stages to show: cuda:90 (default), cuda:80, cpu, interpreter")
     q.add_argument("--html", help="where to write the HTML view")
     q.add_argument("--lines", type=int, default=40, help="lines per column in the terminal")
     args = p.parse_args(argv)
