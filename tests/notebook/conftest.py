@@ -23,12 +23,29 @@ class Shell:
         outputs = [dict(o.data) for o in cap.outputs]
         return result, outputs, cap.stdout + cap.stderr
 
-    def html(self, cell: str) -> str:
-        """Run ``cell``; it must succeed and display; returns all its HTML joined."""
+    @staticmethod
+    def failed(result) -> bool:
+        """The cell failed the way %%tilekernel fails it after showing an error box: one
+        short CellFailed line, no traceback."""
+        return cell_failed(result)
+
+    def html(self, cell: str, fails: bool = False) -> str:
+        """Run ``cell``; it must display, and succeed (or, with ``fails``, fail the cell as
+        %%tilekernel does after showing an error); returns all its HTML joined."""
         result, outputs, _ = self.run(cell)
-        assert result.success, result.error_in_exec
+        if fails:
+            assert self.failed(result), result.error_in_exec
+        else:
+            assert result.success, result.error_in_exec
         assert outputs, "the cell displayed nothing"
         return "".join(o.get("text/html", "") for o in outputs)
+
+
+def cell_failed(result) -> bool:
+    """The cell failed the way %%tilekernel fails it after showing an error box: one short
+    CellFailed line, no traceback."""
+    from workbench.notebook.magics import CellFailed
+    return not result.success and isinstance(result.error_in_exec, CellFailed)
 
 
 @pytest.fixture

@@ -77,7 +77,8 @@ def test_bench_with_signature_view_and_flag(shell, stubbed, monkeypatch):
 
 
 def test_bench_errors_are_boxes(shell, stubbed):
-    html = shell.html('%%tilekernel --target cpu --bench "add[(1,)](nope, 1)"\n' + CELL)
+    html = shell.html('%%tilekernel --target cpu --bench "add[(1,)](nope, 1)"\n' + CELL,
+                      fails=True)
     assert 'data-wb-error="1"' in html and "NameError" in html
     html = shell.html('%%tilekernel --target cpu --signature "*fp32,*fp32,*fp32,i32" -D BLOCK=16 '
                       '--bench "len([1])"\n' + CELL)

@@ -176,13 +176,13 @@ def test_help(shell):
 
 
 def test_unknown_target_is_a_clear_error(shell):
-    html = shell.html(cell("--target tpu"))
+    html = shell.html(cell("--target tpu"), fails=True)
     assert 'data-wb-error="1"' in html and "unknown target &#x27;tpu&#x27;" in html
 
 
 def test_syntax_error_points_at_the_cell_line_and_shell_survives(shell):
     result, outputs, _ = shell.run("%%tilekernel\n@jit\ndef k(x_ptr):\n    y = (1 +\n")
-    assert result.success
+    assert shell.failed(result)
     text = outputs[0]["text/plain"]
     path_line = text.splitlines()[1]
     assert "/cells/cell_" in path_line and ".py:4:9: SyntaxError: '(' was never closed" in path_line
@@ -193,7 +193,7 @@ def test_syntax_error_points_at_the_cell_line_and_shell_survives(shell):
 
 def test_exception_in_cell_points_at_the_line(shell):
     result, outputs, _ = shell.run("%%tilekernel\nx = 1\ny = undefined_name + 1\n")
-    assert result.success
+    assert shell.failed(result)
     text = outputs[0]["text/plain"]
     assert "NameError while running the cell" in text
     assert ".py:3:5: NameError: name 'undefined_name' is not defined" in text
@@ -206,13 +206,13 @@ def test_errors_of_compile_and_launch_are_shown(shell, monkeypatch):
                                          Location(fn.src.file, 7, 9), "Make them agree.")
     monkeypatch.setattr(workbench, "compile", compile)
     result, outputs, _ = shell.run(cell('--signature "*fp32,*fp32,*fp32,i32" -D BLOCK=4'))
-    assert result.success
+    assert shell.failed(result)
     text = outputs[0]["text/plain"]
     assert "CompilationError while compiling add for cuda:90" in text
     assert ".py:7:9: tiles of shapes [4] and [8] do not match" in text
     assert "    x = tl.load(x_ptr + offs, mask=mask)\n            ^" in text
     result, outputs, _ = shell.run(cell('--launch "add[1](1, 2)"'))
-    assert result.success and "while launching: add[1](1, 2)" in outputs[0]["text/plain"]
+    assert shell.failed(result) and "while launching: add[1](1, 2)" in outputs[0]["text/plain"]
     result, outputs, _ = shell.run(cell('-D BLOCK=nope --signature "*fp32,*fp32,*fp32,i32"'))
     assert "NameError while evaluating a -D value" in outputs[0]["text/plain"]
 
@@ -220,6 +220,6 @@ def test_errors_of_compile_and_launch_are_shown(shell, monkeypatch):
 def test_cell_without_kernels_and_unknown_kernel_name(shell):
     assert "defines no @jit kernel" in shell.html("%%tilekernel\nx = 3\n")
     assert shell.ns["x"] == 3
-    html = shell.html(cell("--kernel nope"))
+    html = shell.html(cell("--kernel nope"), fails=True)
     assert "--kernel nope: no @jit kernel of that name" in html and "defined by this cell: add" \
         in html

@@ -72,7 +72,7 @@ def test_compile_error_points_at_the_cell_line(shell):
     bad = ADD.replace("tl.arange(0, BLOCK)", "tl.arange(0, 3)")
     result, outputs, _ = shell.run(
         f'%%tilekernel --target cpu --signature "*fp32,*fp32,*fp32,i32" -D BLOCK=4\n{bad}')
-    assert result.success
+    assert shell.failed(result)
     text = outputs[0]["text/plain"]
     assert "while compiling add for cpu" in text
     assert f".py:{OFFS}:" in text and "/cells/cell_" in text

@@ -51,6 +51,14 @@ def _same_target(a, b) -> bool:
         return False
 
 
+class CellFailed(Exception):
+    """Raised by ``%%tilekernel`` after it has shown an error, so the cell counts as failed
+    (Jupyter stops "Run All" there); IPython prints only this one line, no traceback."""
+
+    def _render_traceback_(self) -> list:
+        return [f"%%tilekernel: {self}"]
+
+
 @magics_class
 class TileKernelMagics(Magics):
     """IPython magics of Tile Workbench (registered by ``%load_ext workbench``)."""
@@ -59,6 +67,7 @@ class TileKernelMagics(Magics):
     def tilekernel(self, line: str, cell: str | None = None):
         """Define the cell's ``@jit`` kernels and show the kernel's stages side by side.
         ``%tilekernel`` (the line form) or ``%%tilekernel --help`` shows the options."""
+        self._failed = False
         try:
             if cell is None:
                 show_box("usage", "%%tilekernel options (a cell magic: put it on the first "
@@ -66,8 +75,20 @@ class TileKernelMagics(Magics):
                 return None
             self._run(line, cell)
         except Exception as exc:  # noqa: BLE001 - last resort: never crash the kernel
-            show_error(exc, "running %%tilekernel (internal error: please report it)")
+            self._error(exc, "running %%tilekernel (internal error: please report it)")
+        if self._failed:
+            # the message is already shown above; failing the cell stops "Run All" there
+            raise CellFailed("the cell failed: the message above says where and why")
         return None
+
+    def _error(self, exc, doing, files=()) -> None:
+        """Show ``exc`` as an error box and mark the cell as failed."""
+        self._failed = True
+        show_error(exc, doing, files)
+
+    def _error_box(self, title, body="", details="") -> None:
+        self._failed = True
+        show_box("error", title, body, details)
 
     # ---------------------------------------------------------------------------------
     def _run(self, line: str, cell: str) -> None:
@@ -82,7 +103,7 @@ class TileKernelMagics(Magics):
         try:
             target = Target.parse(opts.view_target)
         except Exception as exc:  # noqa: BLE001 - TargetError explains itself
-            show_error(exc, "reading --target")
+            self._error(exc, "reading --target")
             return
         ns = self.shell.user_ns
         # line 1 of the cell file stands for the %%tilekernel line, so every file:line the
@@ -93,9 +114,9 @@ class TileKernelMagics(Magics):
             run_cell_source(source, path, ns)
         except BaseException as exc:  # noqa: BLE001 - includes KeyboardInterrupt in the cell
             if isinstance(exc, (SystemExit, KeyboardInterrupt)):
-                show_box("error", "the cell was interrupted")
+                self._error_box("the cell was interrupted")
                 return
-            show_error(exc, "running the cell", (path,))
+            self._error(exc, "running the cell", (path,))
             return
         names = [n for n in defined_functions(cell) if _is_jit(ns.get(n))]
         kernel_name = opts.kernel or (names[-1] if names else None)
@@ -105,7 +126,7 @@ class TileKernelMagics(Magics):
             return
         kernel = ns.get(kernel_name)
         if not _is_jit(kernel):
-            show_box("error", f"--kernel {kernel_name}: no @jit kernel of that name",
+            self._error_box(f"--kernel {kernel_name}: no @jit kernel of that name",
                      f"kernels defined by this cell: {', '.join(names) or 'none'}")
             return
         notes = []
@@ -132,7 +153,7 @@ class TileKernelMagics(Magics):
                 code = compile(opts.launch, LAUNCH_FILE, "eval")
                 result = eval(code, ns)  # noqa: S307 - the user's own launch expression
             except Exception as exc:  # noqa: BLE001
-                show_error(exc, f"launching: {opts.launch}", (path, LAUNCH_FILE))
+                self._error(exc, f"launching: {opts.launch}", (path, LAUNCH_FILE))
                 return None
             if not hasattr(result, "asm"):
                 show_box("note", f"--launch returned {type(result).__name__}, not a compiled "
@@ -160,7 +181,7 @@ class TileKernelMagics(Magics):
         try:
             consts = {k: eval(v, ns) for k, v in opts.defines}  # noqa: S307
         except Exception as exc:  # noqa: BLE001
-            show_error(exc, "evaluating a -D value")
+            self._error(exc, "evaluating a -D value")
             return None
         kw = dict(consts, target=str(target))
         if opts.num_warps is not None:
@@ -173,7 +194,7 @@ class TileKernelMagics(Magics):
             import workbench
             return workbench.compile(kernel, *opts.signature, **kw)
         except Exception as exc:  # noqa: BLE001
-            show_error(exc, f"compiling {name} for {target}", (path,))
+            self._error(exc, f"compiling {name} for {target}", (path,))
             return None
 
     def _recompile(self, launched, kernel, name, target, opts):
@@ -191,7 +212,7 @@ class TileKernelMagics(Magics):
             return kernel.compile_for(launched.spec, options, target,
                                       keep_snapshots=opts.passes is not None)
         except Exception as exc:  # noqa: BLE001
-            show_error(exc, f"compiling {name} for {target}", (getattr(launched.src, "file",
+            self._error(exc, f"compiling {name} for {target}", (getattr(launched.src, "file",
                                                                       ""),))
             return None
 
