@@ -16,6 +16,19 @@ inputs the tensor cores take gets
   (converted once before the loop and once after), so the K loop has no conversion of it;
   other users of the result get a ``ttg.convert_layout`` back to the old layout.
 
+Then, as Triton's second ``tritongpu-remove-layout-conversions`` (reference 3.4 step 7), the
+``#mma`` results are *anchors*: their layout flows forward through elementwise ops,
+reductions (``#ttg.slice`` of ``#mma``), ``expand_dims``/``broadcast`` and ``scf.for``
+iter args, and cheap producers are rematerialised in it (:func:`propagate_mma`). Attention's
+``acc * alpha[:, None]`` then stays in the accumulator registers. Finally an operand staged
+through shared memory whose value already lives in an ``#mma`` layout that owns the same
+elements per thread as the ``#ttg.dot_op`` (a chained dot: ``P @ V`` with ``P`` from
+``Q @ K^T``; kWidth = 32 / bits) becomes a register ``ttg.convert_layout``
+(:func:`operands_in_registers`; Triton's ``shared-memory-free`` mma -> dot_op conversion).
+
+"Chained" (all warps along M, ``warpsPerTileV2``) is decided as Triton does: another dot in
+the same block lies in the dot's backward or forward slice.
+
 Taken: fp16/bf16 -> fp32, fp32 with ``inputPrecision = tf32`` -> fp32, int8 -> int32, with
 M % 16 == 0, N % 8 == 0, K a multiple of the instruction's K (16, 8, 32), on ``cuda:80`` and
 newer (we emit v2 on sm_90 too: no wgmma yet). Others keep the FMA layout
@@ -30,6 +43,8 @@ from ..ir.types import FloatType, IntType, MemDescType, TensorType
 from ..layouts.encodings import BlockedLayout, DotOperandLayout
 from ..layouts.mma import mma_layout_for, mma_operand_shared
 from .manager import Pass
+from .mma_propagation import (cleanup, hoist_invariant_operands, operands_in_registers,
+                              propagate_mma)
 
 
 def _arch(target) -> int:
@@ -144,6 +159,34 @@ def _loop_carried(dot):
     return loop, i
 
 
+def _slice_ops(dot: Operation, forward: bool) -> set:
+    """Ops of ``dot``'s block reachable from it through def-use edges (forward: users;
+    backward: producers), both restricted to the block (``multiRootGetSlice`` with Triton's
+    same-region filter)."""
+    block, seen, work = dot.parent, set(), [dot]
+    while work:
+        op = work.pop()
+        nxt = ([u for r in op.results for u, _ in r.uses] if forward else
+               [v.defining_op for v in op.operands if v.defining_op is not None])
+        for o in nxt:
+            while o is not None and o.parent is not block:  # nested op: its top-level op
+                o = o.parent_op() if o.parent is not None else None
+            if o is not None and id(o) not in seen:
+                seen.add(id(o))
+                work.append(o)
+    return {i for i in seen}
+
+
+def is_chained(dot: Operation) -> bool:
+    """True when another ``tt.dot`` of the same block is in ``dot``'s backward or forward
+    slice (attention's ``Q @ K^T`` and ``P @ V``)."""
+    others = {id(o) for o in dot.parent.ops if o.name == "tt.dot" and o is not dot}
+    if not others:
+        return False
+    return bool(others & (_slice_ops(dot, True) | _slice_ops(dot, False))) or \
+        _feeds_dot(dot.result)
+
+
 def accelerate(dot: Operation, num_warps: int) -> bool:
     """Rewrite one ``tt.dot`` for MMA v2 (see the module docstring). Returns True if done."""
     kind = mma_kind(dot)
@@ -152,7 +195,7 @@ def accelerate(dot: Operation, num_warps: int) -> bool:
         return False
     kw, _ = kind
     mma = mma_layout_for(tuple(dot.result.type.shape), num_warps, 2,
-                         chained=_feeds_dot(dot.result))
+                         chained=is_chained(dot) or _feeds_dot(dot.result))
     _stage_operand(dot, 0, mma, kw)
     _stage_operand(dot, 1, mma, kw)
     carried = _loop_carried(dot)
@@ -188,10 +231,14 @@ class AccelerateMatmul(Pass):
         if _arch(self.target) < 80:
             return
         nw = self.num_warps or int(module.attributes.get("ttg.num-warps", 4))
+        tpw = int(module.attributes.get("ttg.threads-per-warp", 32))
         for func in functions(module):
-            for op in list(func.walk()):
-                if op.name == "tt.dot":
-                    accelerate(op, nw)
+            done = [accelerate(op, nw) for op in list(func.walk()) if op.name == "tt.dot"]
+            if any(done):
+                propagate_mma(func, nw, tpw)
+                operands_in_registers(func)
+                hoist_invariant_operands(func)
+                cleanup(func, nw)
 
 
-__all__ = ["AccelerateMatmul", "accelerate", "mma_kind"]
+__all__ = ["AccelerateMatmul", "accelerate", "mma_kind", "is_chained"]

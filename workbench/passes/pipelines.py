@@ -9,12 +9,14 @@ Triton 3.6's order (reference notes 3.4).
 from __future__ import annotations
 
 from .accelerate_matmul import AccelerateMatmul
+from .allocate_shared import AllocateShared
 from .canonicalize import Canonicalize
 from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
 from .manager import Pass
+from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
@@ -27,6 +29,8 @@ REGISTRY: dict[str, type] = {
     "tritongpu-coalesce": Coalesce,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
+    "tritongpu-pipeline": Pipeline,
+    "tritongpu-allocate-shared-memory": AllocateShared,
 }
 
 
@@ -53,8 +57,15 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (reference notes 3.4:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
-    Later passes (accelerate-matmul, ...) are issue 5."""
+    Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
+    from ``options``, default 3) and ``allocate-shared-memory`` (Triton runs the latter in
+    make_llir)."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
-    return [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
-            RemoveLayoutConversions(),
-            AccelerateMatmul(target=str(target), num_warps=num_warps)]
+    passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
+              RemoveLayoutConversions(),
+              AccelerateMatmul(target=str(target), num_warps=num_warps)]
+    text = str(target)
+    if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
+        stages = getattr(options, "num_stages", 3) if options is not None else 3
+        passes += [Pipeline(num_stages=stages), AllocateShared()]
+    return passes

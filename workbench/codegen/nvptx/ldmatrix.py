@@ -114,7 +114,8 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
             nk = b.add(nk, q)
         coords = [nk, k] if op_idx == 0 else [k, nk]
         off = swizzle_offset(kl, enc, shape, coords)
-        addr = b.add(b.ptrtoint(_smem(kl), I32), b.add(I32(base), b.mul(off, I32(nbytes))))
+        base_v = I32(base) if isinstance(base, int) else base
+        addr = b.add(b.ptrtoint(_smem(kl), I32), b.add(base_v, b.mul(off, I32(nbytes))))
         regs = ", ".join(f"${i}" for i in range(x))
         text = (f"ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.shared.b16 "
                 f"{{{regs}}}, [${x}];")

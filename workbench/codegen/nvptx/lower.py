@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
-from . import atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
+from . import async_copy, atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -168,6 +168,14 @@ class KernelLowering:
             smem.lower_local_load(self, op)
         elif name == "ttg.local_dealloc":
             pass
+        elif name == "ttg.memdesc_index":
+            async_copy.lower_memdesc_index(self, op)
+        elif name == "ttg.async_copy_global_to_local":
+            async_copy.lower_async_copy(self, op)
+        elif name == "ttg.async_commit_group":
+            async_copy.lower_commit(self, op)
+        elif name == "ttg.async_wait":
+            async_copy.lower_wait(self, op)
         elif name == "tt.print":
             printing.lower_print(self, op)
         elif name == "tt.assert":

@@ -55,17 +55,29 @@ class SharedSync:
 
 
 def plan(func_op) -> tuple[dict, int]:
-    """Byte offset of every ``ttg.local_alloc`` result (by id) and the bytes they take."""
+    """Byte offset of every ``ttg.local_alloc`` result (by id) and the bytes they take.
+
+    Offsets set by ``allocate-shared-memory`` (:mod:`workbench.passes.allocate_shared`, the
+    ``allocation.offset`` attribute, total in the module's ``ttg.shared``) are kept; without
+    that pass buffers are laid out one after another, 128-byte aligned."""
     offsets, off = {}, 0
+    module = func_op.parent_op() if func_op.parent is not None else None
+    assigned = module is not None and "ttg.shared" in module.attributes
     for op in func_op.walk():
         if op.name == "ttg.local_alloc":
             t = op.result.type
             n = byte_size(t.element)
             for s in t.shape:
                 n *= s
-            offsets[id(op.result)] = off
-            op.attributes["allocation.offset"] = off
-            off += (n + 127) // 128 * 128
+            if assigned and "allocation.offset" in op.attributes:
+                start = int(op.attributes["allocation.offset"])
+            else:
+                start = off
+                op.attributes["allocation.offset"] = start
+            offsets[id(op.result)] = start
+            off = max(off, start + (n + 127) // 128 * 128)
+    if assigned:
+        off = max(off, int(module.attributes["ttg.shared"]))
     return offsets, off
 
 
@@ -121,7 +133,13 @@ def _record(kl, op, what, enc, layout, shape, elem_t, vec_bytes):
 
 
 def _ptr(kl, base_off, off_elems, elem_t):
-    return shared.slot(kl, base_off - kl.scratch_base, off_elems, elem_t)
+    """Pointer to element ``off_elems`` of a buffer at byte ``base_off`` of ``global_smem``
+    (an int, or an i32 value for a slot of a multi-buffer)."""
+    if isinstance(base_off, int):
+        return shared.slot(kl, base_off - kl.scratch_base, off_elems, elem_t)
+    b = kl.b
+    start = b.gep(shared.smem_base(kl), [base_off], source_etype=ir.IntType(8))
+    return b.gep(start, [off_elems], source_etype=shared._mem_type(elem_t))
 
 
 def _vector_store(kl, ptr, elems, elem_t):

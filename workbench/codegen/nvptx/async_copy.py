@@ -1,0 +1,130 @@
+"""Multi-buffered shared memory and asynchronous copies (``tritongpu-pipeline``'s ops).
+
+* ``ttg.memdesc_index %buf, %i``: slot ``i`` of a ``S x ...`` buffer, at byte offset
+  ``base + i * slot_bytes`` (an i32 computed at run time; :mod:`.smem` accepts it as a base).
+* ``ttg.async_copy_global_to_local %ptrs, %dst, %pred[, %mask]``: each thread copies its
+  registers' elements, in groups of ``v`` contiguous elements (the pointer layout's run, the
+  axis analysis' contiguity/alignment as for ``tt.load`` and the swizzle's ``vec``), with
+  ``@p cp.async.cg.shared.global [dst], [src], 16, src_size;`` (16-byte groups; ``.ca`` for
+  4 and 8 bytes) where ``src_size`` is 0 for a false mask (the 16 bytes are zero-filled) and
+  ``@p`` the copy's predicate (PTX ISA 9.7.9.25.3 ``cp.async``). Groups narrower than 4 bytes
+  fall back to a predicated ``ld.global`` + ``st.shared`` (synchronous: still ordered by the
+  following wait and barrier).
+* ``ttg.async_commit_group`` / ``ttg.async_wait {num}``: ``cp.async.commit_group`` and
+  ``cp.async.wait_group num`` (PTX ISA 9.7.9.25.4/5).
+
+The copies do not touch :class:`.smem.SharedSync`: the pipeline pass orders them with an
+explicit ``gpu.barrier`` after each ``async_wait``. Every inline asm clobbers memory so LLVM
+keeps shared loads and stores on their side of it.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from .memory import vector_width
+from .smem import _record, contiguous_run, swizzle_offset
+from .types import I1, I32, I64, byte_size, llvm_type
+
+
+def _asm(kl, text: str, cons: str, args, ret=None):
+    fty = ir.FunctionType(ret or ir.VoidType(), [a.type for a in args])
+    return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
+
+
+def shared_address(kl, base, byte_off):
+    """i32 shared-space address of ``global_smem + base + byte_off`` (``base`` int or i32)."""
+    from .shared import smem_base
+    b = kl.b
+    start = b.ptrtoint(smem_base(kl), I32)
+    base = I32(base) if isinstance(base, int) else base
+    return b.add(start, b.add(base, byte_off))
+
+
+def lower_memdesc_index(kl, op) -> None:
+    """Slot ``i`` of a multi-buffer: an i32 byte offset recorded as the result's base."""
+    src, idx = op.operands
+    base = kl.smem_offsets[id(src)]
+    t = op.result.type
+    n = byte_size(t.element)
+    for s in t.shape:
+        n *= s
+    (i,) = kl.get(idx)
+    b = kl.b
+    base = I32(base) if isinstance(base, int) else base
+    kl.smem_offsets[id(op.result)] = b.add(base, b.mul(i, I32(n)))
+    kl.set(op.result, [])
+
+
+def lower_async_copy(kl, op) -> None:
+    """``ttg.async_copy_global_to_local`` (module docstring)."""
+    src_v, dst_v, pred_v = op.operands[:3]
+    mask_v = op.operands[3] if len(op.operands) > 3 else None
+    src_t, dst_t = src_v.type, dst_v.type
+    enc = dst_t.encoding
+    elem_t = dst_t.element
+    eb = byte_size(elem_t)
+    base = kl.smem_offsets[id(dst_v)]
+    tl = kl.layout(src_t)
+    vmem, dim = vector_width(kl, src_v, mask_v)
+    vsh = contiguous_run(tl, enc.order[0], max(1, min(enc.vec, 16 // eb)))
+    v = min(vmem, vsh) if dim == enc.order[0] else 1
+    ptrs = kl.get(src_v)
+    masks = kl.get(mask_v) if mask_v is not None else None
+    (pred,) = kl.get(pred_v)
+    coords = kl.coords(src_t)
+    b = kl.b
+    nbytes = v * eb
+    seen = set()
+    for g in range(0, tl.num_regs, v):
+        if tl.regs[g] in seen:
+            continue
+        seen.add(tl.regs[g])
+        off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
+        dst = shared_address(kl, base, b.mul(off, I32(eb)))
+        src = b.ptrtoint(ptrs[g], I64)
+        if nbytes >= 4:
+            size = I32(nbytes) if masks is None else b.select(masks[g], I32(nbytes), I32(0))
+            kind = "cg" if nbytes == 16 else "ca"
+            _asm(kl, f"@$3 cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;",
+                 "r,l,r,b,~{memory}", [dst, src, size, pred])
+        else:
+            _sync_copy(kl, dst, src, pred, masks[g] if masks is not None else None, elem_t, v)
+    _record(kl, op, f"ttg.async_copy_global_to_local (cp.async, {nbytes} B/lane)", enc,
+            src_t.encoding, tuple(src_t.shape), elem_t, nbytes)
+
+
+def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
+    """Fallback for groups below 4 bytes: element by element, predicated, zero when masked."""
+    b = kl.b
+    eb = byte_size(elem_t)
+    bits = eb * 8
+    wt = ir.IntType(bits)
+    sfx = {8: "b16", 16: "b16", 32: "b32", 64: "b64"}[max(bits, 16)]
+    rt = ir.IntType(max(bits, 16))
+    cond = pred if mask is None else b.and_(pred, mask)
+    for e in range(v):
+        s = b.add(src, I64(e * eb))
+        val = _asm(kl, f"mov.{sfx} $0, 0;\n@$2 ld.global.{'u8' if bits == 8 else sfx} $0, [$1];",
+                   f"={'h' if rt.width == 16 else ('r' if rt.width == 32 else 'l')},l,b,~{{memory}}",
+                   [s, cond], rt)
+        if rt.width != bits:
+            val = b.trunc(val, wt)
+        d = b.add(dst, I32(e * eb))
+        st = "st.shared.u8" if bits == 8 else f"st.shared.{sfx}"
+        cons = "r,h" if bits <= 16 else ("r,r" if bits == 32 else "r,l")
+        arg = b.zext(val, ir.IntType(16)) if bits == 8 else val
+        _asm(kl, f"@$2 {st} [$0], $1;", cons + ",b,~{memory}", [d, arg, pred])
+
+
+def lower_commit(kl, op) -> None:
+    """``cp.async.commit_group``."""
+    _asm(kl, "cp.async.commit_group;", "~{memory}", [])
+
+
+def lower_wait(kl, op) -> None:
+    """``cp.async.wait_group num``."""
+    _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
+
+
+__all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait",
+           "shared_address", "I1", "llvm_type"]

@@ -1,0 +1,163 @@
+"""Helpers of ``tritongpu-accelerate-matmul``: keep values in ``#mma`` registers.
+
+:func:`propagate_mma` is Triton's second ``tritongpu-remove-layout-conversions`` run
+(reference 3.4 step 7) with the dot results as layout anchors (``LayoutPropagation::
+initAnchorLayout`` treats ``tt.dot`` as an anchor): the ``#ttg.nvidia_mma`` layout flows
+forward through elementwise ops, ``tt.reduce`` (result ``#ttg.slice<{dim, parent = #mma}>``),
+``tt.expand_dims``/``tt.broadcast`` and ``scf.for`` iter args; conversions are inserted only
+where an op keeps its layout (loads, stores, ``ttg.local_alloc``), then folded and cheap
+producers rematerialised, with the machinery of
+:mod:`workbench.passes.remove_layout_conversions`.
+
+:func:`operands_in_registers` replaces ``ttg.local_alloc x -> ttg.local_load -> #dot_op`` by
+one ``ttg.convert_layout x -> #dot_op`` when ``x`` is (after a conversion from) an ``#mma``
+value whose thread ownership equals the operand's (same lane and warp bases, same set of
+register coordinates): the conversion is then a register permutation (reference 4.5: the
+m16n8 accumulator fragment of two adjacent N tiles is the m16n8k16 A fragment when kWidth =
+32 / bitwidth), so attention's ``P @ V`` reads ``P`` without shared memory.
+"""
+from __future__ import annotations
+
+from ..ir.core import Operation
+from ..ir.types import TensorType
+from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
+from .remove_layout_conversions import _Rewriter, _tensor, infer_dst, loop_slot
+
+
+class _MmaRewriter(_Rewriter):
+    def propagate(self) -> None:
+        chosen: dict[int, tuple] = {}
+        work = []
+        for op in self.func.walk():
+            if op.name == "tt.dot" and isinstance(op.result.type.encoding, MmaLayout):
+                chosen[id(op.result)] = (op.result, op.result.type.encoding)
+                work.append((op.result, op.result.type.encoding))
+        while work:
+            v, enc = work.pop(0)
+            for user, i in list(v.uses):
+                slot = loop_slot(user, i)
+                if slot is not None:
+                    if all(id(r) not in chosen for r in slot):
+                        for r in slot:
+                            chosen[id(r)] = (r, enc)
+                            work.append((r, enc))
+                    continue
+                if user.name == "tt.dot":
+                    continue
+                new = infer_dst(user, enc)
+                if new is None:
+                    continue
+                for r in user.results:
+                    if _tensor(r) and id(r) not in chosen and r.type.rank == new.rank:
+                        chosen[id(r)] = (r, new)
+                        work.append((r, new))
+        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
+               if _tensor(v)}
+        for r, enc in chosen.values():
+            r.type = r.type.with_encoding(enc)
+        self.fix_operands(old)
+
+
+def propagate_mma(func: Operation, num_warps: int, threads_per_warp: int = 32) -> None:
+    """Forward-propagate the ``#mma`` layouts of ``func``'s dot results (module docstring)."""
+    rw = _MmaRewriter(func, num_warps, threads_per_warp)
+    rw.propagate()
+    rw.fold()
+    rw.dce()
+    rw.rematerialise()
+
+
+def same_ownership(a, b, shape) -> bool:
+    """True when layouts ``a`` and ``b`` give every thread the same elements of ``shape``
+    (equal lane and warp bases, equal sets of register coordinates)."""
+    try:
+        ta, tb = thread_bases(a, shape), thread_bases(b, shape)
+        if ta != tb:
+            return False
+        return set(register_offsets(a, shape)) == set(register_offsets(b, shape))
+    except (ValueError, TypeError):
+        return False
+
+
+def _mma_source(v):
+    """``v`` itself when in an ``#mma`` layout, or the ``#mma`` source of a conversion."""
+    if isinstance(v.type.encoding, MmaLayout):
+        return v
+    d = v.defining_op
+    if d is not None and d.name == "ttg.convert_layout" and \
+            isinstance(d.operands[0].type.encoding, MmaLayout):
+        return d.operands[0]
+    return None
+
+
+def operands_in_registers(func: Operation) -> int:
+    """Rewrite register-permutable shared-memory staging of dot operands (module docstring).
+    Returns the number of operands rewritten."""
+    count = 0
+    for op in list(func.walk()):
+        if op.name != "ttg.local_load" or op.parent is None:
+            continue
+        enc = op.result.type.encoding
+        alloc = op.operands[0].defining_op
+        if not isinstance(enc, DotOperandLayout) or alloc is None or \
+                alloc.name != "ttg.local_alloc" or not alloc.operands:
+            continue
+        src = _mma_source(alloc.operands[0])
+        if src is None or not isinstance(src.type, TensorType):
+            continue
+        shape = tuple(src.type.shape)
+        if not same_ownership(src.type.encoding, enc, shape):
+            continue
+        cvt = Operation("ttg.convert_layout", [src], [op.result.type], loc=op.loc)
+        op.parent.insert_before(op, cvt)
+        op.result.replace_all_uses_with(cvt.result)
+        op.erase()
+        if not alloc.result.uses:
+            alloc.erase()
+        count += 1
+    return count
+
+
+def _outside(v, loop: Operation) -> bool:
+    """True when ``v`` is defined outside ``loop`` (not in any block nested in it)."""
+    d = v.defining_op
+    blk = d.parent if d is not None else v.owner
+    while blk is not None:
+        op = blk.parent.parent if blk.parent is not None else None
+        if op is loop:
+            return False
+        if op is None:
+            return True
+        blk = op.parent
+    return True
+
+
+def hoist_invariant_operands(func: Operation) -> int:
+    """Move ``ttg.local_alloc x`` + its ``ttg.local_load``s out of an ``scf.for`` when ``x`` is
+    defined outside the loop (attention's ``Q``: staged and read into ``#dot_op`` registers
+    once, as Triton's ``triton-licm`` does). Returns the number of allocations hoisted."""
+    n = 0
+    for op in list(func.walk()):
+        if op.name != "ttg.local_alloc" or not op.operands or op.parent is None:
+            continue
+        loop = op.parent_op()
+        if loop is None or loop.name != "scf.for" or not _outside(op.operands[0], loop):
+            continue
+        users = [u for u, _ in op.result.uses]
+        if not all(u.name == "ttg.local_load" and u.parent is op.parent for u in users):
+            continue
+        for o in [op] + users:
+            o.parent.ops.remove(o)
+            o.parent = None
+            loop.parent.insert_before(loop, o)
+        n += 1
+    return n
+
+
+def cleanup(func: Operation, num_warps: int) -> None:
+    """Erase conversions and pure ops left without users."""
+    _Rewriter(func, num_warps, 32).dce()
+
+
+__all__ = ["propagate_mma", "operands_in_registers", "same_ownership", "hoist_invariant_operands",
+           "cleanup"]
