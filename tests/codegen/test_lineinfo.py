@@ -32,7 +32,8 @@ def test_llir_survives_o3_with_source_lines():
             by_line.setdefault(loc.line, []).append(text)
     # the optimised IR still attributes instructions to the kernel's lines
     assert {13, 14, 15, 16} <= set(by_line)
-    assert any("exp" in t for t in by_line[15])
+    # exp is inline code on the CPU (workbench.codegen.cpu.vmath): its rint and fma
+    assert any(("exp" in t or "llvm.rint" in t) for t in by_line[15])
     assert any("store" in t for t in by_line[16])
     assert any(("load" in t or "gather" in t) for t in by_line[14])
     assert all(t.strip() == "" or not t.startswith("!") for ts in by_line.values() for t in ts)

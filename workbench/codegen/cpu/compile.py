@@ -3,13 +3,18 @@
 :func:`build_module` lowers a ttir ``builtin.module`` (one ``tt.func``) to an llvmlite module
 holding the kernel body (see :mod:`.lower`) and the native grid loop
 
-    i32 @<name>_grid(i64 pid_begin, i64 pid_end, i32 gx, i32 gy, i32 gz,
-                     ptr args, ptr scratch, ptr err)
+    i32 @<name>_grid(i64 total, i64 chunk, ptr next, i32 gx, i32 gy, i32 gz,
+                     ptr args, ptr scratch, ptr err, ptr stop)
 
-which runs linear program ids ``[pid_begin, pid_end)`` (x fastest: ``x = lin % gx``,
-``y = lin / gx % gy``, ``z = lin / (gx * gy)``) and stops at the first program that reports an
-out-of-bounds access (returning 1). ``args`` is an array of pointers, one per passed parameter:
-to three u64 ``(address, lo, hi)`` for a pointer, to the value in its storage type for a scalar.
+run by every worker thread of a launch at once: it takes chunks of ``chunk`` linear program
+ids with an atomic fetch-and-add on the shared i64 ``*next`` (dynamic scheduling, so a
+worker that the OS preempts does not hold up the others) until ``total`` is reached, and runs
+them in order (x fastest: ``x = lin % gx``, ``y = lin / gx % gy``, ``z = lin / (gx * gy)``).
+The first program that reports an error (out-of-bounds access, failed assert) sets the shared
+i32 ``*stop`` and returns 1; the other workers finish their current chunk and take no more, so
+every program with a lower id than a failing one has run. ``args`` is a flat array of u64
+slots, one per scalar parameter (the value in its storage type, little-endian, in the slot's
+low bytes) and three per pointer parameter (``address, lo, hi``).
 
 :func:`jit` runs LLVM's O3 pipeline for the host CPU (name and features from LLVM), prints the
 optimised IR and the host assembly, and loads the code with MCJIT.
@@ -61,11 +66,13 @@ def build_module(ttir_module, options) -> HostModule:
 
 
 def _build_grid(m, di, lw, grid_name, main_file, line) -> None:
-    gfn = ir.Function(m, ir.FunctionType(I32, [I64, I64, I32, I32, I32, PTR, PTR, PTR]),
-                      grid_name)
-    begin, end, gx, gy, gz, argv, scratch, err = gfn.args
+    gfn = ir.Function(m, ir.FunctionType(I32, [I64, I64, PTR, I32, I32, I32, PTR, PTR, PTR,
+                                               PTR]), grid_name)
+    total, chunk, counter, gx, gy, gz, argv, scratch, err, stop = gfn.args
     sp = di.subprogram(grid_name, main_file, line, gfn)
     entry = gfn.append_basic_block("entry")
+    grab = gfn.append_basic_block("grab")
+    take = gfn.append_basic_block("take")
     head = gfn.append_basic_block("program")
     done = gfn.append_basic_block("done")
     fail = gfn.append_basic_block("failed")
@@ -74,21 +81,33 @@ def _build_grid(m, di, lw, grid_name, main_file, line) -> None:
         b.debug_metadata = m.add_debug_info("DILocation", {"line": line, "column": 1,
                                                            "scope": sp})
     params = []
-    for i, t in enumerate(lw.param_types):
-        slot = b.load(b.gep(argv, [ir.Constant(I64, i)], source_etype=PTR), typ=PTR)
+    slot = 0
+    for t in lw.param_types:
         if isinstance(t, PointerType):
             for k in range(3):
-                params.append(b.load(b.gep(slot, [ir.Constant(I64, k)], source_etype=I64),
-                                     typ=I64))
+                params.append(b.load(b.gep(argv, [ir.Constant(I64, slot + k)],
+                                           source_etype=I64), typ=I64))
+            slot += 3
         else:
-            params.append(from_storage(b, b.load(slot, typ=storage_type(t)), t))
-    gxy = b.mul(b.zext(gx, I64), b.zext(gy, I64))
-    b.cbranch(b.icmp_signed("<", begin, end), head, done)
+            p = b.gep(argv, [ir.Constant(I64, slot)], source_etype=I64)
+            params.append(from_storage(b, b.load(p, typ=storage_type(t)), t))
+            slot += 1
+    gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
+    gxy = b.mul(gx64, gy64)
+    b.branch(grab)
+    b.position_at_end(grab)
+    stopped = b.load_atomic(stop, "monotonic", 4, typ=I32)
+    b.cbranch(b.icmp_unsigned("!=", stopped, ir.Constant(I32, 0)), done, take)
+    b.position_at_end(take)
+    start = b.atomic_rmw("add", counter, chunk, "monotonic")
+    end = b.add(start, chunk)
+    end = b.select(b.icmp_signed("<", end, total), end, total)
+    b.cbranch(b.icmp_signed("<", start, total), head, done)
     b.position_at_end(head)
     lin = b.phi(I64, name="pid")
-    lin.add_incoming(begin, entry)
-    x = b.trunc(b.urem(lin, b.zext(gx, I64)), I32)
-    y = b.trunc(b.urem(b.udiv(lin, b.zext(gx, I64)), b.zext(gy, I64)), I32)
+    lin.add_incoming(start, take)
+    x = b.trunc(b.urem(lin, gx64), I32)
+    y = b.trunc(b.urem(b.udiv(lin, gx64), gy64), I32)
     z = b.trunc(b.udiv(lin, gxy), I32)
     rc = b.call(lw.fn, params + [x, y, z, gx, gy, gz, scratch, err])
     nxt = b.add(lin, ir.Constant(I64, 1))
@@ -96,10 +115,11 @@ def _build_grid(m, di, lw, grid_name, main_file, line) -> None:
     b.cbranch(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), fail, cont)
     b.position_at_end(cont)
     lin.add_incoming(nxt, cont)
-    b.cbranch(b.icmp_signed("<", nxt, end), head, done)
+    b.cbranch(b.icmp_signed("<", nxt, end), head, grab)
     b.position_at_end(done)
     b.ret(ir.Constant(I32, 0))
     b.position_at_end(fail)
+    b.atomic_rmw("xchg", stop, ir.Constant(I32, 1), "monotonic")
     b.ret(ir.Constant(I32, 1))
 
 
@@ -141,6 +161,7 @@ def jit(host: HostModule, opt_level: int = 3) -> JitResult:
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
+    pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     llir = str(mod)

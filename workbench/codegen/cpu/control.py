@@ -1,9 +1,6 @@
-"""Reductions, structured control flow (scf.for, scf.if) and tt.dot in the CPU lowering.
+"""Structured control flow (scf.for, scf.if) and tt.dot in the CPU lowering.
 
-- ``tt.reduce``: the combine region is inlined in a loop over the reduced axis. Reducing the
-  last axis keeps the accumulators in registers (allocas promoted by mem2reg); reducing another
-  axis accumulates into a buffer row by row so the inner loop over the contiguous axis
-  vectorises. Elements combine in index order (0, 1, 2, ...).
+- ``tt.reduce``: see :mod:`.reduce`.
 - ``scf.for``: scalar loop-carried values become phis; tile loop-carried values live in a
   dedicated buffer updated at ``scf.yield`` (through staging buffers when a yielded value reads
   any loop-carried buffer, so swaps are correct). Signed ``iv < ub`` test, as MLIR's scf.for.
@@ -25,77 +22,9 @@ from .tiles import Buffer, Splat, loop_nest
 
 
 def _inline_combine(lw, block, values: list) -> list:
-    for arg, v in zip(block.args, values):
-        lw.env[arg] = v
-    saved = lw.b.debug_metadata
-    for op in block.ops[:-1]:
-        lw.set_loc(op)
-        lw.lower_op(op)
-    lw.b.debug_metadata = saved
-    return [lw.env[v] for v in block.terminator.operands]
-
-
-def lower_reduce(lw, op: Operation) -> None:
-    b = lw.b
-    srcs = [lw.tile(v) for v in op.operands]
-    axis = int(op.attributes["axis"])
-    shape = srcs[0].shape
-    rank = len(shape)
-    n = shape[axis]
-    out_shape = shape[:axis] + shape[axis + 1:]
-    block = op.regions[0].block
-    N = len(srcs)
-
-    def drop(idx):
-        return idx[:axis] + idx[axis + 1:]
-
-    if axis == rank - 1:
-        accs = [lw.entry_alloca(value_type(s.elem)) for s in srcs]
-        outs = [lw.alloc(out_shape, s.elem) for s in srcs] if out_shape else None
-
-        def row(oidx):
-            e = lw.elems()
-            for a, s in zip(accs, srcs):
-                b.store(e.get(s, oidx + (ir.Constant(ir.IntType(64), 0),)), a)
-
-            def step(kidx):
-                e2 = lw.elems()
-                cur = [b.load(a, typ=value_type(s.elem)) for a, s in zip(accs, srcs)]
-                xs = [e2.get(s, oidx + kidx) for s in srcs]
-                for a, v in zip(accs, _inline_combine(lw, block, cur + xs)):
-                    b.store(v, a)
-            loop_nest(b, (n,), step, starts=(1,))
-            if outs:
-                e3 = lw.elems()
-                for a, s, o in zip(accs, srcs, outs):
-                    e3.store(o, oidx, b.load(a, typ=value_type(s.elem)))
-        loop_nest(b, out_shape, row)
-        if outs:
-            results = outs
-        else:
-            results = [b.load(a, typ=value_type(s.elem)) for a, s in zip(accs, srcs)]
-    else:
-        outs = [lw.alloc(out_shape, s.elem) for s in srcs]
-
-        def init(idx):
-            e = lw.elems()
-            for s, o in zip(srcs, outs):
-                e.store(o, drop(idx), e.get(s, idx))
-        first = shape[:axis] + (1,) + shape[axis + 1:]
-        loop_nest(b, first, init)
-
-        def update(idx):
-            e = lw.elems()
-            cur = [e.get(o, drop(idx)) for o in outs]
-            xs = [e.get(s, idx) for s in srcs]
-            for o, v in zip(outs, _inline_combine(lw, block, cur + xs)):
-                e.store(o, drop(idx), v)
-        starts = tuple(1 if d == axis else 0 for d in range(rank))
-        loop_nest(b, shape, update, starts=starts)
-        results = outs
-    assert len(results) == N
-    for r, v in zip(op.results, results):
-        lw.env[r] = v
+    """See :func:`.reduce.inline_combine`."""
+    from .reduce import inline_combine
+    return inline_combine(lw, block, values)
 
 
 def _depends(t, ptrs) -> bool:

@@ -12,10 +12,14 @@ Numerics follow the interpreter (:func:`workbench.backends.interp.tensor_ops.dot
 - fp64: all in fp64. int8 (any integer width): sign-extended, accumulated in i32 with
   wrap-around, as ``mma ... s32``.
 
-Shape of the code: the operands are converted once into contiguous accumulator-type buffers
-(``A`` M x K, ``B`` K x N) and the accumulator into an M x N buffer; then an i-k-j loop nest
-``acc[i, j] = fma(A[i, k], B[k, j], acc[i, j])`` whose innermost loop walks ``B`` and ``acc``
-rows contiguously, so LLVM's loop vectoriser turns it into SIMD fused multiply-adds.
+Shape of the code: the operands become contiguous accumulator-type buffers (``A`` M x K,
+``B`` K x N; a tile that already is one is used as it is, others are converted once) and the
+accumulator an M x N buffer (the ``c`` operand's own buffer when nothing else uses ``c``, as
+for ``acc = tl.dot(a, b, acc)`` in a loop, else a copy). Float dots whose N is a multiple of
+4 run the register-blocked micro-kernel of :mod:`.dot_kernel`; others an i-k-j loop nest
+``acc[i, j] = fma(A[i, k], B[k, j], acc[i, j])`` that LLVM vectorises over j. Both add the
+products of each output element in k order with one fused multiply-add each, so they give
+the same bits.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, f32, f64, i32
+from .dot_kernel import micro_kernel, vector_width
 from .llvmtypes import FLOAT, I32, fptrunc, value_type
 from .tiles import Buffer, loop_nest
 
@@ -84,6 +89,30 @@ def _converted(lw, tile, dst, tf32: bool) -> Buffer:
     return out
 
 
+def _operand(lw, tile, dst, tf32: bool) -> Buffer:
+    """``tile`` as a contiguous buffer of IR type ``dst``: the tile itself when it already is
+    one (no TF32 rounding to do), else a converted copy."""
+    if isinstance(tile, Buffer) and tile.contiguous() and tile.elem == dst and not tf32:
+        return tile
+    return _converted(lw, tile, dst, tf32)
+
+
+def _in_place_ok(op: Operation, tile, acc_t) -> bool:
+    """May ``tt.dot`` accumulate into the buffer of its ``c`` operand? Only when ``c`` is used
+    by nothing else and its buffer belongs to ``c`` alone: a loop-carried tile (the buffer of
+    an ``scf.for``/``scf.while`` argument) or the fresh result of a load or another dot."""
+    c = op.operands[2]
+    if len(c.uses) != 1 or not isinstance(tile, Buffer) or not tile.contiguous():
+        return False
+    if tile.elem != acc_t:
+        return False
+    owner = c.defining_op
+    if owner is None:
+        parent = c.owner.parent.parent if c.owner is not None and c.owner.parent else None
+        return parent is not None and parent.name in ("scf.for", "scf.while")
+    return owner.name in ("tt.load", "tt.dot")
+
+
 def lower_dot(lw, op: Operation) -> None:
     """Lower ``tt.dot [a, b, c] {inputPrecision}`` (see the module docstring)."""
     b = lw.b
@@ -94,22 +123,26 @@ def lower_dot(lw, op: Operation) -> None:
     prec = str(op.attributes.get("inputPrecision") or "tf32").lower()
     tf32 = isinstance(in_t, FloatType) and in_t.name == "f32" and prec not in _FULL_FP32
     lw.set_loc(op)
-    A = _converted(lw, a, acc_t, tf32)
-    B = _converted(lw, bb, acc_t, tf32)
-    acc = _converted(lw, c, acc_t, False)
+    A = _operand(lw, a, acc_t, tf32)
+    B = _operand(lw, bb, acc_t, tf32)
+    acc = c if _in_place_ok(op, c, acc_t) else _converted(lw, c, acc_t, False)
     M, K = A.shape
     N = B.shape[1]
     vt = value_type(acc_t)
     is_float = isinstance(acc_t, FloatType)
-    fma = _intrinsic(lw.m, "llvm.fmuladd", vt, 3) if is_float else None
+    width = vector_width(vt, N) if is_float else 0
+    if width:
+        micro_kernel(lw, A, B, acc, width)
+    else:
+        fma = _intrinsic(lw.m, "llvm.fmuladd", vt, 3) if is_float else None
 
-    def body(idx):
-        i, k, j = idx
-        e = lw.elems()
-        x, y, cur = e.get(A, (i, k)), e.get(B, (k, j)), e.get(acc, (i, j))
-        nv = b.call(fma, [x, y, cur]) if is_float else b.add(cur, b.mul(x, y))
-        e.store(acc, (i, j), nv)
-    loop_nest(b, (M, K, N), body)
+        def body(idx):
+            i, k, j = idx
+            e = lw.elems()
+            x, y, cur = e.get(A, (i, k)), e.get(B, (k, j)), e.get(acc, (i, j))
+            nv = b.call(fma, [x, y, cur]) if is_float else b.add(cur, b.mul(x, y))
+            e.store(acc, (i, j), nv)
+        loop_nest(b, (M, K, N), body)
     if res_t == acc_t:
         lw.env[op.result] = acc
     else:

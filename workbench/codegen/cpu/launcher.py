@@ -1,9 +1,17 @@
 """Launching a JIT-compiled CPU kernel over a grid from Python.
 
-The grid's linear program ids are split into one contiguous range per worker thread
-(``os.cpu_count()`` workers at most); each worker makes exactly one native call of
-``<name>_grid`` through ctypes, which releases the GIL, with its own scratch arena and error
-record. An empty grid makes no call. Error records become exceptions (the lowest program id
+Up to ``os.cpu_count()`` workers (the calling thread and helper threads of
+:mod:`.workers`) each make one native call of ``<name>_grid`` through ctypes, which releases
+the GIL, with its own scratch arena and error record; they share the grid through an atomic
+chunk counter (see :mod:`.compile`). Kernels with ``tt.print`` run on one worker, so lines come
+in program-id order. An empty grid makes no call.
+
+Warm launches allocate nothing: the argument slots, the scratch arenas, the error records and
+the chunk counter are made once per launcher and reused (a launch that finds them in use by
+another thread's launch makes its own), and each argument is packed by a converter chosen
+when the launcher was built. A kernel whose parallel launches finish in under
+:data:`SERIAL_BELOW` seconds runs on the calling thread alone from then on (waking helpers
+would cost more than they save), until a launch takes more than :data:`PARALLEL_ABOVE`. Error records become exceptions (the lowest program id
 that failed is reported): out-of-bounds accesses :class:`workbench.errors.OutOfBoundsError`,
 failed ``tt.assert`` :class:`~workbench.backends.interp.errors.DeviceAssertionError` (the
 interpreter's class, a :class:`workbench.errors.WorkbenchError`), a bad ``tt.gather`` index
@@ -16,7 +24,8 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-import threading
+import struct
+import time
 
 import numpy as np
 
@@ -27,34 +36,83 @@ from .hostcalls import TOKEN, WORKER, PrintSession
 from ...ir.types import FloatType, IntType, PointerType
 from .llvmtypes import storage_size
 from .memory import ERR_FIELDS
+from .workers import run_parallel
 
-_GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
-                            ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
-                            ctypes.c_void_p)
+_GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                            ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
+                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _MAX_I32 = 2 ** 31 - 1
+_INT_TYPES = (bool, int, np.integer, np.bool_)
+_NUM_TYPES = (bool, int, float, np.integer, np.floating)
+#: chunks per worker (dynamic scheduling granularity)
+CHUNKS_PER_WORKER = 16
+#: a parallel launch that took less than this (seconds) makes the next one serial ...
+SERIAL_BELOW = 300e-6
+#: ... until a serial launch takes more than this (hysteresis: waking the helper threads
+#: costs tens to a hundred microseconds on a loaded machine)
+PARALLEL_ABOVE = 400e-6
 
 
-def _pack_scalar(value, t, name):
-    """One scalar argument as a 1-element numpy array in the storage type of IR type ``t``."""
-    if isinstance(value, PointerArg) or isinstance(value, np.ndarray):
-        raise LaunchError(f"argument `{name}` is a scalar parameter ({t}) but got an array")
+def _scalar_packer(t, name):
+    """A function ``value -> u64 slot`` for scalar IR type ``t`` (LaunchError on a bad
+    value)."""
     if isinstance(t, IntType):
-        if not isinstance(value, (bool, int, np.integer, np.bool_)):
-            raise LaunchError(f"argument `{name}` must be an integer ({t}), got {value!r}")
         w = t.width
-        if w == 1:
-            return np.array([1 if value else 0], np.uint8)
-        return np.array([int(value) % (1 << w)], f"u{w // 8}")
+        mod = 1 << w
+
+        def pack_int(value):
+            if not isinstance(value, _INT_TYPES):
+                _bad_scalar(value, t, name, "an integer")
+            if w == 1:
+                return 1 if value else 0
+            return int(value) % mod
+        return pack_int
     if isinstance(t, FloatType):
-        if not isinstance(value, (bool, int, float, np.integer, np.floating)):
-            raise LaunchError(f"argument `{name}` must be a number ({t}), got {value!r}")
         if t.name == "bf16":
-            bits = int(np.array(float(value), np.float32).view(np.uint32))
-            bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-            return np.array([bits], np.uint16)
-        return np.array([float(value)], {"f16": np.float16, "f32": np.float32,
-                                         "f64": np.float64}[t.name])
+            def pack_bf16(value):
+                bits = struct.unpack("<I", struct.pack("<f", _number(value, t, name)))[0]
+                return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+            return pack_bf16
+        if t.name == "f16":
+            return lambda value: int(np.array(_number(value, t, name), np.float16)
+                                     .view(np.uint16))
+        if t.name == "f32":
+            return lambda value: struct.unpack("<I", struct.pack("<f", _number(value, t,
+                                                                               name)))[0]
+        return lambda value: struct.unpack("<Q", struct.pack("<d", _number(value, t, name)))[0]
     raise LaunchError(f"argument `{name}`: unsupported parameter type {t}")
+
+
+def _number(value, t, name) -> float:
+    if not isinstance(value, _NUM_TYPES):
+        _bad_scalar(value, t, name, "a number")
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
+
+
+def _bad_scalar(value, t, name, what):
+    if isinstance(value, (PointerArg, np.ndarray)):
+        raise LaunchError(f"argument `{name}` is a scalar parameter ({t}) but got an array")
+    raise LaunchError(f"argument `{name}` must be {what} ({t}), got {value!r}")
+
+
+class _Resources:
+    """Per-launch memory reused across launches: argument slots, per-worker scratch arenas
+    (64-byte aligned) and error records, the chunk counter and the stop flag."""
+
+    def __init__(self, nslots: int, arena_bytes: int, workers: int):
+        self.slots = (ctypes.c_uint64 * max(1, nslots))()
+        self.slots_addr = ctypes.addressof(self.slots)
+        self.errs = np.zeros((workers, ERR_FIELDS), np.int64)
+        self.err_addrs = [self.errs[k].ctypes.data for k in range(workers)]
+        self.arenas = [np.empty(arena_bytes + 64, np.uint8) for _ in range(workers)]
+        self.arena_addrs = [(a.ctypes.data + 63) // 64 * 64 for a in self.arenas]
+        self.counter = ctypes.c_int64(0)
+        self.counter_addr = ctypes.addressof(self.counter)
+        self.stop = ctypes.c_int32(0)
+        self.stop_addr = ctypes.addressof(self.stop)
 
 
 class CpuLauncher:
@@ -76,64 +134,90 @@ class CpuLauncher:
         self.mem_ops = list(mem_ops)
         self.workers = workers or os.cpu_count() or 1
         self.prints = any(op[0] == "print" for op in self.mem_ops)
+        self._plan = []
+        slot = 0
+        for t, n in zip(self.param_types, self.param_names):
+            if isinstance(t, PointerType):
+                self._plan.append((slot, None, n, t))
+                slot += 3
+            else:
+                self._plan.append((slot, _scalar_packer(t, n), n, t))
+                slot += 1
+        self._nslots = slot
+        self._pool = []
+        self._serial = False  # run on the calling thread only (set from past launches)
 
-    def _pack(self, args):
-        if len(args) != len(self.param_types):
+    def _pack(self, slots, args) -> None:
+        if len(args) != len(self._plan):
             raise LaunchError(f"kernel `{self.name}` takes {len(self.param_types)} run-time "
                               f"arguments ({', '.join(self.param_names)}), got {len(args)}")
-        keep = []
-        for a, t, n in zip(args, self.param_types, self.param_names):
-            if isinstance(t, PointerType):
+        for (k, packer, n, t), a in zip(self._plan, args):
+            if packer is None:
                 if not isinstance(a, PointerArg):
                     raise LaunchError(f"argument `{n}` is a pointer parameter ({t}); pass an "
                                       f"array, got {type(a).__name__}")
-                keep.append(np.array([a.address, a.lo, a.hi], np.uint64))
+                slots[k] = a.address
+                slots[k + 1] = a.lo
+                slots[k + 2] = a.hi
             else:
-                keep.append(_pack_scalar(a, t, n))
-        argv = (ctypes.c_void_p * max(1, len(keep)))(*[k.ctypes.data for k in keep])
-        return keep, argv
+                slots[k] = packer(a)
 
     def __call__(self, grid3, args) -> None:
-        gx, gy, gz = (int(g) for g in grid3)
+        gx, gy, gz = grid3
+        if type(gx) is not int or type(gy) is not int or type(gz) is not int:
+            gx, gy, gz = int(gx), int(gy), int(gz)
         if min(gx, gy, gz) < 0 or max(gx, gy, gz) > _MAX_I32:
             raise LaunchError(f"grid {tuple(grid3)} must have dimensions in [0, 2^31)")
-        keep, argv = self._pack(args)
-        total = gx * gy * gz
-        if total == 0:
-            return
-        nw = max(1, min(self.workers, total))
-        errs = np.zeros((nw, ERR_FIELDS), np.int64)
-        session = PrintSession(self.mem_ops, nw) if self.prints else None
-        if session is not None:
-            errs[:, TOKEN] = session.token
-            errs[:, WORKER] = np.arange(nw)
-        scratch = [np.empty(self.arena_bytes + 64, np.uint8) for _ in range(nw)]
-        bounds = [total * k // nw for k in range(nw + 1)]
+        res = self._pool.pop() if self._pool else \
+            _Resources(self._nslots, self.arena_bytes, self.workers)
+        try:
+            self._pack(res.slots, args)
+            total = gx * gy * gz
+            if total:
+                self._run(res, total, gx, gy, gz, args)
+        finally:
+            self._pool.append(res)
 
-        def work(k):
-            base = scratch[k].ctypes.data
-            aligned = (base + 63) // 64 * 64
-            self.fn(bounds[k], bounds[k + 1], gx, gy, gz, ctypes.addressof(argv), aligned,
-                    errs[k].ctypes.data)
+    def _run(self, res, total, gx, gy, gz, args) -> None:
+        nw = 1 if self.prints else max(1, min(self.workers, total))
+        if nw > 1 and self._serial:
+            nw = 1  # too little work to pay for waking helper threads
+        t0 = time.perf_counter()
+        chunk = total if nw == 1 else max(1, total // (nw * CHUNKS_PER_WORKER))
+        res.counter.value = 0
+        res.stop.value = 0
+        session = PrintSession(self.mem_ops, nw) if self.prints else None
+        errs = res.errs
+        if session is not None:
+            errs[:nw, TOKEN] = session.token
+            errs[:nw, WORKER] = np.arange(nw)
+        fn, slots, counter, stop = self.fn, res.slots_addr, res.counter_addr, res.stop_addr
+        scratch, err_addrs = res.arena_addrs, res.err_addrs
         try:
             if nw == 1:
-                work(0)
+                rc = fn(total, chunk, counter, gx, gy, gz, slots, scratch[0], err_addrs[0],
+                        stop)
             else:
-                threads = [threading.Thread(target=work, args=(k,)) for k in range(1, nw)]
-                for t in threads:
-                    t.start()
-                work(0)
-                for t in threads:
-                    t.join()
+                rc = 0
+                run_parallel([lambda k=k: fn(total, chunk, counter, gx, gy, gz, slots,
+                                             scratch[k], err_addrs[k], stop)
+                              for k in range(nw)])
+                rc = res.stop.value
         finally:
+            elapsed = time.perf_counter() - t0
+            if nw > 1:
+                self._serial = elapsed < SERIAL_BELOW
+            elif self._serial and elapsed > PARALLEL_ABOVE:
+                self._serial = False
+            failed = [e.copy() for e in errs[:nw] if e[0]]
+            if failed:
+                errs[:nw] = 0
             if session is not None:
                 session.close()
                 sys.stdout.write(session.text())
-        del keep
         if session is not None and session.failure is not None:
             raise LaunchError(f"tt.print failed: {session.failure!r}")
-        failed = [e for e in errs if e[0]]
-        if failed:
+        if rc and failed:
             raise self._error(min(failed, key=lambda e: (int(e[4]), int(e[3]), int(e[2]))),
                               args)
 

@@ -19,7 +19,8 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.core import Operation, Value
 from ...ir.types import PointerType, TensorType
-from . import atomics, control, debug_ops, dot, memory, tile_ops
+from ...passes.axis_info import AxisInfoAnalysis
+from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
 from .debuginfo import DebugInfo
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
@@ -54,6 +55,7 @@ class KernelLowering:
         self.arena_bytes = 0
         self.mem_ops: list = []
         self.prov = memory.provenance(func)
+        self.axis = AxisInfoAnalysis(func)
         self.scope = None
         self._error_block = None
 
@@ -178,7 +180,7 @@ class KernelLowering:
         elif name == "tt.store":
             memory.lower_store(self, op)
         elif name == "tt.reduce":
-            control.lower_reduce(self, op)
+            reduce.lower_reduce(self, op)
         elif name == "scf.for":
             control.lower_for(self, op)
         elif name == "scf.if":

@@ -23,6 +23,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import PointerType, TensorType
+from .access import Run, contiguous_run, element_pointer, run_nest, runs_nest
 from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
 from .tiles import linearize, loop_nest
 
@@ -105,9 +106,12 @@ def _in_span(b, lw, cands, addr, size):
 KIND_NAMES = ("load", "store", "atomic")
 
 
-def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int) -> None:
+def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int,
+                 run: Run | None = None) -> None:
     """Emit the two-loop bounds check described in the module docstring for an access of
-    ``kind`` (0 load, 1 store, 2 atomic) of ``size``-byte elements."""
+    ``kind`` (0 load, 1 store, 2 atomic) of ``size``-byte elements. With a contiguous
+    ``run`` (:mod:`.access`), a first loop tests only each run's first and last element
+    and the exact check runs only when one of those is outside every candidate span."""
     b = lw.b
     op_index = len(lw.mem_ops)
     cands = _candidates(lw, op.operands[0])
@@ -117,6 +121,41 @@ def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int) -
     flag = lw.entry_alloca(I8)
     b.store(ir.Constant(I8, 0), flag)
     shape = ptr_tile.shape
+    if run is not None:
+        _check_runs(lw, cands, ptr_tile, run, size, flag)
+        exact = lw.fn.append_basic_block("oob.exact")
+        fine = lw.fn.append_basic_block("oob.fine")
+        b.cbranch(b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0)), exact, fine)
+        b.position_at_end(exact)
+        b.store(ir.Constant(I8, 0), flag)
+        _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape)
+        b.branch(fine)
+        b.position_at_end(fine)
+        return
+    _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape)
+
+
+def _check_runs(lw, cands, ptr_tile, run, size, flag) -> None:
+    """flag |= some run of ``ptr_tile`` is not inside one candidate span."""
+    b = lw.b
+    span = (run.length - 1) * size
+
+    def at(start_idx):
+        first = lw.elems().get(ptr_tile, start_idx)
+        last = b.add(first, ir.Constant(I64, span)) if span else first
+        ok = None
+        for c in cands:
+            _, lo, hi = lw.spans[c]
+            top = b.sub(hi, ir.Constant(I64, size))
+            inside = b.and_(b.icmp_unsigned(">=", first, lo), b.icmp_unsigned("<=", last, top))
+            inside = b.and_(inside, b.icmp_unsigned("<=", first, last))
+            ok = inside if ok is None else b.or_(ok, inside)
+        b.store(b.or_(b.load(flag, typ=I8), b.zext(b.not_(ok), I8)), flag)
+    runs_nest(b, ptr_tile.shape, run, at)
+
+
+def _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape) -> None:
+    b = lw.b
 
     def bad_at(e, idx):
         addr = e.get(ptr_tile, idx)
@@ -164,7 +203,8 @@ def _operands(lw, op: Operation, names: int):
 
 def lower_load(lw, op: Operation) -> None:
     """``tt.load [ptr, mask?, other?]``: tiles load into a scratch buffer, scalars into an SSA
-    value. Masked-off elements take ``other`` (0 when absent)."""
+    value. Masked-off elements take ``other`` (0 when absent). Contiguous pointer tiles load
+    run by run (:mod:`.access`)."""
     b = lw.b
     ptr_v, mask_v, other_v = _operands(lw, op, 3)
     rt = op.result.type
@@ -174,18 +214,21 @@ def lower_load(lw, op: Operation) -> None:
     mask = lw.tile(mask_v, shape) if mask_v is not None else None
     other = lw.tile(other_v, shape) if other_v is not None else None
     size = storage_size(elem)
+    run = contiguous_run(lw, ptr_v, ptr, shape)
     if lw.options.bounds_check:
-        check_access(lw, op, 0, ptr, mask, size)
+        check_access(lw, op, 0, ptr, mask, size, run)
         lw.set_loc(op)
     st = storage_type(elem)
     out = lw.alloc(shape, elem) if shape else lw.entry_alloca(st)
 
-    def body(idx):
+    def body(idx, start_idx=None, r=None):
         e = lw.elems()
-        addr = e.get(ptr, idx)
+        if run is not None:
+            p = element_pointer(b, e, ptr, start_idx, r, st)
+        else:
+            p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
 
         def do_load():
-            p = b.inttoptr(addr, ir.PointerType())
             return from_storage(b, b.load(p, typ=st), elem)
         if mask is None:
             v = do_load()
@@ -209,7 +252,10 @@ def lower_load(lw, op: Operation) -> None:
             e.store(out, idx, v)
         else:
             b.store(to_storage(b, v, elem), out)
-    loop_nest(b, shape, body)
+    if run is not None:
+        run_nest(b, shape, run, body)
+    else:
+        loop_nest(b, shape, body)
     if shape:
         lw.env[op.result] = out
     else:
@@ -221,7 +267,8 @@ def _zero(b, elem, st):
 
 
 def lower_store(lw, op: Operation) -> None:
-    """``tt.store [ptr, value, mask?]``: one loop storing every active element."""
+    """``tt.store [ptr, value, mask?]``: one loop storing every active element (run by run
+    for contiguous pointer tiles)."""
     b = lw.b
     ptr_v, val_v, mask_v = _operands(lw, op, 3)
     pt = ptr_v.type
@@ -230,13 +277,18 @@ def lower_store(lw, op: Operation) -> None:
     ptr = lw.tile(ptr_v, shape)
     val = lw.tile(val_v, shape)
     mask = lw.tile(mask_v, shape) if mask_v is not None else None
+    run = contiguous_run(lw, ptr_v, ptr, shape)
     if lw.options.bounds_check:
-        check_access(lw, op, 1, ptr, mask, storage_size(elem))
+        check_access(lw, op, 1, ptr, mask, storage_size(elem), run)
         lw.set_loc(op)
+    st = storage_type(elem)
 
-    def body(idx):
+    def body(idx, start_idx=None, r=None):
         e = lw.elems()
-        addr = e.get(ptr, idx)
+        if run is not None:
+            p = element_pointer(b, e, ptr, start_idx, r, st)
+        else:
+            p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
         v = e.get(val, idx)
         if mask is not None:
             m = e.get(mask, idx)
@@ -244,9 +296,11 @@ def lower_store(lw, op: Operation) -> None:
             join = lw.fn.append_basic_block("store.join")
             b.cbranch(m, yes, join)
             b.position_at_end(yes)
-        b.store(to_storage(b, v, elem), b.inttoptr(addr, ir.PointerType()))
+        b.store(to_storage(b, v, elem), p)
         if mask is not None:
             b.branch(join)
             b.position_at_end(join)
-    loop_nest(b, shape, body)
-
+    if run is not None:
+        run_nest(b, shape, run, body)
+    else:
+        loop_nest(b, shape, body)

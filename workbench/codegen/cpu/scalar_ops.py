@@ -11,7 +11,9 @@ nest and for the ops of ``tt.reduce`` combine regions. Semantics follow the op c
 - shifts by at least the bit width give 0 (``shrsi``: the sign fill), as PTX ``shl``/``shr``
   clamp the shift amount (PTX ISA 8.x, section 9.7.8.7);
 - ``maxnumf``/``minnumf`` ignore NaN (``llvm.maxnum``), ``maximumf``/``minimumf`` propagate it;
-- ``math.*`` map to LLVM intrinsics (``llvm.exp.f32``...), ``erf``/``tanh`` to the C library.
+- ``math.exp``/``exp2``/``log``/``log2`` in fp32 (and fp16/bf16) are inline, vectorisable
+  code (:mod:`.vmath`); other ``math.*`` and fp64 map to LLVM intrinsics (``llvm.sqrt``...),
+  ``erf``/``tanh`` to the C library.
 - results of type bf16 are re-rounded to bf16 (see :mod:`.llvmtypes`).
 """
 from __future__ import annotations
@@ -21,6 +23,8 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, Type
 from .extern import emit_extern
+from .vmath import FUNCTIONS as VMATH
+from .vmath import emit_math
 from .llvmtypes import (FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size,
                         value_type)
 
@@ -217,6 +221,10 @@ def _emit(b, module, name, attrs, args, ts, res):
                      "extf", "truncf", "bitcast"):
             return _cast(b, short, args[0], ts[0], res)
     if dialect == "math":
+        if short in VMATH:
+            v = emit_math(b, short, args[0])
+            if v is not None:
+                return v
         if short in _INTRINSIC_UNARY and not (short == "tanh"):
             return b.call(_intrinsic(module, _INTRINSIC_UNARY[short], args[0].type), args)
         if short == "rsqrt":
