@@ -24,6 +24,19 @@ import time
 from ..errors import CompilationError, LaunchError
 
 _FAILED = [math.inf, math.inf, math.inf]
+_NO_DTYPE = object()
+_DTYPE_TEXT: dict = {}  # dtype -> str(dtype) (numpy's dtype __str__ is slow Python code)
+
+
+def _dtype_text(dt) -> str:
+    """``str(dt)``, memoised per dtype object."""
+    try:
+        text = _DTYPE_TEXT.get(dt)
+    except TypeError:  # an unhashable dtype
+        return str(dt)
+    if text is None:
+        text = _DTYPE_TEXT[dt] = str(dt)
+    return text
 
 
 class Config:
@@ -70,6 +83,7 @@ class KernelInterface:
         self.fn = fn
         self.base_fn = _base_jit(fn)
         self.arg_names = [p.name for p in self.base_fn.params]
+        self._arg_name_set = frozenset(self.arg_names)
         functools.update_wrapper(self, self.base_fn.fn, updated=())
 
     def __getitem__(self, grid):
@@ -184,9 +198,15 @@ class Autotuner(KernelInterface):
 
     # ------------------------------------------------------------------ tuning
     def _key(self, all_args: dict) -> tuple:
-        named = {k: v for k, v in all_args.items() if k in self.arg_names}
-        key = [named[k] for k in self.keys if k in named]
-        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+        """The tuning key: the values of the ``key`` arguments, then ``str(dtype)`` of every
+        argument of the kernel that has a ``dtype`` (in argument order)."""
+        names = self._arg_name_set
+        key = [all_args[k] for k in self.keys if k in all_args]
+        for k, v in all_args.items():
+            if k in names:
+                dt = getattr(v, "dtype", _NO_DTYPE)
+                if dt is not _NO_DTYPE:
+                    key.append(_dtype_text(dt))
         return tuple(key)
 
     def prune_configs(self, kwargs: dict) -> list:
@@ -236,7 +256,8 @@ class Autotuner(KernelInterface):
         return [float(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
 
     def _disk_path(self, key, configs):
-        from .disk_cache import cache_dir, compiler_hash, source_fingerprint
+        from ..config import cache_dir
+        from .disk_cache import compiler_hash, source_fingerprint
         blob = json.dumps({"src": repr(source_fingerprint(self.base_fn)), "key": repr(key),
                            "configs": [repr(c) for c in configs],
                            "compiler": compiler_hash()}, sort_keys=True)
@@ -279,18 +300,18 @@ class Autotuner(KernelInterface):
         """Tune (first launch of a new key) and launch with the best config. Raises
         ValueError when a keyword argument re-defines a tuned meta-parameter."""
         self.nargs = dict(zip(self.arg_names, args))
-        clash = set(kwargs) & {k for c in self.configs for k in c.kwargs}
-        if clash:
+        if kwargs and any(k in c.kwargs for c in self.configs for k in kwargs):
+            clash = set(kwargs) & {k for c in self.configs for k in c.kwargs}
             raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(clash))}. "
                              "Make sure that you don't re-define auto-tuned symbols.")
-        key = self._key({**self.nargs, **kwargs})
-        if key not in self.cache:
+        key = self._key({**self.nargs, **kwargs} if kwargs else self.nargs)
+        config = self.cache.get(key)
+        if config is None:
             self._tune(key, args, grid, kwargs)
-        config = self.cache[key]
+            config = self.cache[key]
         self.best_config = config
-        full = {**self.nargs, **kwargs, **config.all_kwargs()}
         if config.pre_hook:
-            config.pre_hook(full)
+            config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
         out = self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
         self.nargs = {}
         return out

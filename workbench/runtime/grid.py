@@ -6,6 +6,32 @@ import numbers
 from ..errors import LaunchError
 
 
+def grid3_fast(grid):
+    """The 3-D grid of a plain ``grid``: an int >= 0 or a tuple/list of 1 to 3 ints >= 0
+    (exactly ``int``, not bool or numpy ints); None for anything else (then
+    :func:`normalize_grid` decides, with its errors). The launch fast path's grid."""
+    t = type(grid)
+    if t is tuple or t is list:
+        n = len(grid)
+        if n == 1:
+            x = grid[0]
+            if type(x) is int and x >= 0:
+                return (x, 1, 1)
+        elif n == 2:
+            x, y = grid
+            if type(x) is int and type(y) is int and x >= 0 and y >= 0:
+                return (x, y, 1)
+        elif n == 3:
+            x, y, z = grid
+            if type(x) is int and type(y) is int and type(z) is int and \
+                    x >= 0 and y >= 0 and z >= 0:
+                return (x, y, z)
+        return None
+    if t is int and grid >= 0:
+        return (grid, 1, 1)
+    return None
+
+
 def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
     """The 3-D grid ``(x, y, z)`` (numbers of programs per axis) of a launch.
 
@@ -20,6 +46,9 @@ def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
             raise LaunchError(
                 f"the grid function asked for {e} which is not a parameter or option of the "
                 f"launch; it gets {sorted(meta or {})}") from None
+    fast = grid3_fast(grid)
+    if fast is not None:
+        return fast
     if isinstance(grid, numbers.Integral) and not isinstance(grid, bool):
         dims = [grid]
     elif isinstance(grid, (tuple, list)):

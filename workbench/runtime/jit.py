@@ -13,6 +13,7 @@ from ..config import Options, Target
 from ..errors import LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
+from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
 
 
@@ -33,7 +34,13 @@ class JITFunction:
     :class:`workbench.frontend.source.KernelSource`, read on first use), ``params``
     (:class:`~workbench.runtime.binding.Param` tuple), ``do_not_specialize`` (names or
     indices), ``debug``, ``noinline``, ``cache`` (the in-memory cache: (specialisation key,
-    options, target) -> :class:`CompiledKernel`).
+    options, target) -> :class:`CompiledKernel`; a
+    :class:`~workbench.runtime.fastpath.KernelCache`, which also holds the launch fast
+    path's dict).
+
+    A launch first tries the fast path (:class:`~workbench.runtime.fastpath.FastBinder`: a key
+    from the raw arguments straight to the compiled kernel); a miss or an unusual argument
+    takes the slow path (bind, specialise, compile or reuse), which fills the fast dict.
     """
 
     __workbench_jit__ = True
@@ -45,7 +52,8 @@ class JITFunction:
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.debug = debug
         self.noinline = noinline
-        self.cache: dict = {}
+        self._cache = KernelCache()
+        self._fast = None  # FastBinder, built at the first launch
         self._src = None
         self._params = None
         self._options_memo = {}
@@ -58,6 +66,16 @@ class JITFunction:
             from ..frontend.source import KernelSource
             self._src = KernelSource.from_function(self.fn)
         return self._src
+
+    @property
+    def cache(self) -> KernelCache:
+        """The in-memory cache (see the class docstring). Assigning a dict replaces it (and
+        empties the fast path)."""
+        return self._cache
+
+    @cache.setter
+    def cache(self, value) -> None:
+        self._cache = value if isinstance(value, KernelCache) else KernelCache(value)
 
     @property
     def params(self):
@@ -134,12 +152,30 @@ class JITFunction:
         :class:`CompiledKernel`. Raises LaunchError (bad arguments, options or grid),
         CompilationError (bad kernel), OutOfBoundsError (a bad access at run time),
         ToolMissingError (the target cannot run here)."""
+        fast = self._fast
+        hit = None
+        if fast is not None and not warmup:
+            hit = fast.key(args, kwargs)
+            if hit is not None:
+                entry = self._cache.fast.get(hit[0])
+                if entry is not None:
+                    return fast.launch(entry, grid, hit[1], hit[2])
+        return self._run_slow(args, kwargs, grid, warmup, hit)
+
+    def _run_slow(self, args, kwargs, grid, warmup, hit):
+        """The full launch; remembers the result for the fast path (``hit``: the fast key
+        computed before, or None to compute it here)."""
         values, options, bound, target = self._bind(args, kwargs)
         grid3 = None
         if not warmup:
             meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
             grid3 = normalize_grid(grid, meta)
         kernel = self.compile_for(bound.spec, options, target)
+        if self._fast is None:
+            self._fast = FastBinder(self.params, self.no_specialize_names())
+            hit = self._fast.key(args, kwargs)
+        if hit is not None:
+            FastBinder.remember(self._cache, hit[0], hit[3], kernel, bound.spec, options)
         if grid3 is not None:
             kernel.launch(grid3, bound.runtime_args)
         return kernel

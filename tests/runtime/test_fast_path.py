@@ -1,0 +1,338 @@
+"""The launch fast path (workbench/runtime/fastpath.py, argkeys.py): a hit gives exactly the
+kernel and runtime arguments the slow path gives; anything that changes the specialisation,
+the options or the target recompiles; unusual arguments fall back to the slow path's errors."""
+import sys
+
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.backends.base import PointerArg
+from workbench.errors import LaunchError
+from workbench.runtime.argkeys import pointer_arg
+from workbench.runtime.binding import bind_arguments, specialize
+from workbench.runtime.grid import grid3_fast, normalize_grid
+
+
+def axpy_src(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m),
+             mask=m)
+
+
+def typed_src(x_ptr: "*fp32", n: tl.int8, BLOCK: tl.constexpr = 16):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + n, mask=offs < n)
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    for name in ("WORKBENCH_INTERPRET", "WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class Counting:
+    """Wrap a JIT function's slow path to count how many launches took it."""
+
+    def __init__(self, jf):
+        self.jf, self.calls, self.slow = jf, 0, jf._run_slow
+        jf._run_slow = self
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.slow(*args)
+
+
+def aligned(n, dtype=np.float32, shift=0):
+    a = np.random.default_rng(n).standard_normal(n + 64).astype(dtype)
+    off = (-a.ctypes.data % 16) // a.itemsize + shift
+    return a[off:off + n]
+
+
+def arrays(n=40, dtype=np.float32, shift=0):
+    return aligned(n, dtype, shift), aligned(n, dtype), np.zeros(n, dtype)
+
+
+def slow_kernel(jf, args, kw):
+    """The kernel the slow path picks for these arguments (no launch)."""
+    return jf._run_slow(args, kw, None, True, None)
+
+
+def same_pointer(p, q):
+    return isinstance(p, PointerArg) and isinstance(q, PointerArg) and p.obj is q.obj and \
+        (p.address, p.lo, p.hi, p.itemsize) == (q.address, q.lo, q.hi, q.itemsize)
+
+
+def test_second_launch_is_a_fast_hit_with_the_slow_paths_kernel():
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    first = jf[(1,)](x, y, out, 2.0, 40, BLOCK=64)
+    count = Counting(jf)
+    out[:] = 0
+    again = jf[(1,)](x, y, out, 2.0, 40, BLOCK=64)
+    np.testing.assert_allclose(out, 2 * x + y, rtol=1e-6)
+    assert count.calls == 0 and again is first
+    assert slow_kernel(jf, (x, y, out, 2.0, 40), {"BLOCK": 64}) is first
+    assert len(jf.cache) == 1 and len(jf.cache.fast) == 1
+
+
+def _runtime_pairs(jf, args, kw):
+    """(fast runtime args, slow runtime args) of a launch."""
+    hit = jf._fast.key(args, kw)
+    assert hit is not None
+    spec_values = bind_arguments(jf.fn, jf.params, args, kw)
+    bound = specialize(jf.fn, jf.params, spec_values, jf.no_specialize_names())
+    fast = [hit[1][i] for i, a in enumerate(bound.spec.args) if a.passed]
+    return fast, list(bound.runtime_args)
+
+
+@pytest.mark.parametrize("case", ["aligned", "unaligned", "strided", "readonly", "reversed",
+                                  "empty", "f64", "np_scalars", "big_ints", "bool"])
+def test_fast_runtime_arguments_equal_the_slow_paths(case):
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    a, n = 2.0, 40
+    if case == "unaligned":
+        x = aligned(40, shift=1)
+    elif case == "strided":
+        x = aligned(80)[::2]
+    elif case == "readonly":
+        x.flags.writeable = False
+    elif case == "reversed":
+        x = x[::-1]
+    elif case == "empty":
+        x, n = x[:0], 0
+    elif case == "f64":
+        x, y, out = arrays(dtype=np.float64)
+    elif case == "np_scalars":
+        a, n = np.float32(2.0), np.int64(40)
+    elif case == "big_ints":
+        n = 2 ** 40
+    elif case == "bool":
+        a = True
+    jf.warmup(x, y, out, a, n, BLOCK=64, grid=(1,))
+    fast, slow = _runtime_pairs(jf, (x, y, out, a, n), {"BLOCK": 64})
+    assert len(fast) == len(slow)
+    for f, s in zip(fast, slow):
+        assert same_pointer(f, s) if isinstance(s, PointerArg) else \
+            (type(f) is type(s) and f == s)
+
+
+def test_pointer_arg_shortcut_equals_the_constructor():
+    a = np.zeros(3)
+    p = pointer_arg(1, 2, 3, 4, a)
+    assert type(p) is PointerArg and same_pointer(p, PointerArg(1, 2, 3, 4, a))
+    with pytest.raises(Exception):
+        p.address = 5  # still frozen
+
+
+VARIANTS = {
+    "dtype": lambda x, y, o, a, n, kw: ((x.astype(np.float64), y.astype(np.float64),
+                                         o.astype(np.float64), a, n), kw),
+    "alignment": lambda x, y, o, a, n, kw: ((aligned(40, shift=1), y, o, a, n), kw),
+    "divisibility": lambda x, y, o, a, n, kw: ((x, y, o, a, 32), kw),
+    "equal_to_1": lambda x, y, o, a, n, kw: ((x, y, o, a, 1), kw),
+    "i64": lambda x, y, o, a, n, kw: ((x, y, o, a, 2 ** 40), kw),
+    "constexpr": lambda x, y, o, a, n, kw: ((x, y, o, a, n), dict(kw, BLOCK=32)),
+    "constexpr_type": lambda x, y, o, a, n, kw: ((x, y, o, a, n), dict(kw, BLOCK=64.0)),
+    "num_warps": lambda x, y, o, a, n, kw: ((x, y, o, a, n), dict(kw, num_warps=8)),
+    "bounds_check": lambda x, y, o, a, n, kw: ((x, y, o, a, n), dict(kw, bounds_check=False)),
+    "scalar_type": lambda x, y, o, a, n, kw: ((x, y, o, 2, n), kw),
+}
+
+
+@pytest.mark.parametrize("change", sorted(VARIANTS))
+def test_each_change_gets_the_slow_paths_own_kernel(change):
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    base_args, base_kw = (x, y, out, 2.0, 40), {"BLOCK": 64}
+    base = jf.warmup(*base_args, grid=None, **base_kw)
+    jf[(1,)](*base_args, **base_kw)
+    args, kw = VARIANTS[change](*base_args, base_kw)
+    if change == "constexpr_type":
+        with pytest.raises(Exception):  # a float BLOCK is not a valid arange bound
+            jf[(1,)](*args, **kw)
+        assert jf[(1,)](*base_args, **base_kw) is base
+        return
+    g = (0,) if change == "i64" else (1,)  # n = 2**40 would read past the arrays: no programs
+    other = jf[g](*args, **kw)
+    assert other is not base
+    count = Counting(jf)
+    assert jf[g](*args, **kw) is other and jf[(1,)](*base_args, **base_kw) is base
+    assert count.calls == 0
+    assert slow_kernel(jf, args, kw) is other and slow_kernel(jf, base_args, base_kw) is base
+
+
+def test_environment_switches_take_effect_between_launches(monkeypatch):
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    args = (x, y, out, 2.0, 40)
+    cpu = jf[(1,)](*args, BLOCK=64)
+    monkeypatch.setenv("WORKBENCH_INTERPRET", "1")
+    interp = jf[(1,)](*args, BLOCK=64)
+    assert str(interp.target) == "interpreter" and jf[(1,)](*args, BLOCK=64) is interp
+    monkeypatch.setenv("WORKBENCH_INTERPRET", "0")
+    assert jf[(1,)](*args, BLOCK=64) is cpu
+    monkeypatch.delenv("WORKBENCH_INTERPRET")
+    assert jf[(1,)](*args, BLOCK=64) is cpu
+    monkeypatch.setenv("WORKBENCH_BOUNDS_CHECK", "0")
+    unchecked = jf[(1,)](*args, BLOCK=64)
+    assert unchecked is not cpu and unchecked.options.bounds_check is False
+    monkeypatch.setenv("WORKBENCH_DEBUG", "1")
+    debug = jf[(1,)](*args, BLOCK=64)
+    assert debug.options.debug is True and debug is not unchecked
+    monkeypatch.delenv("WORKBENCH_BOUNDS_CHECK")
+    monkeypatch.delenv("WORKBENCH_DEBUG")
+    assert jf[(1,)](*args, BLOCK=64) is cpu
+
+
+def test_cache_changes_never_leave_a_stale_fast_entry():
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    args = (x, y, out, 2.0, 40)
+    first = jf[(1,)](*args, BLOCK=64)
+    jf.cache.clear()
+    assert not jf.cache.fast
+    second = jf[(1,)](*args, BLOCK=64)
+    assert second is not first and jf[(1,)](*args, BLOCK=64) is second
+    with_snapshots = wb.compile(jf, x, y, out, 2.0, 40, BLOCK=64, keep_snapshots=True)
+    assert with_snapshots is not second and jf[(1,)](*args, BLOCK=64) is with_snapshots
+    jf.cache = {}
+    assert jf[(1,)](*args, BLOCK=64) is not with_snapshots
+
+
+def test_errors_after_a_fast_entry_exist_are_the_slow_paths():
+    jf = wb.jit(axpy_src)
+    x, y, out = arrays()
+    jf[(1,)](x, y, out, 2.0, 40, BLOCK=64)
+    with pytest.raises(LaunchError, match="argument 'n'"):
+        jf[(1,)](x, y, out, 2.0, "40", BLOCK=64)
+    with pytest.raises(LaunchError, match="takes 6 arguments"):
+        jf[(1,)](x, y, out, 2.0, 40, 64, 1)
+    with pytest.raises(LaunchError, match="missing argument"):
+        jf[(1,)](x, y, out, 2.0, BLOCK=64)
+    with pytest.raises(LaunchError, match="grid sizes must be >= 0"):
+        jf[(-1,)](x, y, out, 2.0, 40, BLOCK=64)
+    with pytest.raises(LaunchError, match="grid must be"):
+        jf["1"](x, y, out, 2.0, 40, BLOCK=64)
+    with pytest.raises(LaunchError, match="not a parameter or option"):
+        jf[lambda m: (m["NOPE"],)](x, y, out, 2.0, 40, BLOCK=64)
+    with pytest.raises(LaunchError, match="bad launch option"):
+        jf[(1,)](x, y, out, 2.0, 40, BLOCK=64, num_warps=3)
+
+
+def test_fixed_type_range_is_checked_on_every_launch():
+    jf = wb.jit(typed_src)
+    x = np.zeros(16, np.float32)
+    jf[(1,)](x, 3)
+    with pytest.raises(LaunchError, match="does not fit"):
+        jf[(1,)](x, 300)
+    with pytest.raises(LaunchError, match="annotated"):
+        jf[(1,)](np.zeros(16, np.float64), 3)
+    with pytest.raises(LaunchError, match="annotated"):
+        jf[(1,)](3, 3)
+
+
+def test_grid_functions_defaults_and_options_on_the_fast_path():
+    jf = wb.jit(typed_src)
+    x = np.zeros(40, np.float32)
+    seen = []
+
+    def grid(meta):
+        seen.append(meta)
+        return (wb.cdiv(meta["n"], meta["BLOCK"]),)
+    k = jf[grid](x, 3, num_warps=2)
+    count = Counting(jf)
+    assert jf[grid](x, 3, num_warps=2) is k and count.calls == 0
+    assert seen[-1] == {"x_ptr": x, "n": 3, "BLOCK": 16, "num_warps": 2, "num_stages": 3}
+    assert jf[(1, 1, 1)](x, 3, num_warps=2) is k and jf[1](x, 3, num_warps=2) is k
+    np.testing.assert_array_equal(x[:3], [12, 12, 12])
+    assert count.calls == 0
+
+
+def test_jit_function_constexpr_is_keyed_by_identity():
+    @wb.jit
+    def double(v):
+        return v * 2
+
+    @wb.jit
+    def triple(v):
+        return v * 3
+
+    def apply_src(x_ptr, F: tl.constexpr):
+        offs = tl.arange(0, 16)
+        tl.store(x_ptr + offs, F(tl.load(x_ptr + offs)))
+    jf = wb.jit(apply_src)
+    x = np.ones(16, np.float32)
+    kd = jf[(1,)](x, F=double)
+    kt = jf[(1,)](x, F=triple)
+    count = Counting(jf)
+    assert kd is not kt and jf[(1,)](x, F=double) is kd and jf[(1,)](x, F=triple) is kt
+    assert count.calls == 0 and x[0] == 2 * 3 * 2 * 3
+
+
+def test_grid3_fast_agrees_with_normalize_grid():
+    for g in [(3,), [3, 2], (1, 2, 3), 5, 0, (0, 1)]:
+        assert grid3_fast(g) == normalize_grid(g)
+    for g in [(True,), (np.int64(2),), (1.0,), (), (1, 2, 3, 4), (-1,), True, "x"]:
+        assert grid3_fast(g) is None
+
+
+class _FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+
+class _FakeCudaTensor:
+    """Just enough of a CUDA torch tensor for the argument handler and devices.array_info."""
+
+    def __init__(self, address, shape, stride, dtype="float16", itemsize=2):
+        self._addr, self.shape, self._stride = address, shape, stride
+        self.dtype, self._itemsize = _FakeDtype(dtype), itemsize
+        self.is_cuda = True
+        self.device = type("Device", (), {"index": 1, "type": "cuda"})()
+
+    def data_ptr(self):
+        return self._addr
+
+    def element_size(self):
+        return self._itemsize
+
+    def stride(self):
+        return self._stride
+
+    def numel(self):
+        return int(np.prod(self.shape))
+
+    def is_contiguous(self):
+        return self._stride == (self.shape[1], 1)
+
+    def get_device(self):
+        return 1
+
+
+_FakeCudaTensor.__module__ = "torch"
+
+
+@pytest.mark.parametrize("stride,address", [((8, 1), 4096), ((1, 4), 4098)])
+def test_cuda_tensor_handler_matches_array_info(monkeypatch, stride, address):
+    import types
+
+    from workbench.runtime import argkeys
+    from workbench.runtime.devices import array_info
+    fake = types.ModuleType("torch")
+    fake.Tensor = _FakeCudaTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(argkeys, "HANDLERS", dict(argkeys.HANDLERS))
+    t = _FakeCudaTensor(address, (4, 8), stride)
+    handler = argkeys.handler_for(_FakeCudaTensor)
+    code, rt = handler(t, argkeys.ParamInfo("x", True, None))
+    info = array_info(t)
+    assert (rt.address, rt.lo, rt.hi, rt.itemsize, rt.obj) == \
+        (info.address, info.lo, info.hi, info.itemsize, t)
+    assert code == (t.dtype, 1, address % 16 == 0) and info.dtype == "fp16"
