@@ -8,8 +8,8 @@ tensors; outputs are checked against torch. Our kernel is launched once through
 arguments already bound, so the time is the GPU's, not our Python binding's (which the
 "host launch overhead" lines measure separately: wall time per call of an already-compiled
 tiny kernel, 2000 calls, then one synchronize). For matmul we take the best of a few tile
-configurations (printed) because we have no software pipelining yet; Triton runs its
-tutorial configuration with 3 stages.
+configurations (printed; BM, BN, BK, warps, stages: our K loop is software-pipelined with
+``cp.async``, no wgmma yet); Triton runs its tutorial configuration with 3 stages.
 
 Run on a GPU machine: ``PYTHONPATH=. python benchmarks/gpu.py`` (needs torch, triton,
 cuda-bindings). Prints one table.
@@ -200,7 +200,7 @@ def cases(torch, ours, theirs):
                          (A.float() @ B.float()).abs().max()).item(),
                 lambda m, cfg: timed(m, ours, "matmul_kernel", ((S // cfg[0]) * (S // cfg[1]),),
                                      (A, B, C, S, S, S), BM=cfg[0], BN=cfg[1], BK=cfg[2],
-                                     GROUP=8, num_warps=cfg[3])))
+                                     GROUP=8, num_warps=cfg[3], num_stages=cfg[4])))
     Z, H, NC, D = 4, 16, 2048, 64
     q, k, v = (torch.randn(Z * H, NC, D, device=dev, dtype=torch.float16) for _ in range(3))
     ao = torch.empty_like(q)
@@ -213,7 +213,8 @@ def cases(torch, ours, theirs):
     return out
 
 
-MATMUL_CONFIGS = [(128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, 8), (64, 128, 32, 4)]
+MATMUL_CONFIGS = [(128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 256, 32, 8, 3),
+                  (128, 128, 32, 4, 4), (128, 256, 64, 8, 3)]
 
 
 def main() -> None:
@@ -235,7 +236,7 @@ def main() -> None:
                             print(f"  matmul config {cfg}: {type(e).__name__}: "
                                   f"{str(e).splitlines()[0][:80]}")
                             continue
-                        print(f"  ours, matmul BM, BN, BK, warps = {cfg}: {t:.3f} ms")
+                        print(f"  ours, matmul BM, BN, BK, warps, stages = {cfg}: {t:.3f} ms")
                         ms = min(ms, t)
                 torch.cuda.synchronize()
                 err = check()

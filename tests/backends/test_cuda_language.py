@@ -307,7 +307,8 @@ def test_dot_ptx(case, arch):
     assert "!ttg.memdesc<3x64x32x" in ttgir and ttgir.count('"ttg.async_wait"') == 2
     acc = c.extra["shared_accesses"]
     assert [a["op"].split(" ")[0] for a in acc] == \
-        ["ttg.async_copy_global_to_local"] * 6 + ["ttg.local_load"] * 2
+        ["ttg.async_copy_global_to_local"] * 6 + ["ttg.local_load"] * 2 + \
+        ["ttg.convert_layout"] * 2  # the epilogue's #mma -> #blocked, through swizzled smem
     assert all(a["conflict_degree"] >= 1.0 and a["wavefronts"] > 0 for a in acc)
     if case in ("fp16", "bf16"):
         assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx

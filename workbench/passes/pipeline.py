@@ -15,7 +15,8 @@ shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2; 
     scf.for %iv ... {
       %i = (%iv - lb) / step
       ttg.async_wait {num = S - 2}      // the group of iteration i has landed (this thread)
-      gpu.barrier                       // ... for every thread; slot (i-1) % S is free again
+      [gpu.barrier]                     // by tritongpu-insert-barriers: for every thread;
+                                        // and slot (i-1) % S is free again
       ttg.async_copy_global_to_local %ptr(iv + (S-1)*step), %buf[(i + S - 1) % S], %pred
       ttg.async_commit_group            // one group per iteration (possibly empty)
       %a = ttg.local_load %buf[i % S]   // ldmatrix as before
@@ -23,7 +24,8 @@ shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2; 
     }
     ttg.async_wait {num = 0}
 
-One ``bar.sync`` per iteration does both jobs (visibility of the landed copies, and no
+The ``gpu.barrier`` is placed by :mod:`.insert_barriers` (run after this pass). One
+``bar.sync`` per iteration does both jobs (visibility of the landed copies, and no
 thread still reading the slot about to be overwritten, which was read in the previous
 iteration). The copies are predicated off past the last iteration, so nothing is left in
 flight but empty groups; the final ``async_wait`` drains them anyway.
@@ -182,7 +184,6 @@ def pipeline_loop(loop: Operation, stages: int) -> bool:
     pred.defining_op.attributes["predicate"] = "slt"
     body.insert_before(first, Operation("ttg.async_wait", [], [], {"num": stages - 2},
                                         loc=loop.loc))
-    body.insert_before(first, Operation("gpu.barrier", [], [], loc=loop.loc))
     for c, buf in zip(cands, bufs):
         _issue(loop, c, buf, ahead, wr, pred, first)
     body.insert_before(first, Operation("ttg.async_commit_group", [], [], loc=loop.loc))

@@ -15,6 +15,7 @@ from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
+from .insert_barriers import InsertBarriers
 from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
@@ -31,6 +32,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-accelerate-matmul": AccelerateMatmul,
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
+    "tritongpu-insert-barriers": InsertBarriers,
 }
 
 
@@ -58,8 +60,8 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (reference notes 3.4:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
-    from ``options``, default 3) and ``allocate-shared-memory`` (Triton runs the latter in
-    make_llir)."""
+    from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and
+    ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir)."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions(),
@@ -67,5 +69,5 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     text = str(target)
     if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
         stages = getattr(options, "num_stages", 3) if options is not None else 3
-        passes += [Pipeline(num_stages=stages), AllocateShared()]
+        passes += [Pipeline(num_stages=stages), AllocateShared(), InsertBarriers()]
     return passes

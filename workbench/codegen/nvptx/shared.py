@@ -7,8 +7,9 @@ launch). Each use is ``bar.sync 0; st.shared ...; bar.sync 0; ld.shared ...``: t
 keeps the previous user's reads from racing with the new writes.
 
 ``ttg.convert_layout`` (reference 5.5): when both layouts give every thread the same
-coordinates it is a register permutation; otherwise each thread stores its registers at their
-row-major index in shared memory and loads the registers of the destination layout.
+coordinates it is a register permutation; 2-D numeric tiles go through a swizzled buffer
+(:mod:`.convert_smem`); otherwise each thread stores its registers at their row-major index in
+shared memory and loads the registers of the destination layout.
 """
 from __future__ import annotations
 
@@ -105,6 +106,9 @@ def lower_convert(kl, op) -> None:
         return
     except UnsupportedError:  # data crosses threads: go through shared memory
         pass
+    from .convert_smem import eligible, lower_convert_swizzled
+    if eligible(src_t, dst_t):
+        return lower_convert_swizzled(kl, op)
     elem_t = src_t.element
     numel = 1
     for s in src_t.shape:

@@ -1,0 +1,152 @@
+"""Attention (chained dots with the accumulator kept in #mma registers) and the software-
+pipelined K loop: ttgir structure, PTX that ptxas assembles without spills, and on the GPU
+the results against numpy (fresh random inputs, poisoned outputs, every element checked)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.backends import nvidia_tools
+
+from tests.filecheck_util import check
+
+PTXAS = nvidia_tools.find_tool("ptxas")
+
+
+@wb.jit
+def attn_k(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr, BM: tl.constexpr,
+           BN: tl.constexpr):
+    start_m = tl.program_id(0)
+    off = tl.program_id(1) * N_CTX * D
+    rm = start_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + off + rm[:, None] * D + rd[None, :])
+    m_i = tl.zeros((BM,), dtype=tl.float32) - float("inf")
+    l_i = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, N_CTX, BN):
+        kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
+        qk = tl.dot(q, kt) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + off + (start_n + rn)[:, None] * D + rd[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    tl.store(o_ptr + off + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@wb.jit
+def mm_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+ATTN_SIG = ["*fp16:16"] * 4 + ["fp32", "i32:16"]
+MM_SIG = ["*fp16:16", "*fp16:16", "*fp32:16", "i32:16", "i32:16", "i32:16"]
+
+
+def _compile(kernel, sig, arch, max_spill=0, **kw):
+    c = wb.compile(kernel, *sig, target=f"cuda:{arch}", **kw)
+    if PTXAS:
+        assert c.metadata.n_spills <= max_spill, c.extra.get("ptxas_log")
+    return c
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_attention_keeps_accumulator_in_mma_registers(arch):
+    c = _compile(attn_k, ATTN_SIG, arch, D=64, BM=64, BN=64, num_warps=4)
+    ttgir = re.sub(r" loc\(.*\)$", "", c.asm["ttgir"], flags=re.M)
+    check(ttgir, """
+CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1]
+CHECK: ttg.local_alloc %q
+CHECK-NEXT: gpu.barrier
+CHECK-NEXT: ttg.local_load
+CHECK: scf.for {{.*}} -> (tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, tensor<64x64xf32, #mma>, tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>)
+CHECK: "ttg.async_wait"() <{num = 1 : i32}>
+CHECK-NOT: ttg.local_load
+CHECK: gpu.barrier
+CHECK-NEXT: "ttg.async_copy_global_to_local"
+CHECK: %qk = tt.dot
+CHECK-NOT: ttg.convert_layout {{.*}}#mma> -> tensor<64x64xf32, #blocked
+CHECK: arith.mulf %acc_{{[0-9]+}}, %acc_{{[0-9]+}} : tensor<64x64xf32, #mma>
+CHECK: arith.truncf %p_{{[0-9]+}} : tensor<64x64xf32, #mma> to tensor<64x64xf16, #mma>
+CHECK-NEXT: ttg.convert_layout {{.*}} : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
+CHECK: tt.dot
+CHECK-NEXT: scf.yield
+""")
+    body = ttgir[ttgir.index("scf.for"):ttgir.index('"ttg.async_wait"() <{num = 0')]
+    assert body.count("ttg.convert_layout") == 1 and body.count("gpu.barrier") == 1
+    assert c.asm["ptx"].count("bar.sync") <= 6
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+def test_matmul_pipeline_ptx(arch, stages):
+    c = _compile(mm_k, MM_SIG, arch, BM=128, BN=128, BK=32, num_warps=8, num_stages=stages,
+                 max_spill=16)  # sm_80 with 2 stages: ptxas keeps 128 registers, 8 B spilled
+    ptx, ttgir = c.asm["ptx"], c.asm["ttgir"]
+    if stages == 1:
+        assert "cp.async" not in ptx and "ttg.async" not in ttgir
+        return
+    # 128x32 and 32x128 fp16 tiles, 256 threads: 2 + 2 16-byte copies per stage
+    assert len(re.findall(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16", ptx)) \
+        == 4 * stages
+    assert "cp.async.commit_group" in ptx and f"cp.async.wait_group {stages - 2}" in ptx
+    assert f"!ttg.memdesc<{stages}x128x32xf16" in ttgir
+    assert c.metadata.shared >= stages * 2 * 128 * 32 * 2
+    acc = c.extra["shared_accesses"]
+    assert all(a["conflict_degree"] == 1.0 for a in acc), acc
+
+
+# on the GPU ------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_ctx", [64, 192, 512])
+def test_attention_gpu(n_ctx):
+    torch = pytest.importorskip("torch")
+    z, d = 3, 64
+    q, k, v = (torch.randn(z, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    scale = d ** -0.5
+    attn_k[(n_ctx // 64, z)](q, k, v, o, scale, n_ctx, D=d, BM=64, BN=64, num_warps=4,
+                             num_stages=3)
+    torch.cuda.synchronize()
+    qf, kf, vf = (x.double().cpu().numpy() for x in (q, k, v))
+    s = qf @ kf.transpose(0, 2, 1) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ vf
+    got = o.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("k_size,stages", [(32, 3), (64, 3), (96, 3), (320, 3), (256, 2),
+                                           (224, 4), (512, 1)])
+def test_pipelined_matmul_gpu(k_size, stages):
+    torch = pytest.importorskip("torch")
+    m, n = 256, 128
+    a = torch.randn(m, k_size, device="cuda", dtype=torch.float16)
+    b = torch.randn(k_size, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    mm_k[(m // 128, n // 128)](a, b, c, m, n, k_size, BM=128, BN=128, BK=32, num_warps=4,
+                               num_stages=stages)
+    torch.cuda.synchronize()
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    got = c.double().cpu().numpy()
+    np.testing.assert_allclose(got, want, atol=1e-2 * np.sqrt(k_size), rtol=1e-3)
