@@ -110,8 +110,9 @@ def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int,
                  run: Run | None = None) -> None:
     """Emit the two-loop bounds check described in the module docstring for an access of
     ``kind`` (0 load, 1 store, 2 atomic) of ``size``-byte elements. With a contiguous
-    ``run`` (:mod:`.access`), a first loop tests only each run's first and last element
-    and the exact check runs only when one of those is outside every candidate span."""
+    ``run`` (:mod:`.access`), the first loop tests only each run's first and last element
+    and the loop finding the first bad active element runs only when one of those is
+    outside every candidate span."""
     b = lw.b
     op_index = len(lw.mem_ops)
     cands = _candidates(lw, op.operands[0])
@@ -123,14 +124,8 @@ def check_access(lw, op: Operation, kind: int, ptr_tile, mask_tile, size: int,
     shape = ptr_tile.shape
     if run is not None:
         _check_runs(lw, cands, ptr_tile, run, size, flag)
-        exact = lw.fn.append_basic_block("oob.exact")
-        fine = lw.fn.append_basic_block("oob.fine")
-        b.cbranch(b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0)), exact, fine)
-        b.position_at_end(exact)
-        b.store(ir.Constant(I8, 0), flag)
-        _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape)
-        b.branch(fine)
-        b.position_at_end(fine)
+        _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape,
+                     scan=False)
         return
     _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape)
 
@@ -154,7 +149,12 @@ def _check_runs(lw, cands, ptr_tile, run, size, flag) -> None:
     runs_nest(b, ptr_tile.shape, run, at)
 
 
-def _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape) -> None:
+def _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, shape,
+                 scan: bool = True) -> None:
+    """With ``scan``: an OR-reduction loop over every active element sets ``flag``;
+    without, ``flag`` was set by the caller (the per-run check). Then, if ``flag`` is set,
+    the loop finding the first bad element (which writes the error record and returns 1,
+    or falls through when every active element is fine)."""
     b = lw.b
 
     def bad_at(e, idx):
@@ -164,10 +164,11 @@ def _check_exact(lw, op_index, kind, cands, ptr_tile, mask_tile, size, flag, sha
             bad = b.and_(bad, e.get(mask_tile, idx))
         return addr, bad
 
-    def scan(idx):
+    def scan_at(idx):
         _, bad = bad_at(lw.elems(), idx)
         b.store(b.or_(b.load(flag, typ=I8), b.zext(bad, I8)), flag)
-    loop_nest(b, shape, scan)
+    if scan:
+        loop_nest(b, shape, scan_at)
     failed = b.icmp_unsigned("!=", b.load(flag, typ=I8), ir.Constant(I8, 0))
     slow = lw.fn.append_basic_block("oob.find")
     cont = lw.fn.append_basic_block("oob.ok")
