@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from .memory import vector_width
 from .smem import _record, contiguous_run, swizzle_offset
-from .types import I1, I32, I64, byte_size, llvm_type
+from .types import I32, I64, byte_size
 
 
 def _asm(kl, text: str, cons: str, args, ret=None):
@@ -127,4 +127,4 @@ def lower_wait(kl, op) -> None:
 
 
 __all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait",
-           "shared_address", "I1", "llvm_type"]
+           "shared_address"]

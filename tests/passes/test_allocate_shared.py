@@ -1,0 +1,48 @@
+"""``tritongpu-allocate-shared-memory``: 128-byte aligned offsets, reuse of bytes between
+buffers whose live ranges do not overlap, total in ``ttg.shared``."""
+from __future__ import annotations
+
+from workbench.ir.parser import parse_module
+from workbench.passes.allocate_shared import AllocateShared
+
+SH = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+
+
+def _module(body: str):
+    head = ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%x: '
+            f'tensor<64x64xf16, {BL}>) attributes {{noinline = false}} {{\n')
+    return parse_module(head + body + "    tt.return\n  }\n}\n")
+
+
+def _allocs(m):
+    return [op for op in m.walk() if op.name == "ttg.local_alloc"]
+
+
+def test_disjoint_live_ranges_share_bytes():
+    md = f"!ttg.memdesc<64x64xf16, {SH}, #smem>"
+    m = _module(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {md}
+    %b = ttg.local_load %a : {md} -> tensor<64x64xf16, {BL}>
+    %c = ttg.local_alloc %b : (tensor<64x64xf16, {BL}>) -> {md}
+    %d = ttg.local_load %c : {md} -> tensor<64x64xf16, {BL}>
+""")
+    AllocateShared().run(m)
+    a, c = _allocs(m)
+    # %a dies at its local_load, before %c is made: both at offset 0
+    assert a.attributes["allocation.offset"] == 0 == c.attributes["allocation.offset"]
+    assert m.attributes["ttg.shared"] == 64 * 64 * 2
+
+
+def test_overlapping_live_ranges_do_not_share():
+    md = f"!ttg.memdesc<64x64xf16, {SH}, #smem>"
+    md3 = f"!ttg.memdesc<3x64x32xf16, {SH}, #smem, mutable>"
+    m = _module(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {md}
+    %m = ttg.local_alloc : () -> {md3}
+    %b = ttg.local_load %a : {md} -> tensor<64x64xf16, {BL}>
+""")
+    AllocateShared().run(m)
+    a, mb = _allocs(m)
+    offs = sorted([a.attributes["allocation.offset"], mb.attributes["allocation.offset"]])
+    assert offs == [0, 3 * 64 * 32 * 2]  # the larger buffer first, the other after it
+    assert m.attributes["ttg.shared"] == 3 * 64 * 32 * 2 + 64 * 64 * 2
+    assert all(o % 128 == 0 for o in offs)

@@ -1,0 +1,72 @@
+"""``tritongpu-insert-barriers``: read-after-write and write-after-read between threads get a
+``gpu.barrier``; the pipelined K loop gets exactly one, after ``async_wait``."""
+from __future__ import annotations
+
+import workbench as wb
+import workbench.language as tl
+from workbench.ir.parser import parse_module
+from workbench.ir.printer import print_module
+from workbench.passes.insert_barriers import insert_barriers
+from workbench.ir.core import functions
+
+SH = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+MD = f"!ttg.memdesc<64x64xf16, {SH}, #smem>"
+
+
+def _run(body: str) -> list:
+    text = ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%x: '
+            f'tensor<64x64xf16, {BL}>) attributes {{noinline = false}} {{\n' + body +
+            "    tt.return\n  }\n}\n")
+    m = parse_module(text)
+    for f in functions(m):
+        insert_barriers(f)
+    out = []
+    for ln in print_module(m, locations=False).splitlines():
+        ln = ln.strip()
+        if ln.startswith("#"):
+            continue
+        word = ln.split(" = ", 1)[1].split()[0] if " = " in ln else ln.split(" ")[0]
+        if word.startswith(("ttg.", "gpu.")):
+            out.append(word)
+    return out
+
+
+def test_raw_and_war():
+    ops = _run(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
+    %b = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
+    %c = ttg.local_alloc %b : (tensor<64x64xf16, {BL}>) -> {MD}
+    %d = ttg.local_load %c : {MD} -> tensor<64x64xf16, {BL}>
+""")
+    assert ops == ["ttg.local_alloc", "gpu.barrier", "ttg.local_load", "gpu.barrier",
+                   "ttg.local_alloc", "gpu.barrier", "ttg.local_load"]
+
+
+def test_two_reads_need_no_barrier_between():
+    ops = _run(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
+    %b = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
+    %c = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
+""")
+    assert ops.count("gpu.barrier") == 1
+
+
+@wb.jit
+def mm(a_ptr, b_ptr, c_ptr, K, BK: tl.constexpr):
+    r = tl.arange(0, 64)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + r[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * 64 + r[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + r[:, None] * 64 + r[None, :], acc)
+
+
+def test_pipelined_loop_has_one_barrier_per_iteration():
+    c = wb.compile(mm, "*fp16:16", "*fp16:16", "*fp32:16", "i32:16", target="cuda:80",
+                   num_stages=3, BK=32)
+    text = c.asm["ttgir"]
+    body = text[text.index("scf.for"):text.index("scf.yield")]
+    assert body.count("gpu.barrier") == 1
+    assert body.index('"ttg.async_wait"') < body.index("gpu.barrier") < \
+        body.index('"ttg.async_copy_global_to_local"') < body.index("ttg.local_load")
