@@ -366,7 +366,6 @@ def main(argv) -> None:
     z = np.zeros(16, np.float32)
     jf = wb.jit(add_kernel)
     k1 = wb.compile(jf, z, z, z, 16, target="cpu", BLOCK=16)
-    from workbench.runtime.binding import bind_arguments, specialize  # noqa: F401
     from workbench.backends.base import PointerArg
     pa = PointerArg(z.ctypes.data, z.ctypes.data, z.ctypes.data + z.nbytes, 4, z)
     launcher = k1._launcher

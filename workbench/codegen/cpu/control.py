@@ -13,12 +13,11 @@
 """
 from __future__ import annotations
 
-from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import TensorType
 from .llvmtypes import value_type
-from .tiles import Buffer, Splat, loop_nest
+from .tiles import Buffer, Splat
 
 
 def _inline_combine(lw, block, values: list) -> list:
