@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-
 from ...ir.core import Operation
 from ...ir.types import TensorType
 from .llvmtypes import value_type
