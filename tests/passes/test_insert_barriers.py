@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import workbench as wb
 import workbench.language as tl
+from workbench.ir.core import functions
 from workbench.ir.parser import parse_module
 from workbench.ir.printer import print_module
 from workbench.passes.insert_barriers import insert_barriers
-from workbench.ir.core import functions
 
 SH = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
