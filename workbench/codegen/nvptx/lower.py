@@ -19,6 +19,7 @@ from llvmlite import ir
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
 from . import async_copy, atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
+from . import misc_ops, shape_ops
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -188,6 +189,12 @@ class KernelLowering:
             shared.lower_convert(self, op)
         elif name == "gpu.barrier":
             shared.barrier(self)
+        elif name in shape_ops.OPS:
+            shape_ops.lower(self, op)
+        elif name == "scf.while":
+            misc_ops.lower_while(self, op)
+        elif misc_ops.handles(op):
+            misc_ops.lower(self, op)
         elif elementwise.handles(name):
             elementwise.lower(self, op)
         else:

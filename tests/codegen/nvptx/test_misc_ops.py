@@ -1,0 +1,348 @@
+"""The rest of the language on the CUDA backend: Philox (tt.mulhiui), clamp (tt.clampf),
+rtz casts (tt.fp_to_fp), precise sqrt/div, libdevice names (tt.extern_elementwise),
+scf.while, argmax/argmin (multi-operand tt.reduce), block pointers with tl.dot.
+
+Every kernel compiles to PTX for sm_80 and sm_90 and ptxas assembles it; ``gpu``-marked tests
+compare with numpy / the interpreter (fresh random inputs, poisoned outputs)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.backends import nvidia_tools
+from workbench.codegen.nvptx import libdevice
+from workbench.errors import UnsupportedError
+from workbench.ir.types import TensorType, f16, f32, f64, i1, i32, i64
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "language"))
+from philox_ref import normal, triton_randint4x, uniform  # noqa: E402
+from test_cpu_helpers import FILE, K, ptr  # noqa: E402
+
+PTXAS = nvidia_tools.find_tool("ptxas")
+
+
+@wb.jit
+def random_k(seed, ri, ru, rn, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(ri + offs, tl.randint(seed, offs))
+    tl.store(ru + offs, tl.rand(seed, offs))
+    tl.store(rn + offs, tl.randn(seed, offs))
+
+
+@wb.jit
+def elementwise_k(x_ptr, o_ptr, N: tl.constexpr, OP: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    if OP == "clamp":
+        y = tl.clamp(x, -0.5, 0.75)
+    elif OP == "clamp_nan":
+        y = tl.clamp(x, -0.5, 0.75, propagate_nan=tl.PropagateNan.ALL)
+    elif OP == "rtz_f16":
+        y = x.to(tl.float16, fp_downcast_rounding="rtz").to(tl.float32)
+    elif OP == "rtz_bf16":
+        y = x.to(tl.bfloat16, fp_downcast_rounding="rtz").to(tl.float32)
+    elif OP == "sqrt_rn":
+        y = tl.sqrt_rn(tl.abs(x))
+    elif OP == "div_rn":
+        y = tl.div_rn(x, x * x + 1.0)
+    else:  # umulhi
+        u = (x * 1e9).to(tl.int32).to(tl.uint32, bitcast=True)
+        y = tl.umulhi(u, u + 12345).to(tl.float32)
+    tl.store(o_ptr + r, y)
+
+
+@wb.jit
+def while_k(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    i = 0
+    while i < n:  # a tile and a scalar carried through scf.while
+        acc += tl.load(x_ptr + i * BLOCK + r)
+        i += 1
+    tl.store(o_ptr + r, acc)
+
+
+@wb.jit
+def argmax_k(x_ptr, vi, ii, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    a = tl.argmax(x, axis=AXIS)
+    b = tl.argmin(x, axis=AXIS)
+    L: tl.constexpr = N if AXIS == 0 else M
+    tl.store(vi + tl.arange(0, L), a)
+    tl.store(ii + tl.arange(0, L), b)
+
+
+@wb.jit
+def bp_matmul_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr):
+    pa = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (0, 0), (BM, BK), (1, 0))
+    pb = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, 0), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        a = tl.load(pa, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(pb, boundary_check=(0, 1), padding_option="zero")
+        acc += tl.dot(a, b)
+        pa = tl.advance(pa, (0, BK))
+        pb = tl.advance(pb, (BK, 0))
+    pc = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    tl.store(pc, acc, boundary_check=(0, 1))
+
+
+EW_OPS = ["clamp", "clamp_nan", "rtz_f16", "rtz_bf16", "sqrt_rn", "div_rn", "umulhi"]
+KERNELS = {
+    "random": lambda t: wb.compile(random_k, "i64", "*u32", "*fp32", "*fp32", BLOCK=128,
+                                   target=t),
+    "while": lambda t: wb.compile(while_k, "*fp32", "*fp32", "i32", BLOCK=256, target=t),
+    "argmax0": lambda t: wb.compile(argmax_k, "*fp32", "*i32", "*i32", M=16, N=64, AXIS=0,
+                                    target=t),
+    "argmax1": lambda t: wb.compile(argmax_k, "*fp32", "*i32", "*i32", M=16, N=64, AXIS=1,
+                                    target=t),
+    "bp_matmul": lambda t: wb.compile(bp_matmul_k, "*fp16", "*fp16", "*fp32", "i32", "i32",
+                                      "i32", BM=32, BN=32, BK=32, target=t),
+    **{f"ew_{op}": (lambda t, op=op: wb.compile(elementwise_k, "*fp32", "*fp32", N=256, OP=op,
+                                                  target=t)) for op in EW_OPS},
+}
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_ptx_assembles(name, arch):
+    c = KERNELS[name](f"cuda:{arch}")
+    assert ".entry" in c.asm["ptx"]
+    if PTXAS:
+        assert "cubin" in c.asm
+
+
+def test_instructions():
+    ptx = KERNELS["random"]("cuda:90").asm["ptx"]
+    assert "mul.hi.u32" in ptx
+    assert "cvt.rz.f16.f32" in KERNELS["ew_rtz_f16"]("cuda:80").asm["ptx"]
+    assert "max.NaN.f32" in KERNELS["ew_clamp_nan"]("cuda:80").asm["ptx"]
+    assert "sqrt.rn.f32" in KERNELS["ew_sqrt_rn"]("cuda:80").asm["ptx"]
+    assert "div.rn.f32" in KERNELS["ew_div_rn"]("cuda:80").asm["ptx"]
+
+
+# hand-built ttir: 64-bit mulhi, f64 rtz, extern_elementwise -----------------------------------
+N = 256
+NP = {f16: np.float16, f32: np.float32, f64: np.float64, i32: np.int32, i64: np.int64,
+      i1: np.bool_}
+
+
+def ew_kernel(in_types, out_t, name, **attrs):
+    params = [(f"x{i}", ptr(t)) for i, t in enumerate(in_types)] + [("o", ptr(out_t))]
+    k = K("ew", params)
+    r = k.arange(0, N)
+    xs = [k.load(k.addptr(p, r)) for p in k.args[:-1]]
+    k.at(7, 9)
+    k.store(k.addptr(k.args[-1], r), k.op(name, xs, TensorType((N,), out_t), **attrs))
+    return k.ret()
+
+
+def extern_kernel(sym, in_types, out_t):
+    return ew_kernel(in_types, out_t, "tt.extern_elementwise", symbol=sym, libname="libdevice",
+                     libpath="", pure=True)
+
+
+def _cuda(module, arch=90):
+    from workbench.backends.cuda import CudaBackend
+    from workbench.config import CompileContext, Options, Target
+    return CudaBackend(Target.parse(f"cuda:{arch}")).compile(module, None, Options(),
+                                                             CompileContext())
+
+
+FLOAT1 = ["sqrt", "sqrt_rn", "rcp", "rsqrt", "floor", "ceil", "trunc", "round", "rint",
+          "nearbyint", "fabs", "saturate", "exp", "exp2", "log", "log2"]
+FLOAT1_F32 = ["fast_exp", "fast_log", "exp10", "log10", "sin", "cos", "tanh", "sinpi", "cospi",
+              "erf"]
+FLOAT2 = ["fmax", "fmin", "copysign", "div_rn", "fdiv_rn", "fdim"]
+INT1 = ["abs", "popc", "clz", "brev"]
+INT2 = ["min", "max", "umin", "umax"]
+
+
+def extern_cases():
+    for s in FLOAT1:
+        yield f"__nv_{s}f", [f32], f32
+        yield f"__nv_{s}", [f64], f64
+    for s in FLOAT1_F32:
+        yield f"__nv_{s}f", [f32], f32
+    for s in FLOAT2:
+        yield f"__nv_{s}f", [f32, f32], f32
+        yield f"__nv_{s}", [f64, f64], f64
+    yield "__nv_fmaf", [f32] * 3, f32
+    yield "__nv_expf", [f16], f16
+    for s in ("isnan", "isinf", "isfinite", "signbit"):
+        yield f"__nv_{s}f", [f32], i32
+        yield f"__nv_{s}d", [f64], i32
+    for s in INT1:
+        yield f"__nv_{s}", [i32], i32
+        yield f"__nv_{('ll' if s == 'abs' else '')}{s}{'' if s == 'abs' else 'll'}", [i64], \
+            (i32 if s in ("popc", "clz") else i64)
+    for s in INT2:
+        yield f"__nv_{s}", [i32, i32], i32
+        yield f"__nv_{'u' if s[0] == 'u' else ''}ll{s.lstrip('u')}", [i64, i64], i64
+
+
+EXTERN = list(extern_cases())
+
+
+@pytest.mark.parametrize("sym,ins,out", EXTERN, ids=[f"{s}-{i[0]}" for s, i, _ in EXTERN])
+def test_extern_ptx(sym, ins, out):
+    assert libdevice.resolve(sym, ins[0] in (f16, f32, f64)) is not None, sym
+    res = _cuda(extern_kernel(sym, ins, out).module, 80)
+    if PTXAS:
+        assert "cubin" in res.extra
+
+
+def test_extern_unknown_symbol_names_function_and_line():
+    with pytest.raises(UnsupportedError) as e:
+        _cuda(extern_kernel("__nv_lgammaf", [f32], f32).module)
+    msg = str(e.value)
+    assert "__nv_lgammaf" in msg and "CUDA backend" in msg
+    assert e.value.loc.file == FILE and e.value.loc.line == 7
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_mulhi_u64_and_rtz_from_f64(arch):
+    res = _cuda(ew_kernel([i64, i64], i64, "tt.mulhiui").module, arch)
+    assert "mul.hi.u64" in res.extra["ptx"]
+    res = _cuda(ew_kernel([f64], f32, "tt.fp_to_fp", rounding="rtz").module, arch)
+    assert "cvt.rz.f32.f64" in res.extra["ptx"]
+    res = _cuda(ew_kernel([f64], f16, "tt.fp_to_fp", rounding="rtz").module, arch)
+    assert "cvt.rz.f16.f32" in res.extra["ptx"]
+
+
+# on the GPU ------------------------------------------------------------------------------------
+def _dev(a):
+    from workbench.backends.cuda_driver import DeviceArray
+    return DeviceArray.from_numpy(a)
+
+
+def _sync():
+    from workbench.backends import cuda_driver
+    cuda_driver.synchronize()
+
+
+def _interpret(monkeypatch, kernel, grid, *args, **kw):
+    monkeypatch.setenv("WORKBENCH_INTERPRET", "1")
+    kernel[grid](*args, **kw)
+    monkeypatch.delenv("WORKBENCH_INTERPRET")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", [7, 0x123456789AB])
+def test_random_gpu_bit_exact(monkeypatch, seed):
+    n, block = 1024, 128
+    outs = [np.full(n, 0xDEAD, np.uint32), np.full(n, np.nan, np.float32),
+            np.full(n, np.nan, np.float32)]
+    devs = [_dev(o) for o in outs]
+    random_k[(n // block,)](seed, *devs, BLOCK=block)
+    _sync()
+    ri, ru, rn = (d.to_numpy() for d in devs)
+    _interpret(monkeypatch, random_k, (n // block,), seed, *outs, BLOCK=block)
+    np.testing.assert_array_equal(ri, outs[0])
+    np.testing.assert_array_equal(ru, outs[1])
+    ref = triton_randint4x(seed, np.arange(n, dtype=np.int32))
+    np.testing.assert_array_equal(ri, ref[0])
+    np.testing.assert_array_equal(ru, uniform(ref[0]))
+    # log/cos are .approx instructions on the GPU
+    np.testing.assert_allclose(rn, normal(ref[0], ref[1]), rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", EW_OPS)
+def test_elementwise_gpu_vs_interpreter(monkeypatch, op):
+    x = np.random.default_rng().standard_normal(256).astype(np.float32)
+    x[::17] = np.nan
+    if op == "umulhi":
+        x = np.nan_to_num(x) / 4
+    d = _dev(np.full(256, 123.0, np.float32))
+    elementwise_k[(1,)](_dev(x), d, N=256, OP=op)
+    _sync()
+    want = np.full(256, -1.0, np.float32)
+    _interpret(monkeypatch, elementwise_k, (1,), x, want, N=256, OP=op)
+    np.testing.assert_array_equal(d.to_numpy(), want)
+
+
+@pytest.mark.gpu
+def test_while_gpu():
+    n, block = 5, 256
+    x = np.random.default_rng().standard_normal((n, block)).astype(np.float32)
+    d = _dev(np.full(block, np.nan, np.float32))
+    while_k[(1,)](_dev(x), d, n, BLOCK=block)
+    _sync()
+    np.testing.assert_allclose(d.to_numpy(), x.sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("axis", [0, 1])
+def test_argmax_argmin_gpu(axis):
+    x = np.random.default_rng().integers(-5, 5, (16, 64)).astype(np.float32)  # many ties
+    length = x.shape[1 - axis]
+    da, db = _dev(np.full(length, -1, np.int32)), _dev(np.full(length, -1, np.int32))
+    argmax_k[(1,)](_dev(x), da, db, M=16, N=64, AXIS=axis)
+    _sync()
+    np.testing.assert_array_equal(da.to_numpy(), np.argmax(x, axis))
+    np.testing.assert_array_equal(db.to_numpy(), np.argmin(x, axis))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(32, 32, 64), (20, 27, 45)])
+def test_block_pointer_matmul_gpu(m, n, k):
+    rng = np.random.default_rng()
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    dc = _dev(c)
+    bp_matmul_k[(1,)](_dev(a), _dev(b), dc, m, n, k, BM=32, BN=32, BK=32)
+    _sync()
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(dc.to_numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+def _run_both(module, inputs, out_t):
+    from workbench.backends import cuda_driver as cd
+    from workbench.backends.interpreter import InterpreterBackend
+    from workbench.config import CompileContext, Options, Target
+    from test_cpu_helpers import run
+    res = _cuda(module)
+    devs = [_dev(x) for x in inputs] + [_dev(np.zeros(N, NP[out_t]))]
+    res.launcher((1, 1, 1), [d.pointer_arg() for d in devs])
+    cd.synchronize()
+    ref = np.zeros(N, NP[out_t])
+    interp = InterpreterBackend(Target.parse("interpreter")).compile(module, None, Options(),
+                                                                     CompileContext())
+    run(interp, 1, *inputs, ref)
+    return devs[-1].to_numpy(), ref
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sym,ins,out", EXTERN, ids=[f"{s}-{i[0]}" for s, i, _ in EXTERN])
+def test_extern_gpu_vs_interpreter(sym, ins, out):
+    rng = np.random.default_rng()
+    inputs = []
+    for t in ins:
+        if t in (i32, i64):
+            inputs.append(rng.integers(-1000, 1000, N).astype(NP[t]))
+        else:
+            x = (rng.standard_normal(N) * 3).astype(NP[t])
+            x[:4] = [0.0, -0.0, np.inf, np.nan]
+            if any(s in sym for s in ("log", "sqrt")):
+                x = np.abs(x)
+            inputs.append(x)
+    got, want = _run_both(extern_kernel(sym, ins, out).module, inputs, out)
+    if out in (i32, i64):
+        np.testing.assert_array_equal(got, want)
+    else:
+        # .approx instructions (PTX ISA 9.7.3: tanh.approx has a relative error of 2^-11);
+        # the interpreter's fma rounds twice (float64 product and sum, then to float32)
+        approx = any(s in sym for s in ("exp", "log", "sin", "cos", "erf", "rsqrt", "pi",
+                                        "fma"))
+        tol = 2e-3 if "tanh" in sym else 1e-2 if out == f16 else (1e-5 if approx else 0)
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   rtol=tol, atol=tol, equal_nan=True)

@@ -1,0 +1,204 @@
+"""``tt.extern_elementwise`` on the CUDA backend: libdevice (``__nv_*``) names computed by our
+own code (no libdevice bitcode is linked).
+
+Symbols are matched as the interpreter and the CPU backend match them: drop ``__nv_``, then a
+trailing ``f`` (single precision spelling) or, for the predicates, ``d`` when the rest is known
+(``__nv_expf`` -> ``exp``, ``__nv_isnand`` -> ``isnan``). f16/bf16 arguments are computed in
+f32 and rounded once. Supported:
+
+* f32 and f64: ``sqrt``/``sqrt_rn`` (``sqrt.rn``), ``rcp``, ``div_rn``/``fdiv_rn``
+  (``div.rn``), ``rsqrt`` (f32 ``rsqrt.approx``, f64 ``1/sqrt.rn``), ``floor``, ``ceil``,
+  ``trunc``, ``round`` (half away from zero), ``rint``/``nearbyint`` (half to even),
+  ``fabs``, ``fmax``, ``fmin``, ``copysign``, ``fma``, ``fdim``, ``saturate``, ``exp``,
+  ``exp2``, ``log``, ``log2`` (f64: :mod:`.mathlib`), predicates ``isnan``, ``isinf``,
+  ``isfinite``/``finite``, ``signbit`` (1/0 in the result type);
+* f32 only (approximate PTX instructions, PTX ISA 9.7.3.22-26: ``ex2``, ``lg2``, ``sin``,
+  ``cos``, ``tanh`` ``.approx``; a few ulp): ``fast_exp``, ``fast_log``, ``exp10``, ``log10``,
+  ``sin``, ``cos``, ``tanh``, ``sinpi``, ``cospi``, ``erf`` (:func:`.mathlib.erf_f32`);
+* integers (i32/i64): ``abs``/``llabs``, ``min``/``max``/``llmin``/``llmax`` (signed),
+  ``umin``/``umax``/``ullmin``/``ullmax``, ``popc``/``popcll`` (``popc``), ``clz``/``clzll``
+  (``clz``), ``brev``/``brevll`` (``brev``), PTX ISA 9.7.1.
+
+Any other symbol (``pow``, ``tan``, ``atan2``, ``lgamma``...) raises UnsupportedError naming the
+function and the kernel line.
+"""
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ...errors import UnsupportedError
+from ...ir.types import FloatType, IntType
+from . import elementwise, mathlib
+from .types import F32, F64
+
+_INTR1 = {"sqrt": "llvm.sqrt", "sqrt_rn": "llvm.sqrt", "floor": "llvm.floor",
+          "ceil": "llvm.ceil", "trunc": "llvm.trunc", "round": "llvm.round",
+          "rint": "llvm.rint", "nearbyint": "llvm.nearbyint", "fabs": "llvm.fabs"}
+_INTR2 = {"fmax": "llvm.maxnum", "fmin": "llvm.minnum", "copysign": "llvm.copysign"}
+_F32_ONLY = {"fast_exp": "exp", "fast_log": "log", "sin": "sin", "cos": "cos", "tanh": "tanh",
+             "exp10": None, "log10": None, "sinpi": None, "cospi": None, "erf": None}
+_BOTH = {"rcp", "div_rn", "fdiv_rn", "rsqrt", "fma", "fdim", "saturate", "exp", "exp2", "log",
+         "log2"} | set(_INTR1) | set(_INTR2)
+_PRED = {"isnan", "isinf", "isfinite", "finite", "signbit"}
+_INT = {"abs", "llabs", "min", "max", "llmin", "llmax", "umin", "umax", "ullmin", "ullmax",
+        "popc", "popcll", "clz", "clzll", "brev", "brevll"}
+_INT_BASE = {"abs": ("abs", True), "llabs": ("abs", True), "min": ("min", True),
+             "max": ("max", True), "llmin": ("min", True), "llmax": ("max", True),
+             "umin": ("min", False), "umax": ("max", False), "ullmin": ("min", False),
+             "ullmax": ("max", False), "popc": ("popc", False), "popcll": ("popc", False),
+             "clz": ("clz", False), "clzll": ("clz", False), "brev": ("brev", False),
+             "brevll": ("brev", False)}
+FLOAT_NAMES = frozenset(_BOTH | set(_F32_ONLY))
+PRED_NAMES = frozenset(_PRED)
+INT_NAMES = frozenset(_INT)
+
+
+def resolve(symbol: str, is_float: bool) -> str | None:
+    """The canonical name of libdevice ``symbol`` for float or integer arguments, or None."""
+    name = symbol[5:] if symbol.startswith("__nv_") else symbol
+    known = (FLOAT_NAMES | PRED_NAMES) if is_float else INT_NAMES
+    if name in known:
+        return name
+    for suffix in ("f", "d"):
+        if name.endswith(suffix) and name[:-1] in known:
+            return name[:-1]
+    return None
+
+
+def _call(kl, name, ty, args):
+    return kl.b.call(kl.intrinsic(f"{name}.{'f32' if ty == F32 else 'f64'}", ty,
+                                  [ty] * len(args)), args)
+
+
+def _float(kl, name, xs, ty, loc):
+    """``name`` on f32 or f64 LLVM values ``xs`` (all of type ``ty``)."""
+    b = kl.b
+    x = xs[0]
+    one = ir.Constant(ty, 1.0)
+    if name in _INTR1:
+        return _call(kl, _INTR1[name], ty, [x])
+    if name in _INTR2:
+        return _call(kl, _INTR2[name], ty, xs[:2])
+    if name == "fma":
+        return _call(kl, "llvm.fma", ty, xs[:3])
+    if name == "rcp":
+        return b.fdiv(one, x)
+    if name in ("div_rn", "fdiv_rn"):
+        return b.fdiv(x, xs[1])
+    if name == "fdim":
+        return b.select(b.fcmp_ordered(">", x, xs[1]), b.fsub(x, xs[1]), ir.Constant(ty, 0.0))
+    if name == "saturate":  # NaN propagates, as the interpreter's np.clip
+        lo = _call(kl, "llvm.maximum", ty, [x, ir.Constant(ty, 0.0)])
+        return _call(kl, "llvm.minimum", ty, [lo, one])
+    if ty == F64:
+        if name == "rsqrt":
+            return b.fdiv(one, _call(kl, "llvm.sqrt", ty, [x]))
+        y = mathlib.f64_math(kl, name, x)
+        if y is None:
+            raise UnsupportedError(
+                f"extern function {name} in float64 is not implemented by the CUDA backend "
+                f"(float32 only); compute in float32 (x.to(tl.float32))", loc)
+        return y
+    if name in ("exp", "exp2", "log", "log2", "rsqrt"):
+        return elementwise._math_f32(kl, name, x)
+    if name in ("fast_exp", "fast_log", "sin", "cos", "tanh"):
+        return elementwise._math_f32(kl, _F32_ONLY[name], x)
+    if name == "exp10":
+        return elementwise._math_f32(kl, "exp2", b.fmul(x, ir.Constant(F32, math.log2(10.0))))
+    if name == "log10":
+        return b.fmul(elementwise._math_f32(kl, "log2", x), ir.Constant(F32, math.log10(2.0)))
+    if name in ("sinpi", "cospi"):
+        return elementwise._math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
+    if name == "erf":
+        return mathlib.erf_f32(kl, x)
+    raise UnsupportedError(f"extern function {name} is not supported by the CUDA backend", loc)
+
+
+def _predicate(kl, name, x, ty):
+    b = kl.b
+    if name == "isnan":
+        return b.fcmp_unordered("uno", x, x)
+    ax = _call(kl, "llvm.fabs", ty, [x])
+    inf = ir.Constant(ty, math.inf)
+    if name == "isinf":
+        return b.fcmp_ordered("==", ax, inf)
+    if name in ("isfinite", "finite"):
+        return b.fcmp_ordered("<", ax, inf)
+    bits = ir.IntType(64 if ty == F64 else 32)
+    return b.icmp_signed("<", b.bitcast(x, bits), ir.Constant(bits, 0))  # signbit
+
+
+def _integer(kl, name, xs):
+    b = kl.b
+    x = xs[0]
+    t = x.type
+    zero = ir.Constant(t, 0)
+    base, signed = _INT_BASE[name]
+    if base == "abs":
+        return b.select(b.icmp_signed("<", x, zero), b.sub(zero, x), x)
+    if base in ("min", "max"):
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        c = cmp("<" if base == "min" else ">", x, xs[1])
+        return b.select(c, x, xs[1])
+    w = t.width
+    if base == "popc":
+        return b.call(kl.intrinsic(f"llvm.ctpop.i{w}", t, [t]), [x])
+    if base == "clz":
+        fn = kl.intrinsic(f"llvm.ctlz.i{w}", t, [t, ir.IntType(1)])
+        return b.call(fn, [x, ir.Constant(ir.IntType(1), 0)])
+    return b.call(kl.intrinsic(f"llvm.bitreverse.i{w}", t, [t]), [x])  # brev
+
+
+def _fit_int(b, v, lt):
+    """An integer LLVM value resized (zero-extended or truncated) to integer type ``lt``."""
+    if v.type == lt:
+        return v
+    if v.type.width < lt.width:
+        return b.zext(v, lt)
+    return b.trunc(v, lt)
+
+
+def lower(kl, op) -> None:
+    """Lower ``tt.extern_elementwise {symbol}`` register by register (module docstring)."""
+    symbol = str(op.attributes.get("symbol", ""))
+    in_ts = [v.type.scalar for v in op.operands]
+    out_t = op.result.type.scalar
+    is_float = bool(in_ts) and isinstance(in_ts[0], FloatType)
+    name = resolve(symbol, is_float)
+    if name is None:
+        kinds = "float" if is_float else "integer"
+        raise UnsupportedError(
+            f"extern function {symbol!r} ({kinds} arguments) is not supported by the CUDA "
+            f"backend; supported: {', '.join(sorted(FLOAT_NAMES | PRED_NAMES | INT_NAMES))}",
+            op.loc)
+    regs, n = elementwise._operands(kl, op)
+    b = kl.b
+    from .types import llvm_type
+    lt = llvm_type(out_t)
+    out = []
+    for i in range(n):
+        xs = [r[i] for r in regs]
+        if not is_float:
+            out.append(_fit_int(b, _integer(kl, name, xs), lt))
+            continue
+        wide = F64 if in_ts[0].name == "f64" else F32
+        ws = [elementwise.to_f32(b, x, t) if isinstance(t, FloatType) and wide == F32 else x
+              for x, t in zip(xs, in_ts)]
+        if name in _PRED:
+            out.append(_fit_int(b, _predicate(kl, name, ws[0], wide), lt))
+            continue
+        if name in ("ldexp", "scalbn"):
+            raise UnsupportedError(f"extern function {symbol!r} is not supported", op.loc)
+        y = _float(kl, name, ws, wide, op.loc)
+        if isinstance(out_t, IntType):
+            out.append(b.fptosi(y, lt))
+        elif out_t.name == "f64" and wide == F32:
+            out.append(b.fpext(y, F64))
+        else:
+            out.append(elementwise.from_f32(b, y, out_t) if wide == F32 else y)
+    kl.set(op.result, out)
+
+
+__all__ = ["lower", "resolve", "FLOAT_NAMES", "PRED_NAMES", "INT_NAMES"]
