@@ -41,20 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value, functions
-from ..ir.dialects import OPS, OpSpec
 from ..ir.types import MemDescType, TensorType, i1, i32
 from .effects import is_pure
 from .manager import Pass
 
-for _name, _spec in {
-        "ttg.memdesc_index": OpSpec(("src", "index"), (), "one buffer of a multi-buffered "
-                                    "shared allocation"),
-        "ttg.async_copy_global_to_local": OpSpec(("src", "dst", "pred", "mask?"), (),
-                                                 "cp.async global -> shared", 0, "0"),
-        "ttg.async_commit_group": OpSpec((), (), "cp.async.commit_group", 0, "0"),
-        "ttg.async_wait": OpSpec((), ("num",), "cp.async.wait_group num", 0, "0"),
-}.items():
-    OPS.setdefault(_name, _spec)
 
 
 def _const(before: Operation, value, t=i32) -> Value:

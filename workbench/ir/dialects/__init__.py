@@ -103,6 +103,12 @@ OPS: dict[str, OpSpec] = {
     "ttg.local_store": _s(["value", "dst"], [], "registers -> shared memory", 0, "0"),
     "ttg.local_dealloc": _s(["src"], [], "free shared memory", 0, "0"),
     "gpu.barrier": _s([], [], "CTA-wide barrier (bar.sync)", 0, "0"),
+    "ttg.memdesc_index": _s(["src", "index"], [], "one buffer of a multi-buffered shared "
+                                                  "allocation"),
+    "ttg.async_copy_global_to_local": _s(["src", "dst", "pred", "mask?"], [],
+                                         "cp.async global -> shared", 0, "0"),
+    "ttg.async_commit_group": _s([], [], "cp.async.commit_group", 0, "0"),
+    "ttg.async_wait": _s([], ["num"], "cp.async.wait_group num", 0, "0"),
 }
 
 for _n in BINARY_INT + BINARY_FLOAT:
