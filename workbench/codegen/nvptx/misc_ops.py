@@ -4,7 +4,7 @@
   which the NVPTX back end selects as ``mul.hi.u32`` / ``mul.hi.u64`` (PTX ISA 9.7.1.5 mul).
   Philox (``tl.rand``, ``tl.randint``, ``tl.randn``) is built from it.
 * ``tt.clampf {propagateNan}``: ``min(max(x, lo), hi)``; ``"none"``: ``max.f32``/``min.f32``
-  (a NaN ``x`` gives ``lo``... as IEEE maxNum), ``"all"``: ``max.NaN.f32``/``min.NaN.f32``
+  (IEEE maxNum: a NaN ``x`` gives ``lo``), ``"all"``: ``max.NaN.f32``/``min.NaN.f32``
   (``llvm.maximum``/``llvm.minimum``, PTX ISA 9.7.3.11, sm_80+), so a NaN propagates.
   f16/bf16 are clamped in f32 (exact: the result is one of the inputs).
 * ``tt.fp_to_fp {rounding = "rtz"}`` when it narrows: ``cvt.rz.f32.f64`` and
@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ...ir.types import FloatType
 from . import elementwise, libdevice
-from .types import F16, F32, F64, I16, I32, is_bf16
+from .types import F16, F32, I16, I32, is_bf16
 
 _NARROW_BITS = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16}
 
@@ -154,4 +154,4 @@ def _lower_ops(kl, ops) -> None:
         kl.lower_op(inner)
 
 
-__all__ = ["handles", "lower", "lower_while", "mulhi", "rtz", "clamp", "F64"]
+__all__ = ["handles", "lower", "lower_while", "mulhi", "rtz", "clamp"]
