@@ -19,34 +19,14 @@ import time
 import numpy as np
 
 import workbench as wb
-import workbench.language as tl
-
-
-@wb.jit
-def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-
-@wb.jit
-def softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
-    z = x - tl.max(x, axis=0)
-    num = tl.exp(z)
-    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+from workbench.testing.examples import add_kernel, softmax_kernel
 
 
 CASES = {
-    "vector_add": (vector_add, ("*fp32:16", "*fp32:16", "*fp32:16", "i32:16"),
-                   dict(BLOCK=1024)),
-    "softmax": (softmax, ("*fp32:16", "*fp32:16", "i32", "i32", "i32"), dict(BLOCK=1024)),
+    "vector_add": (add_kernel, ("*fp32:16", "*fp32:16", "*fp32:16", "i32:16"),
+                   dict(BLOCK_SIZE=1024)),
+    "softmax": (softmax_kernel, ("*fp32:16", "*fp32:16", "i32", "i32", "i32"),
+                dict(BLOCK_SIZE=1024)),
 }
 AGGREGATES = ("frontend", "ttir_passes", "backend", "total")
 
@@ -57,9 +37,9 @@ def launch_args(name):
     if name == "vector_add":
         n = 1024
         x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-        return (x, y, np.empty_like(x), n), dict(BLOCK=1024)
+        return (x, y, np.empty_like(x), n), dict(BLOCK_SIZE=1024)
     x = rng.standard_normal((1, 781)).astype(np.float32)
-    return (np.empty_like(x), x, 781, 781, 781), dict(BLOCK=1024)
+    return (np.empty_like(x), x, 781, 781, 781), dict(BLOCK_SIZE=1024)
 
 
 def cold_compiles(fn, sig, consts, target, repeat):

@@ -32,10 +32,8 @@ _UNSET = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"
           if k in os.environ}
 
 import importlib.util  # noqa: E402
-import inspect  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
-import textwrap  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -44,73 +42,10 @@ HAVE_TRITON = importlib.util.find_spec("triton") is not None and \
     importlib.util.find_spec("torch") is not None
 
 import workbench as wb  # noqa: E402
-import workbench.language as tl  # noqa: E402
-
-
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-             mask=mask)
-
-
-def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
-    num = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
-
-
-def layer_norm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    Y += row * stride
-    X += row * stride
-    _mean = tl.zeros([BLOCK], dtype=tl.float32)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        _mean += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-    mean = tl.sum(_mean, axis=0) / N
-    _var = tl.zeros([BLOCK], dtype=tl.float32)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        _var += x * x
-    var = tl.sum(_var, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        tl.store(Y + cols, (x - mean) * rstd * w + b, mask=mask)
-
-
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    group = GROUP_M * num_pid_n
-    first_m = (pid // group) * GROUP_M
-    size_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % size_m
-    pid_n = (pid % group) // size_m
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
-                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+from benchmarks.common import torch_args, triton_twins  # noqa: E402
+from workbench.testing.ceilings import cpu_model  # noqa: E402
+from workbench.testing.examples import (add_kernel, layer_norm_fwd_kernel,  # noqa: E402
+                                        matmul_kernel, softmax_kernel)
 
 
 # ----------------------------------------------------------------------------- timing
@@ -181,21 +116,10 @@ def blas_info() -> str:
         return f"unknown ({type(exc).__name__})"
 
 
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or "unknown CPU"
-
-
 # ----------------------------------------------------------------------------- rows
 def compile_pair(fn, args, **meta):
     """The kernel compiled with bounds checks on and off."""
-    jf = wb.jit(fn)
+    jf = wb.jit(fn.fn)
     return (wb.compile(jf, *args, target="cpu", **meta),
             wb.compile(jf, *args, target="cpu", bounds_check=False, **meta))
 
@@ -219,13 +143,8 @@ def triton_time(fn, args, meta, grid) -> str:
         return "not installed"
     try:
         os.environ["TRITON_INTERPRET"] = "1"
-        import torch
-        import triton
-        import triton.language as ttl
-        ns = {"tl": ttl, "min": min}
-        exec(textwrap.dedent(inspect.getsource(fn)), ns)
-        kernel = triton.jit(ns[fn.__name__])
-        targs = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel = getattr(triton_twins(fn), fn.__name__)
+        targs = torch_args(args)
         kernel[grid](*targs, **meta)
         t0 = time.perf_counter()
         kernel[grid](*targs, **meta)
@@ -239,7 +158,7 @@ def main(argv) -> None:
     reps = 3 if quick else 11
     flush = Flusher(4 << 20 if quick else 64 << 20)
     rng = np.random.default_rng(0)
-    print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; numpy {np.__version__}, "
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; numpy {np.__version__}, "
           f"BLAS: {blas_info()}")
     print(f"load average at start (other processes share the 2 cores): "
           f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}")
@@ -252,7 +171,7 @@ def main(argv) -> None:
     x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
     o = np.empty_like(x)
     grid = (wb.cdiv(n, 1024),)
-    r = row_kernel(f"vector add {n:,} fp32", add_kernel, (x, y, o, n), {"BLOCK": 1024}, grid,
+    r = row_kernel(f"vector add {n:,} fp32", add_kernel, (x, y, o, n), {"BLOCK_SIZE": 1024}, grid,
                    lambda: o, lambda: x + y, {"np.add(x, y, out=o)":
                                                lambda: np.add(x, y, out=o)}, reps, flush)
     r["target"] = 1 / 0.95
@@ -281,7 +200,7 @@ def main(argv) -> None:
     def np_softmax_expr():
         e = np.exp(s - s.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    r = row_kernel(f"softmax {m}x{c} fp32", softmax_kernel, (so, s, c, c), {"BLOCK": 1024},
+    r = row_kernel(f"softmax {m}x{c} fp32", softmax_kernel, (so, s, c, c, c), {"BLOCK_SIZE": 1024},
                    (m,), lambda: so, np_softmax_expr,
                    {"in-place ufuncs": np_softmax_inplace, "expression": np_softmax_expr},
                    reps, flush)
@@ -308,8 +227,8 @@ def main(argv) -> None:
         np.multiply(t2, 1.0 / np.sqrt(var + eps), out=t2)
         np.multiply(t2, wl, out=t2)
         np.add(t2, bl, out=t2)
-    r = row_kernel(f"layer norm fwd {m}x{nn} fp32", layer_norm_kernel,
-                   (xl, yl, wl, bl, mean, rstd, nn, nn, eps), {"BLOCK": 1024}, (m,),
+    r = row_kernel(f"layer norm fwd {m}x{nn} fp32", layer_norm_fwd_kernel,
+                   (xl, yl, wl, bl, mean, rstd, nn, nn, eps), {"BLOCK_SIZE": 1024}, (m,),
                    lambda: yl, np_ln_expr,
                    {"expression": np_ln_expr, "in-place + einsum": np_ln_inplace}, reps, flush,
                    check_tol=1e-3)
@@ -333,10 +252,10 @@ def main(argv) -> None:
     print("| kernel | workbench, bounds on (ms) | bounds off (ms) | bounds-check cost | numpy "
           "(ms) | numpy / workbench | target | met | triton interpreter (ms) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    specs = {"vector add": (add_kernel, (x, y, o, n), {"BLOCK": 1024}, (wb.cdiv(n, 1024),)),
-             "softmax": (softmax_kernel, (so, s, c, c), {"BLOCK": 1024}, (s.shape[0],)),
-             "layer norm": (layer_norm_kernel, (xl, yl, wl, bl, mean, rstd, nn, nn, eps),
-                            {"BLOCK": 1024}, (xl.shape[0],)),
+    specs = {"vector add": (add_kernel, (x, y, o, n), {"BLOCK_SIZE": 1024}, (wb.cdiv(n, 1024),)),
+             "softmax": (softmax_kernel, (so, s, c, c, c), {"BLOCK_SIZE": 1024}, (s.shape[0],)),
+             "layer norm": (layer_norm_fwd_kernel, (xl, yl, wl, bl, mean, rstd, nn, nn, eps),
+                            {"BLOCK_SIZE": 1024}, (xl.shape[0],)),
              "matmul": (matmul_kernel, (a, bm, cm, d, d, d), meta, ((d // 64) ** 2,))}
     for r in rows:
         ratio = r["numpy"] / r["on"]
@@ -353,9 +272,9 @@ def main(argv) -> None:
     os.environ["WORKBENCH_DISK_CACHE"] = "0"
     cold = []
     for _ in range(3 if quick else 5):
-        jf = wb.jit(softmax_kernel)
+        jf = wb.jit(softmax_kernel.fn)
         t0 = time.perf_counter()
-        wb.compile(jf, so, s, c, c, target="cpu", BLOCK=1024)
+        wb.compile(jf, so, s, c, c, c, target="cpu", BLOCK_SIZE=1024)
         cold.append(time.perf_counter() - t0)
     os.environ.pop("WORKBENCH_DISK_CACHE")
     cold_ms = statistics.median(cold) * 1e3
@@ -364,15 +283,15 @@ def main(argv) -> None:
 
     # launch overhead
     z = np.zeros(16, np.float32)
-    jf = wb.jit(add_kernel)
-    k1 = wb.compile(jf, z, z, z, 16, target="cpu", BLOCK=16)
+    jf = wb.jit(add_kernel.fn)
+    k1 = wb.compile(jf, z, z, z, 16, target="cpu", BLOCK_SIZE=16)
     from workbench.backends.base import PointerArg
     pa = PointerArg(z.ctypes.data, z.ctypes.data, z.ctypes.data + z.nbytes, 4, z)
     launcher = k1._launcher
     n_calls = 200 if quick else 3000
     t_launcher = per_call(lambda: launcher((1, 1, 1), [pa, pa, pa, 16]), n_calls) * 1e6
     t_compiled = per_call(lambda: k1[(1,)](z, z, z, 16), n_calls) * 1e6
-    t_jit = per_call(lambda: jf[(1,)](z, z, z, 16, BLOCK=16), n_calls) * 1e6
+    t_jit = per_call(lambda: jf[(1,)](z, z, z, 16, BLOCK_SIZE=16), n_calls) * 1e6
     checks.append(("warm launch overhead, 1 program (backend launcher)", f"{t_launcher:.1f} us",
                    "< 20 us", t_launcher < 20))
     checks.append(("  same through compiled[grid](...) / jit[grid](...)",

@@ -1,7 +1,8 @@
 """Issue 5 "Measured": the workbench's CUDA backend next to Triton 3.6 on one GPU, same inputs.
 
-Each kernel is written once (``KERNELS`` below, Triton's language) and imported twice: with
-``workbench.jit``/``workbench.language`` and with ``triton.jit``/``triton.language``. Times
+Each kernel is written once, in Triton's language, in :mod:`workbench.testing.examples`
+(``KERNELS`` below names them) and run twice: as the workbench's ``@jit`` kernel and as its
+``triton.jit`` twin (the same source, :func:`benchmarks.common.triton_twins`). Times
 are ``triton.testing.do_bench`` (ms, L2 flushed between runs, CUDA events) on the same torch
 tensors; outputs are checked against torch. Our kernel is launched once through
 ``kernel[grid](...)`` (compiling it) and then timed through its compiled launcher with the
@@ -16,109 +17,15 @@ cuda-bindings). Prints one table.
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
-import tempfile
 import time
 import traceback
-from pathlib import Path
 
-KERNELS = '''
-@jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-             mask=mask)
+from benchmarks.common import triton_twins
 
-
-@jit
-def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(in_ptr + row * stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    num = tl.exp(x - tl.max(x, axis=0))
-    y = num / tl.sum(num, axis=0)
-    tl.store(out_ptr + row * stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-@jit
-def layernorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / n_cols
-    d = tl.where(mask, x - mean, 0.0)
-    var = tl.sum(d * d, axis=0) / n_cols
-    rstd = 1.0 / tl.sqrt(var + eps)
-    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    tl.store(y_ptr + row * stride + cols, (d * rstd * w + b).to(tl.float16), mask=mask)
-
-
-@jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr, GROUP: tl.constexpr):
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BM)
-    num_n = tl.cdiv(N, BN)
-    in_group = GROUP * num_n
-    first_m = (pid // in_group) * GROUP
-    gsz = min(num_m - first_m, GROUP)
-    pid_m = first_m + (pid % in_group) % gsz
-    pid_n = (pid % in_group) // gsz
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
-        acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
-
-
-@jit
-def attn_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr,
-                BM: tl.constexpr, BN: tl.constexpr):
-    start_m = tl.program_id(0)
-    off = tl.program_id(1) * N_CTX * D
-    rm = start_m * BM + tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rd = tl.arange(0, D)
-    q = tl.load(q_ptr + off + rm[:, None] * D + rd[None, :])
-    m_i = tl.zeros((BM,), dtype=tl.float32) - float("inf")
-    l_i = tl.zeros((BM,), dtype=tl.float32)
-    acc = tl.zeros((BM, D), dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    for start_n in range(0, N_CTX, BN):
-        kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
-        qk = tl.dot(q, kt) * qk_scale
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_new[:, None])
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(v_ptr + off + (start_n + rn)[:, None] * D + rd[None, :])
-        acc = tl.dot(p.to(tl.float16), v, acc)
-        m_i = m_new
-    tl.store(o_ptr + off + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
-'''
-
-
-def _load(flavour: str, tmp: Path):
-    head = ("import workbench as _wb\nimport workbench.language as tl\njit = _wb.jit\n"
-            if flavour == "wb" else
-            "import triton as _tr\nimport triton.language as tl\njit = _tr.jit\n")
-    path = tmp / f"bench_kernels_{flavour}.py"
-    path.write_text(head + KERNELS)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
+#: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
+KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",
+           "matmul_fp16_kernel", "attention_fwd_kernel")
 
 
 def _bench(fn):
@@ -167,15 +74,17 @@ def cases(torch, ours, theirs):
     x, y = (torch.rand(n, device=dev) for _ in range(2))
     o = torch.empty_like(x)
     out.append(("vector add 2^28 fp32", "GB/s", 3 * n * 4,
-                lambda m: timed(m, ours, "add_kernel", (n // 1024,), (x, y, o, n), BLOCK=1024),
+                lambda m: timed(m, ours, "add_kernel", (n // 1024,), (x, y, o, n),
+                                BLOCK_SIZE=1024),
                 lambda: (o - (x + y)).abs().max().item()))
     for dt in (torch.float32, torch.float16):
         M, N = 8192, 4096
         a = torch.randn(M, N, device=dev, dtype=dt)
         so = torch.empty_like(a)
         out.append((f"softmax 8192x4096 {str(dt)[6:]}", "GB/s", 2 * M * N * a.element_size(),
-                    lambda m, a=a, so=so: timed(m, ours, "softmax_kernel", (M,), (so, a, N, N),
-                                                BLOCK=4096, num_warps=8),
+                    lambda m, a=a, so=so: timed(m, ours, "softmax_fp32_acc_kernel", (M,),
+                                                (so, a, N, N, N), BLOCK_SIZE=4096,
+                                                num_warps=8),
                     lambda a=a, so=so: (so.float() - torch.softmax(a.float(), 1)).abs().max()
                     .item()))
     M, N = 8192, 4096
@@ -184,8 +93,8 @@ def cases(torch, ours, theirs):
                                                                          dtype=torch.float16)
     yl = torch.empty_like(xl)
     out.append(("layer norm fwd 8192x4096 fp16", "GB/s", 2 * M * N * 2,
-                lambda m: timed(m, ours, "layernorm_kernel", (M,), (xl, yl, w, b, N, N, 1e-5),
-                                BLOCK=4096, num_warps=8),
+                lambda m: timed(m, ours, "layer_norm_row_kernel", (M,),
+                                (xl, yl, w, b, N, N, 1e-5), BLOCK_SIZE=4096, num_warps=8),
                 lambda: (yl.float() - torch.nn.functional.layer_norm(
                     xl.float(), (N,), w.float(), b.float(), 1e-5)).abs().max().item()))
     S = 4096
@@ -193,20 +102,22 @@ def cases(torch, ours, theirs):
     B = torch.randn(S, S, device=dev, dtype=torch.float16)
     C = torch.empty(S, S, device=dev, dtype=torch.float16)
     out.append(("matmul 4096^3 fp16 (fp32 acc)", "TFLOP/s", 2 * S ** 3,
-                lambda m: timed(m, ours, "matmul_kernel", ((S // 128) * (S // 128),),
-                                (A, B, C, S, S, S), BM=128, BN=128, BK=32, GROUP=8,
+                lambda m: timed(m, ours, "matmul_fp16_kernel", ((S // 128) * (S // 128),),
+                                (A, B, C, S, S, S), BM=128, BN=128, BK=32, GROUP_M=8,
                                 num_warps=4, num_stages=3),
                 lambda: ((C.float() - (A.float() @ B.float())).abs().max() /
                          (A.float() @ B.float()).abs().max()).item(),
-                lambda m, cfg: timed(m, ours, "matmul_kernel", ((S // cfg[0]) * (S // cfg[1]),),
-                                     (A, B, C, S, S, S), BM=cfg[0], BN=cfg[1], BK=cfg[2],
-                                     GROUP=8, num_warps=cfg[3], num_stages=cfg[4])))
+                lambda m, cfg: timed(m, ours, "matmul_fp16_kernel",
+                                     ((S // cfg[0]) * (S // cfg[1]),), (A, B, C, S, S, S),
+                                     BM=cfg[0], BN=cfg[1], BK=cfg[2], GROUP_M=8,
+                                     num_warps=cfg[3], num_stages=cfg[4])))
     Z, H, NC, D = 4, 16, 2048, 64
     q, k, v = (torch.randn(Z * H, NC, D, device=dev, dtype=torch.float16) for _ in range(3))
     ao = torch.empty_like(q)
     scale = D ** -0.5
     out.append((f"attention fwd {Z}x{H}x{NC}x{D} fp16", "TFLOP/s", 4 * Z * H * NC * NC * D,
-                lambda m: timed(m, ours, "attn_kernel", (NC // 64, Z * H), (q, k, v, ao, scale, NC),
+                lambda m: timed(m, ours, "attention_fwd_kernel", (NC // 64, Z * H),
+                                (q, k, v, ao, scale, NC),
                                 D=D, BM=64, BN=64, num_warps=4, num_stages=3),
                 lambda: (ao.float() - torch.softmax(q.float() @ k.float().transpose(1, 2) *
                                                     scale, -1) @ v.float()).abs().max().item()))
@@ -219,8 +130,9 @@ MATMUL_CONFIGS = [(128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 256, 32, 8, 
 
 def main() -> None:
     import torch
-    tmp = Path(tempfile.mkdtemp())
-    ours, theirs = _load("wb", tmp), _load("tr", tmp)
+
+    from workbench.testing import examples as ours
+    theirs = triton_twins(*(getattr(ours, name) for name in KERNELS))
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
     for name, unit, work, launch, check, *tuned in cases(torch, ours, theirs):
@@ -264,7 +176,7 @@ def main() -> None:
     xs = torch.rand(1024, device="cuda")
     ys, zs = torch.rand_like(xs), torch.empty_like(xs)
     for who, mod in (("ours", ours), ("triton", theirs)):
-        us = _overhead(lambda: mod.add_kernel[(1,)](xs, ys, zs, 1024, BLOCK=1024))
+        us = _overhead(lambda: mod.add_kernel[(1,)](xs, ys, zs, 1024, BLOCK_SIZE=1024))
         print(f"host launch overhead ({who}, kernel[grid](...)): {us:.1f} us per call")
     raw = bound_launcher(ours.add_kernel, (1,), (xs, ys, zs, 1024))
     print(f"host launch overhead (ours, compiled launcher, bound args): {_overhead(raw):.1f} us "

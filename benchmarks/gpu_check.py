@@ -20,11 +20,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import workbench as wb  # noqa: E402
 from workbench.backends import cuda_driver as cd  # noqa: E402
 from workbench.backends import nvidia_tools  # noqa: E402
 from workbench.backends.cuda import CudaBackend  # noqa: E402
 from workbench.codegen.nvptx import samples  # noqa: E402
 from workbench.config import CompileContext, Options, Target  # noqa: E402
+from workbench.testing.examples import add_kernel, softmax_kernel  # noqa: E402
 
 WARMUP, ITERS = 5, 50
 
@@ -48,52 +50,16 @@ def compile_sample(module, num_warps=4):
     return res, time.perf_counter() - t0
 
 
-def frontend_kernels():
-    import workbench as wb
-    import workbench.language as tl
-
-    @wb.jit
-    def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs,
-                                                                             mask=mask), mask=mask)
-
-    @wb.jit
-    def softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
-        num = tl.exp(x - tl.max(x, axis=0))
-        tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
-
-    return wb, add, softmax
-
-
 def triton_times(n, rows, cols):
     try:
         import torch
         import triton
-        import triton.language as ttl
+
+        from benchmarks.common import triton_twins
+        twins = triton_twins(add_kernel, softmax_kernel)
     except ImportError as e:
         return None, f"triton not importable ({e})"
-
-    @triton.jit
-    def t_add(x_ptr, y_ptr, out_ptr, n, BLOCK: ttl.constexpr):
-        offs = ttl.program_id(0) * BLOCK + ttl.arange(0, BLOCK)
-        mask = offs < n
-        ttl.store(out_ptr + offs, ttl.load(x_ptr + offs, mask=mask) + ttl.load(y_ptr + offs,
-                                                                               mask=mask), mask=mask)
-
-    @triton.jit
-    def t_softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: ttl.constexpr):
-        row = ttl.program_id(0)
-        cols_ = ttl.arange(0, BLOCK)
-        mask = cols_ < n_cols
-        x = ttl.load(in_ptr + row * in_stride + cols_, mask=mask, other=-float("inf"))
-        num = ttl.exp(x - ttl.max(x, axis=0))
-        ttl.store(out_ptr + row * out_stride + cols_, num / ttl.sum(num, axis=0), mask=mask)
+    t_add, t_softmax = twins.add_kernel, twins.softmax_kernel
 
     x = torch.randn(n, device="cuda")
     y = torch.randn(n, device="cuda")
@@ -101,8 +67,8 @@ def triton_times(n, rows, cols):
     a = torch.randn(rows, cols, device="cuda")
     b = torch.empty_like(a)
     g = (triton.cdiv(n, 1024),)
-    t_add[g](x, y, o, n, BLOCK=1024, num_warps=4)
-    t_softmax[(rows,)](b, a, cols, cols, cols, BLOCK=1024, num_warps=4)
+    t_add[g](x, y, o, n, BLOCK_SIZE=1024, num_warps=4)
+    t_softmax[(rows,)](b, a, cols, cols, cols, BLOCK_SIZE=1024, num_warps=4)
     torch.cuda.synchronize()
     ok = torch.allclose(o, x + y) and torch.allclose(b, torch.softmax(a, 1), atol=1e-6)
 
@@ -120,9 +86,9 @@ def triton_times(n, rows, cols):
             ts.append(s.elapsed_time(e))
         return statistics.median(ts)
 
-    return {"add": bench(lambda: t_add[g](x, y, o, n, BLOCK=1024, num_warps=4)),
-            "softmax": bench(lambda: t_softmax[(rows,)](b, a, cols, cols, cols, BLOCK=1024,
-                                                        num_warps=4)),
+    return {"add": bench(lambda: t_add[g](x, y, o, n, BLOCK_SIZE=1024, num_warps=4)),
+            "softmax": bench(lambda: t_softmax[(rows,)](b, a, cols, cols, cols,
+                                                        BLOCK_SIZE=1024, num_warps=4)),
             "ok": ok}, None
 
 
@@ -161,10 +127,9 @@ def main() -> int:
            lambda: bool(np.allclose(db.to_numpy(), sm_ref, rtol=2e-5, atol=1e-7)),
            8 * rows * cols, ct)
     try:
-        wb, add, softmax = frontend_kernels()
         t0 = time.perf_counter()
-        ck = wb.compile(add, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16", target="cuda:90",
-                        BLOCK=1024)
+        ck = wb.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16",
+                        target="cuda:90", BLOCK_SIZE=1024)
         ct = time.perf_counter() - t0
         do2 = cd.DeviceArray.from_numpy(np.full(n, np.nan, np.float32))
 
@@ -174,8 +139,8 @@ def main() -> int:
         record("add 2^24 (frontend)", R, (n // 1024, 1, 1), [dx, dy, do2, n],
                lambda: bool(np.array_equal(do2.to_numpy(), x + y)), 12 * n, ct)
         t0 = time.perf_counter()
-        cs = wb.compile(softmax, "*fp32:16", "*fp32:16", "i32", "i32", "i32", target="cuda:90",
-                        BLOCK=1024)
+        cs = wb.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                        target="cuda:90", BLOCK_SIZE=1024)
         ct = time.perf_counter() - t0
         db2 = cd.DeviceArray.from_numpy(np.full_like(a, np.nan))
 

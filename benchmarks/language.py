@@ -9,12 +9,8 @@ checked against numpy before timing. ``--quick`` uses small sizes (a smoke test)
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import os
-import statistics
 import sys
-import textwrap
-import time
 
 import numpy as np
 
@@ -24,54 +20,9 @@ if HAVE_TRITON:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import workbench as wb  # noqa: E402
-import workbench.language as tl  # noqa: E402
-
-
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-             mask=mask)
-
-
-def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
-    num = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
-
-
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    group = GROUP_M * num_pid_n
-    first_m = (pid // group) * GROUP_M
-    size_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % size_m
-    pid_n = (pid % group) // size_m
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :],
-                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-def median(fn, reps):
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+from benchmarks.common import median_seconds as median  # noqa: E402
+from benchmarks.common import torch_args, triton_twins  # noqa: E402
+from workbench.testing.examples import add_kernel, matmul_kernel, softmax_kernel  # noqa: E402
 
 
 def cases(quick):
@@ -79,15 +30,15 @@ def cases(quick):
     n = 1 << (16 if quick else 24)
     x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
     yield (f"vector add {n:,}", add_kernel, lambda: (x, y, np.empty_like(x), n),
-           {"BLOCK": 1024}, (wb.cdiv(n, 1024),), lambda a: a[2], lambda: x + y, 2)
+           {"BLOCK_SIZE": 1024}, (wb.cdiv(n, 1024),), lambda a: a[2], lambda: x + y, 2)
     m, c = (256, 1000) if quick else (4096, 1000)
     s = rng.standard_normal((m, c)).astype(np.float32)
 
     def sm():
         e = np.exp(s - s.max(1, keepdims=True))
         return e / e.sum(1, keepdims=True)
-    yield (f"softmax {m}x{c}", softmax_kernel, lambda: (np.empty_like(s), s, c, c),
-           {"BLOCK": 1024}, (m,), lambda a: a[0], sm, 2)
+    yield (f"softmax {m}x{c}", softmax_kernel, lambda: (np.empty_like(s), s, c, c, c),
+           {"BLOCK_SIZE": 1024}, (m,), lambda a: a[0], sm, 2)
     for d in ((128,) if quick else (512, 1024)):
         a = rng.standard_normal((d, d)).astype(np.float32)
         b = rng.standard_normal((d, d)).astype(np.float32)
@@ -99,20 +50,15 @@ def cases(quick):
 
 def time_workbench(fn, target, make, meta, grid, out, ref, reps):
     args = make()
-    k = wb.compile(wb.jit(fn), *args, target=target, **meta)
+    k = wb.compile(wb.jit(fn.fn), *args, target=target, **meta)
     k[grid](*args)
     np.testing.assert_allclose(out(args), ref(), rtol=1e-3, atol=1e-3)
     return median(lambda: k[grid](*args), reps)
 
 
 def time_triton(fn, make, meta, grid, out, ref, reps):
-    import torch
-    import triton
-    import triton.language as ttl
-    ns = {"tl": ttl, "min": min}
-    exec(textwrap.dedent(inspect.getsource(fn)), ns)
-    kernel = triton.jit(ns[fn.__name__])
-    args = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in make()]
+    kernel = getattr(triton_twins(fn), fn.__name__)
+    args = torch_args(make())
     kernel[grid](*args, **meta)
     np.testing.assert_allclose(out(args).numpy(), ref(), rtol=1e-3, atol=1e-3)
     return median(lambda: kernel[grid](*args, **meta), 1)

@@ -23,18 +23,8 @@ import time
 
 import numpy as np
 
-import workbench as wb
-import workbench.language as tl
-
-
-@wb.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
+from benchmarks.common import triton_twins
+from workbench.testing.examples import add_kernel as add
 
 
 def median_us(fn, n: int, sync=None) -> float:
@@ -64,21 +54,22 @@ def _noop(grid3, args):
 def measure(x, y, out, n_iter: int, sync=None) -> dict:
     """The rows for one kind of array (numpy, torch CUDA) as name -> microseconds."""
     n = x.shape[0]
-    kernel = add[(1,)](x, y, out, n, BLOCK=16)
-    launch = lambda: add[(1,)](x, y, out, n, BLOCK=16)  # noqa: E731
+    kernel = add[(1,)](x, y, out, n, BLOCK_SIZE=16)
+    launch = lambda: add[(1,)](x, y, out, n, BLOCK_SIZE=16)  # noqa: E731
     rows = {"full kernel[grid](...)": median_us(launch, n_iter, sync)}
 
     real = kernel._launcher
     kernel._launcher = _noop
     try:
         rows["runtime part (no-op launcher)"] = median_us(launch, n_iter)
-        slow = lambda: add._run_slow((x, y, out, n), {"BLOCK": 16}, (1,), False, None)  # noqa
+        slow = lambda: add._run_slow((x, y, out, n), {"BLOCK_SIZE": 16}, (1,), False, None)  # noqa
         rows["runtime slow path (no-op launcher)"] = median_us(slow, max(200, n_iter // 10))
     finally:
         kernel._launcher = real
 
     from workbench.runtime.binding import specialize
-    bound = specialize(add.fn, add.params, dict(x_ptr=x, y_ptr=y, out_ptr=out, n=n, BLOCK=16))
+    bound = specialize(add.fn, add.params, dict(x_ptr=x, y_ptr=y, out_ptr=out, n_elements=n,
+                                                BLOCK_SIZE=16))
     runtime = list(bound.runtime_args)
     rows["backend launcher alone"] = median_us(lambda: real((1, 1, 1), runtime), n_iter, sync)
     return rows
@@ -87,22 +78,12 @@ def measure(x, y, out, n_iter: int, sync=None) -> dict:
 def triton_row(x, y, out, n_iter: int, sync) -> float | None:
     """Triton's launch of the same kernel (microseconds), or None when triton is missing."""
     try:
-        import triton
-        import triton.language as ttl
+        tadd = triton_twins(add).add_kernel
     except ImportError:
         return None
-
-    @triton.jit
-    def tadd(x_ptr, y_ptr, out_ptr, n, BLOCK: ttl.constexpr):
-        pid = ttl.program_id(0)
-        offs = pid * BLOCK + ttl.arange(0, BLOCK)
-        mask = offs < n
-        ttl.store(out_ptr + offs, ttl.load(x_ptr + offs, mask=mask)
-                  + ttl.load(y_ptr + offs, mask=mask), mask=mask)
-
     n = x.shape[0]
-    tadd[(1,)](x, y, out, n, BLOCK=16)
-    return median_us(lambda: tadd[(1,)](x, y, out, n, BLOCK=16), n_iter, sync)
+    tadd[(1,)](x, y, out, n, BLOCK_SIZE=16)
+    return median_us(lambda: tadd[(1,)](x, y, out, n, BLOCK_SIZE=16), n_iter, sync)
 
 
 def main(argv=None) -> dict:
@@ -144,7 +125,8 @@ def measure_sync(x, y, out, n_iter: int) -> float:
     """The full launch followed by ``torch.cuda.synchronize()`` (launch + kernel + sync)."""
     import torch
     n = x.shape[0]
-    return median_us(lambda: add[(1,)](x, y, out, n, BLOCK=16), n_iter, torch.cuda.synchronize)
+    return median_us(lambda: add[(1,)](x, y, out, n, BLOCK_SIZE=16), n_iter,
+                     torch.cuda.synchronize)
 
 
 if __name__ == "__main__":
