@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 
 from ..errors import UnsupportedError
 from ..ir.core import Block
@@ -78,32 +79,45 @@ class LoopsMixin:
     def _loop_region(self, block, carried, body, scope_values=None):
         """Compile ``body`` into ``block`` whose trailing args stand for ``carried``; returns
         the body's scope. ``scope_values`` adds names (the induction variable)."""
-        sem = self.sem
         scope = self.scope.copy()
-        args = iter(block.args[len(block.args) - sum(len(carry.flatten(v))
-                                                     for v in carried.values()):])
+        n_leaves = sum(len(carry.flatten(v)) for v in carried.values())
+        self._bind_carried(scope, carried, block.args[len(block.args) - n_leaves:])
+        with self._inside(scope, block):
+            self.runtime_depth += 1
+            self.loop_depth += 1
+            try:
+                for k, v in (scope_values or {}).items():
+                    scope.values[k] = v() if callable(v) else v
+                self.visit_stmts(body)
+            finally:
+                self.runtime_depth -= 1
+                self.loop_depth -= 1
+        return scope
+
+    def _bind_carried(self, scope, carried, values):
+        """Bind each name of ``carried`` in ``scope`` to the IR ``values`` (block arguments or
+        op results, in order, one per leaf of the carried structure), named after it."""
+        it = iter(values)
         for name, init in carried.items():
             leaves = []
             for leaf in carry.flatten(init):
-                a = next(args)
-                a.name = name
-                leaves.append(sem.wrap(a, leaf.dtype, leaf.shape))
+                v = next(it)
+                v.name = name
+                leaves.append(self.sem.wrap(v, leaf.dtype, leaf.shape))
             scope.values[name] = carry.unflatten(init, leaves)
+
+    @contextlib.contextmanager
+    def _inside(self, scope, block):
+        """Compile at the end of ``block`` with ``scope`` as the current scope; both are
+        restored on exit."""
         saved_scope, saved_ip = self.scope, (self.builder.block, self.builder.index)
         self.scope = scope
         self.builder.set_insertion_point_to_end(block)
-        self.runtime_depth += 1
-        self.loop_depth += 1
         try:
-            for k, v in (scope_values or {}).items():
-                scope.values[k] = v() if callable(v) else v
-            self.visit_stmts(body)
+            yield
         finally:
-            self.runtime_depth -= 1
-            self.loop_depth -= 1
             self.scope = saved_scope
             self.builder.block, self.builder.index = saved_ip
-        return scope
 
     def _promotions(self, node, body, carried, body_scope, exclude=()):
         """Compile-time variables the body changes: they must be carried as tensors."""
@@ -135,16 +149,6 @@ class LoopsMixin:
                                  "dtype) or tl.full of the final dtype and shape")
             ys += carry.flatten(v)
         return ys
-
-    def _bind_results(self, carried, results):
-        it = iter(results)
-        for name, init in carried.items():
-            leaves = []
-            for leaf in carry.flatten(init):
-                r = next(it)
-                r.name = name
-                leaves.append(self.sem.wrap(r, leaf.dtype, leaf.shape))
-            self.scope.values[name] = carry.unflatten(init, leaves)
 
     def _leaf_types(self, carried):
         return [ir_type(t.dtype, t.shape) for v in carried.values() for t in carry.flatten(v)]
@@ -201,7 +205,7 @@ class LoopsMixin:
                                  attrs, regions=1)
         op.regions[0].blocks.append(block)
         block.parent = op.regions[0]
-        self._bind_results(carried, op.results)
+        self._bind_carried(self.scope, carried, op.results)
 
     # while -----------------------------------------------------------------------------------
     def visit_While(self, node):
@@ -246,26 +250,12 @@ class LoopsMixin:
         for region, block in zip(op.regions, (before, after)):
             region.blocks.append(block)
             block.parent = region
-        self._bind_results(carried, op.results)
+        self._bind_carried(self.scope, carried, op.results)
 
     def _before_region(self, node, before, carried):
         """Evaluate the loop test with the carried values bound to ``before``'s args."""
-        sem = self.sem
         scope = self.scope.copy()
-        args = iter(before.args)
-        for name, init in carried.items():
-            leaves = []
-            for leaf in carry.flatten(init):
-                a = next(args)
-                a.name = name
-                leaves.append(sem.wrap(a, leaf.dtype, leaf.shape))
-            scope.values[name] = carry.unflatten(init, leaves)
-        saved_scope, saved_ip = self.scope, (self.builder.block, self.builder.index)
-        self.scope = scope
-        self.builder.set_insertion_point_to_end(before)
-        try:
+        self._bind_carried(scope, carried, before.args)
+        with self._inside(scope, before):
             return ce.unwrap(self.visit(node.test))
-        finally:
-            self.scope = saved_scope
-            self.builder.block, self.builder.index = saved_ip
 

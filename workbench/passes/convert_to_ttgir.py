@@ -31,6 +31,7 @@ from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
 from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout, blocked_for_shape, \
     default_blocked
+from .insertion import insert_for_use
 from .manager import Pass
 
 #: Ops whose results take whatever layout their users want (all tensor operands share it).
@@ -196,24 +197,9 @@ class _Converter:
                 self.cloned.add(id(d))
             else:
                 new = Operation("ttg.convert_layout", [v], [t], loc=op.loc)
-                self.insert_convert(v, op, new)
+                insert_for_use(v, op, new)
             self.cache[key] = new
         op.set_operand(i, new.result)
-
-
-    @staticmethod
-    def insert_convert(v: Value, user: Operation, new: Operation) -> None:
-        """Before ``user`` when ``v`` is defined in the user's block; otherwise right after
-        ``v``'s definition, so a value from outside a loop is converted once, not per
-        iteration."""
-        d = v.defining_op
-        home = d.parent if d is not None else v.owner
-        if home is user.parent:
-            user.parent.insert_before(user, new)
-        elif d is not None:
-            home.insert(home.ops.index(d) + 1, new)
-        else:
-            home.insert(0, new)
 
 
 def convert_to_ttgir(module: Operation, num_warps: int = 4, target="cuda:90",

@@ -27,40 +27,36 @@ def _body_ops(op: Operation):
             yield from block.ops
 
 
+def _impure_extern(op: Operation) -> bool:
+    """A ``tt.extern_elementwise`` whose ``pure`` attribute is False."""
+    return op.name == "tt.extern_elementwise" and op.attributes.get("pure") is False
+
+
+def _body_all(op: Operation, pred) -> bool:
+    """True when ``pred`` holds for every op of ``op``'s regions but the terminators."""
+    return all(inner.name in TERMINATORS or pred(inner) for inner in _body_ops(op))
+
+
 def is_pure(op: Operation) -> bool:
     """True when ``op`` (and everything in its regions) has no side effects and reads no memory.
 
     ``tt.extern_elementwise`` is pure unless its ``pure`` attribute is False."""
     name = op.name
-    if name in SIDE_EFFECTS or name in READS or name in TERMINATORS:
+    if name in SIDE_EFFECTS or name in READS or name in TERMINATORS or _impure_extern(op):
         return False
-    if name == "tt.extern_elementwise" and op.attributes.get("pure") is False:
-        return False
-    for inner in _body_ops(op):
-        if inner.name in TERMINATORS:
-            continue
-        if not is_pure(inner):
-            return False
-    return True
+    return _body_all(op, is_pure)
 
 
 def is_removable(op: Operation) -> bool:
     """True when ``op`` may be erased once its results are unused."""
     name = op.name
-    if name in SIDE_EFFECTS or name in TERMINATORS:
+    if name in SIDE_EFFECTS or name in TERMINATORS or _impure_extern(op):
         return False
     if name == "tt.load" and op.attributes.get("isVolatile"):
         return False
     if name == "scf.while":  # may not terminate; keep it
         return False
-    if name == "tt.extern_elementwise" and op.attributes.get("pure") is False:
-        return False
-    for inner in _body_ops(op):
-        if inner.name in TERMINATORS:
-            continue
-        if not is_removable(inner):
-            return False
-    return True
+    return _body_all(op, is_removable)
 
 
 def is_trivially_dead(op: Operation) -> bool:

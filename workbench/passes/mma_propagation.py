@@ -21,41 +21,19 @@ from __future__ import annotations
 from ..ir.core import Operation
 from ..ir.types import TensorType
 from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
-from .remove_layout_conversions import _Rewriter, _tensor, infer_dst, loop_slot
+from .remove_layout_conversions import _Rewriter
 
 
 class _MmaRewriter(_Rewriter):
-    def propagate(self) -> None:
-        chosen: dict[int, tuple] = {}
-        work = []
-        for op in self.func.walk():
-            if op.name == "tt.dot" and isinstance(op.result.type.encoding, MmaLayout):
-                chosen[id(op.result)] = (op.result, op.result.type.encoding)
-                work.append((op.result, op.result.type.encoding))
-        while work:
-            v, enc = work.pop(0)
-            for user, i in list(v.uses):
-                slot = loop_slot(user, i)
-                if slot is not None:
-                    if all(id(r) not in chosen for r in slot):
-                        for r in slot:
-                            chosen[id(r)] = (r, enc)
-                            work.append((r, enc))
-                    continue
-                if user.name == "tt.dot":
-                    continue
-                new = infer_dst(user, enc)
-                if new is None:
-                    continue
-                for r in user.results:
-                    if _tensor(r) and id(r) not in chosen and r.type.rank == new.rank:
-                        chosen[id(r)] = (r, new)
-                        work.append((r, new))
-        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
-               if _tensor(v)}
-        for r, enc in chosen.values():
-            r.type = r.type.with_encoding(enc)
-        self.fix_operands(old)
+    """The layout rewriter with ``tt.dot`` results (``#mma``) as fixed anchors."""
+    pin_anchors = True
+
+    def anchors(self) -> list:
+        return [(op.result, op.result.type.encoding) for op in self.func.walk()
+                if op.name == "tt.dot" and isinstance(op.result.type.encoding, MmaLayout)]
+
+    def stops_at(self, user: Operation) -> bool:
+        return user.name == "tt.dot"
 
 
 def propagate_mma(func: Operation, num_warps: int, threads_per_warp: int = 32) -> None:

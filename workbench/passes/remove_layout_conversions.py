@@ -41,6 +41,7 @@ from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
 from ..layouts import SliceLayout
 from .effects import is_pure
+from .insertion import insert_for_use
 from .manager import Pass
 
 #: Ops whose tensor operands all share the result's layout (besides arith.*/math.*).
@@ -135,8 +136,12 @@ class _Rewriter:
         self.remat: dict[tuple, Value] = {}
 
     # 1. forward propagation -------------------------------------------------------------
-    def propagate(self) -> None:
-        chosen: dict[int, tuple] = {}
+    #: Whether the anchors' own layouts are fixed (else propagation may retype them).
+    pin_anchors = False
+
+    def anchors(self) -> list:
+        """``(value, layout)`` pairs propagation starts from: the results of expensive loads
+        and of atomics (``LayoutPropagation::initAnchorLayout``)."""
         work = []
         for op in self.func.walk():
             anchor = (op.name == "tt.load" and is_expensive_memory_op(op, self.num_warps,
@@ -144,6 +149,19 @@ class _Rewriter:
                 or op.name in ("tt.atomic_rmw", "tt.atomic_cas")
             if anchor:
                 work += [(r, r.type.encoding) for r in op.results if _tensor(r)]
+        return work
+
+    def stops_at(self, user: Operation) -> bool:
+        """True when layouts do not flow through ``user`` (it keeps its own)."""
+        return False
+
+    def propagate(self) -> None:
+        """Flow the anchors' layouts forward through their users, then retype and insert
+        the conversions that users still need."""
+        chosen: dict[int, tuple] = {}
+        work = self.anchors()
+        if self.pin_anchors:
+            chosen.update((id(v), (v, enc)) for v, enc in work)
         while work:
             v, enc = work.pop(0)
             for user, i in list(v.uses):
@@ -153,6 +171,8 @@ class _Rewriter:
                         for r in slot:
                             chosen[id(r)] = (r, enc)
                             work.append((r, enc))
+                    continue
+                if self.stops_at(user):
                     continue
                 new = infer_dst(user, enc)
                 if new is None:
@@ -182,15 +202,8 @@ class _Rewriter:
         """``ttg.convert_layout`` of ``v`` to ``enc`` before ``user``, or right after ``v``'s
         definition when ``v`` comes from an enclosing block (converted once, not per loop
         iteration)."""
-        d = v.defining_op
-        home = d.parent if d is not None else v.owner
         cvt = Operation("ttg.convert_layout", [v], [v.type.with_encoding(enc)], loc=user.loc)
-        if home is user.parent:
-            user.parent.insert_before(user, cvt)
-        elif d is not None:
-            home.insert(home.ops.index(d) + 1, cvt)
-        else:
-            home.insert(0, cvt)
+        insert_for_use(v, user, cvt)
         return cvt.result
 
     # 2. folding --------------------------------------------------------------------------

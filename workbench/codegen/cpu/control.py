@@ -33,18 +33,64 @@ def _depends(t, ptrs) -> bool:
     return any(_depends(o, ptrs) for o in t.operands)
 
 
-def lower_for(lw, op: Operation) -> None:
-    b = lw.b
-    lb, ub, step = (lw.env[v] for v in op.operands[:3])
-    inits = op.operands[3:]
-    body = op.regions[0].block
+def _store_tiles(lw, pairs, bufs) -> None:
+    """Materialise ``lw.tile(value)`` into ``bufs[k]`` for ``(k, value)`` in ``pairs``; values
+    reading any of ``bufs`` are computed into staging buffers first (swap-safe)."""
+    ptrs = [buf.ptr for buf in bufs.values()]
+    staged, direct = {}, {}
+    for k, v in pairs:
+        t = lw.tile(v)
+        if t is bufs[k]:
+            continue
+        if _depends(t, ptrs):
+            staged[k] = lw.materialize(t)
+        else:
+            direct[k] = t
+    for k, t in list(direct.items()) + list(staged.items()):
+        lw.materialize(t, into=bufs[k])
+
+
+def _lower_region_ops(lw, block) -> None:
+    """Lower every op of ``block`` but its terminator, then take the terminator's location."""
+    for inner in block.ops[:-1]:
+        lw.set_loc(inner)
+        lw.lower_op(inner)
+    lw.set_loc(block.terminator)
+
+
+def _carried_buffers(lw, inits, args) -> dict:
+    """``k -> buffer`` for each tile among ``inits``: a fresh buffer holding the initial
+    value, bound to the region argument ``args[k]``."""
     bufs = {}
     for k, init in enumerate(inits):
         if isinstance(init.type, TensorType):
             buf = lw.alloc(tuple(init.type.shape), init.type.element)
             lw.materialize(lw.tile(init), into=buf)
             bufs[k] = buf
-            lw.env[body.args[k + 1]] = buf
+            lw.env[args[k]] = buf
+    return bufs
+
+
+def _carried_phis(lw, inits, args, bufs, pre) -> dict:
+    """``k -> phi`` at the current (loop head) block for each scalar among ``inits`` (those
+    not in ``bufs``), coming in from block ``pre``, bound to the region argument ``args[k]``."""
+    phis = {}
+    for k, init in enumerate(inits):
+        if k not in bufs:
+            p = lw.b.phi(lw.env[init].type)
+            p.add_incoming(lw.env[init], pre)
+            phis[k] = p
+            lw.env[args[k]] = p
+    return phis
+
+
+def lower_for(lw, op: Operation) -> None:
+    b = lw.b
+    lb, ub, step = (lw.env[v] for v in op.operands[:3])
+    inits = op.operands[3:]
+    body = op.regions[0].block
+    carried_args = body.args[1:]
+    bufs = _carried_buffers(lw, inits, carried_args)
     pre = b.block
     head = lw.fn.append_basic_block("for.head")
     loop = lw.fn.append_basic_block("for.body")
@@ -53,33 +99,13 @@ def lower_for(lw, op: Operation) -> None:
     b.position_at_end(head)
     iv = b.phi(lb.type, name="iv")
     iv.add_incoming(lb, pre)
-    phis = {}
-    for k, init in enumerate(inits):
-        if k not in bufs:
-            p = b.phi(lw.env[init].type)
-            p.add_incoming(lw.env[init], pre)
-            phis[k] = p
-            lw.env[body.args[k + 1]] = p
+    phis = _carried_phis(lw, inits, carried_args, bufs, pre)
     b.cbranch(b.icmp_signed("<", iv, ub), loop, exit_)
     b.position_at_end(loop)
     lw.env[body.args[0]] = iv
-    for inner in body.ops[:-1]:
-        lw.set_loc(inner)
-        lw.lower_op(inner)
-    lw.set_loc(body.terminator)
+    _lower_region_ops(lw, body)
     yields = body.terminator.operands
-    ptrs = [buf.ptr for buf in bufs.values()]
-    staged, direct = {}, {}
-    for k, buf in bufs.items():
-        t = lw.tile(yields[k])
-        if t is buf:
-            continue
-        if _depends(t, ptrs):
-            staged[k] = lw.materialize(t)
-        else:
-            direct[k] = t
-    for k, t in list(direct.items()) + list(staged.items()):
-        lw.materialize(t, into=bufs[k])
+    _store_tiles(lw, [(k, yields[k]) for k in bufs], bufs)
     end = b.block
     for k, p in phis.items():
         p.add_incoming(lw.env[yields[k]], end)
@@ -128,42 +154,12 @@ def lower_if(lw, op: Operation) -> None:
             lw.env[r] = p
 
 
-def _store_tiles(lw, pairs, bufs) -> None:
-    """Materialise ``lw.tile(value)`` into ``bufs[k]`` for ``(k, value)`` in ``pairs``; values
-    reading any of ``bufs`` are computed into staging buffers first (swap-safe)."""
-    ptrs = [buf.ptr for buf in bufs.values()]
-    staged, direct = {}, {}
-    for k, v in pairs:
-        t = lw.tile(v)
-        if t is bufs[k]:
-            continue
-        if _depends(t, ptrs):
-            staged[k] = lw.materialize(t)
-        else:
-            direct[k] = t
-    for k, t in list(direct.items()) + list(staged.items()):
-        lw.materialize(t, into=bufs[k])
-
-
-def _lower_region_ops(lw, block) -> None:
-    for inner in block.ops[:-1]:
-        lw.set_loc(inner)
-        lw.lower_op(inner)
-    lw.set_loc(block.terminator)
-
-
 def lower_while(lw, op: Operation) -> None:
     """``scf.while`` (see the module docstring)."""
     b = lw.b
     before, after = op.regions[0].block, op.regions[1].block
     inits = list(op.operands)
-    bbufs = {}
-    for k, init in enumerate(inits):
-        if isinstance(init.type, TensorType):
-            buf = lw.alloc(tuple(init.type.shape), init.type.element)
-            lw.materialize(lw.tile(init), into=buf)
-            bbufs[k] = buf
-            lw.env[before.args[k]] = buf
+    bbufs = _carried_buffers(lw, inits, before.args)
     cbufs = {k: lw.alloc(tuple(a.type.shape), a.type.element)
              for k, a in enumerate(after.args) if isinstance(a.type, TensorType)}
     pre = b.block
@@ -172,13 +168,7 @@ def lower_while(lw, op: Operation) -> None:
     exit_ = lw.fn.append_basic_block("while.exit")
     b.branch(head)
     b.position_at_end(head)
-    phis = {}
-    for k, init in enumerate(inits):
-        if k not in bbufs:
-            p = b.phi(lw.env[init].type)
-            p.add_incoming(lw.env[init], pre)
-            phis[k] = p
-            lw.env[before.args[k]] = p
+    phis = _carried_phis(lw, inits, before.args, bbufs, pre)
     _lower_region_ops(lw, before)
     cond_op = before.terminator
     cond = lw.env[cond_op.operands[0]]
