@@ -9,17 +9,23 @@ f32 and rounded once. Supported:
 * f32 and f64: ``sqrt``/``sqrt_rn`` (``sqrt.rn``), ``rcp``, ``div_rn``/``fdiv_rn``
   (``div.rn``), ``rsqrt`` (f32 ``rsqrt.approx``, f64 ``1/sqrt.rn``), ``floor``, ``ceil``,
   ``trunc``, ``round`` (half away from zero), ``rint``/``nearbyint`` (half to even),
-  ``fabs``, ``fmax``, ``fmin``, ``copysign``, ``fma``, ``fdim``, ``saturate``, ``exp``,
-  ``exp2``, ``log``, ``log2`` (f64: :mod:`.mathlib`), predicates ``isnan``, ``isinf``,
-  ``isfinite``/``finite``, ``signbit`` (1/0 in the result type);
-* f32 only (approximate PTX instructions, PTX ISA 9.7.3.22-26: ``ex2``, ``lg2``, ``sin``,
-  ``cos``, ``tanh`` ``.approx``; a few ulp): ``fast_exp``, ``fast_log``, ``exp10``, ``log10``,
-  ``sin``, ``cos``, ``tanh``, ``sinpi``, ``cospi``, ``erf`` (:func:`.mathlib.erf_f32`);
+  ``fabs``, ``fmax``, ``fmin``, ``copysign``, ``fma``, ``fdim``, ``saturate``, predicates
+  ``isnan``, ``isinf``, ``isfinite``/``finite``, ``signbit`` (1/0 in the result type);
+* f32 and f64, computed in float64 from :mod:`.mathlib`'s ``exp``/``log`` (float32 results
+  rounded once, so nearly always correctly rounded; float64 within a few ulp, ``exp2``/``exp10``
+  within ``|x| 2^-53`` relative): ``exp``, ``exp2``, ``exp10``, ``log``, ``log2``, ``log10``
+  and :data:`.libdevice_more.F64_NAMES` (``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh``,
+  ``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``rcbrt``, ``ldexp``, ``scalbn``);
+* f32 only, in float64: ``pow``, ``hypot``; f32 only, approximate PTX instructions (PTX ISA
+  9.7.3.22-26 ``ex2``, ``lg2``, ``sin``, ``cos`` ``.approx``; absolute error about 2^-21):
+  ``fast_exp``, ``fast_log``, ``sin``, ``cos``, ``tan`` (sin/cos), ``sinpi``, ``cospi``;
+  ``erf`` (:func:`.mathlib.erf_f32`, 2e-7);
 * integers (i32/i64): ``abs``/``llabs``, ``min``/``max``/``llmin``/``llmax`` (signed),
   ``umin``/``umax``/``ullmin``/``ullmax``, ``popc``/``popcll`` (``popc``), ``clz``/``clzll``
   (``clz``), ``brev``/``brevll`` (``brev``), PTX ISA 9.7.1.
 
-Any other symbol (``pow``, ``tan``, ``atan2``, ``lgamma``...) raises UnsupportedError naming the
+Any other symbol (``atan``, ``atan2``, ``asin``, ``acos``, ``erfc``, ``fmod``, ``remainder``,
+``lgamma``, ``tgamma``...) raises UnsupportedError naming the
 function and the kernel line.
 """
 from __future__ import annotations
@@ -30,17 +36,21 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
-from . import elementwise, mathlib
+from . import elementwise, libdevice_more, mathlib
 from .types import F32, F64
 
 _INTR1 = {"sqrt": "llvm.sqrt", "sqrt_rn": "llvm.sqrt", "floor": "llvm.floor",
           "ceil": "llvm.ceil", "trunc": "llvm.trunc", "round": "llvm.round",
           "rint": "llvm.rint", "nearbyint": "llvm.nearbyint", "fabs": "llvm.fabs"}
 _INTR2 = {"fmax": "llvm.maxnum", "fmin": "llvm.minnum", "copysign": "llvm.copysign"}
-_F32_ONLY = {"fast_exp": "exp", "fast_log": "log", "sin": "sin", "cos": "cos", "tanh": "tanh",
-             "exp10": None, "log10": None, "sinpi": None, "cospi": None, "erf": None}
+_F32_ONLY = {"fast_exp": "exp", "fast_log": "log", "sin": "sin", "cos": "cos", "tan": None,
+             "sinpi": None, "cospi": None, "erf": None} | \
+    {n: None for n in libdevice_more.F32_ONLY_NAMES}
 _BOTH = {"rcp", "div_rn", "fdiv_rn", "rsqrt", "fma", "fdim", "saturate", "exp", "exp2", "log",
-         "log2"} | set(_INTR1) | set(_INTR2)
+         "log2", "log10", "exp10"} | set(_INTR1) | set(_INTR2) | set(libdevice_more.F64_NAMES)
+#: float32 functions computed in float64 (mathlib's exp/log) and rounded once: accurate
+_VIA_F64 = {"exp", "exp2", "exp10", "log", "log2", "log10"} | set(libdevice_more.F64_NAMES) | \
+    set(libdevice_more.F32_ONLY_NAMES)
 _PRED = {"isnan", "isinf", "isfinite", "finite", "signbit"}
 _INT = {"abs", "llabs", "min", "max", "llmin", "llmax", "umin", "umax", "ullmin", "ullmax",
         "popc", "popcll", "clz", "clzll", "brev", "brevll"}
@@ -92,6 +102,17 @@ def _float(kl, name, xs, ty, loc):
     if name == "saturate":  # NaN propagates, as the interpreter's np.clip
         lo = _call(kl, "llvm.maximum", ty, [x, ir.Constant(ty, 0.0)])
         return _call(kl, "llvm.minimum", ty, [lo, one])
+    if ty == F32 and name in _VIA_F64:
+        wide = [b.fpext(v, F64) if v.type == F32 else v for v in xs]
+        if name in libdevice_more.F32_ONLY_NAMES:
+            return b.fptrunc(libdevice_more.special(kl, name, wide), F32)
+        return b.fptrunc(_float(kl, name, wide, F64, loc), F32)
+    if ty == F64 and name in libdevice_more.F64_NAMES:
+        return libdevice_more.special(kl, name, xs)
+    if ty == F64 and name == "log10":
+        return b.fmul(mathlib.log_f64(kl, x), ir.Constant(F64, 1.0 / math.log(10.0)))
+    if ty == F64 and name == "exp10":
+        return mathlib.exp_f64(kl, b.fmul(x, ir.Constant(F64, math.log(10.0))))
     if ty == F64:
         if name == "rsqrt":
             return b.fdiv(one, _call(kl, "llvm.sqrt", ty, [x]))
@@ -103,12 +124,10 @@ def _float(kl, name, xs, ty, loc):
         return y
     if name in ("exp", "exp2", "log", "log2", "rsqrt"):
         return elementwise._math_f32(kl, name, x)
-    if name in ("fast_exp", "fast_log", "sin", "cos", "tanh"):
+    if name in ("fast_exp", "fast_log", "sin", "cos"):
         return elementwise._math_f32(kl, _F32_ONLY[name], x)
-    if name == "exp10":
-        return elementwise._math_f32(kl, "exp2", b.fmul(x, ir.Constant(F32, math.log2(10.0))))
-    if name == "log10":
-        return b.fmul(elementwise._math_f32(kl, "log2", x), ir.Constant(F32, math.log10(2.0)))
+    if name == "tan":
+        return b.fdiv(elementwise._math_f32(kl, "sin", x), elementwise._math_f32(kl, "cos", x))
     if name in ("sinpi", "cospi"):
         return elementwise._math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
     if name == "erf":
@@ -189,8 +208,6 @@ def lower(kl, op) -> None:
         if name in _PRED:
             out.append(_fit_int(b, _predicate(kl, name, ws[0], wide), lt))
             continue
-        if name in ("ldexp", "scalbn"):
-            raise UnsupportedError(f"extern function {symbol!r} is not supported", op.loc)
         y = _float(kl, name, ws, wide, op.loc)
         if isinstance(out_t, IntType):
             out.append(b.fptosi(y, lt))
