@@ -213,3 +213,42 @@ def test_concurrent_launches_of_one_kernel_from_threads():
     assert not errors
     for x, o in zip(xs, outs):
         np.testing.assert_array_equal(o, 2 * x)
+
+
+def test_launch_in_a_forked_child_after_launches_in_the_parent():
+    """The helper threads of the parent do not exist in a forked child: its launches must
+    still run (on a fresh pool) instead of waiting forever."""
+    import os
+
+    import workbench as wb
+    import workbench.language as tl
+
+    @wb.jit
+    def fill(out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, offs.to(tl.float32), mask=offs < n)
+
+    n = 1 << 16
+    out = np.zeros(n, np.float32)
+    fill[(n // 256,)](out, n, BLOCK=256)  # many programs: the parent's helper threads run
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 1
+        try:
+            out2 = np.zeros(n, np.float32)
+            fill[(n // 256,)](out2, n, BLOCK=256)
+            code = 0 if np.array_equal(out2, np.arange(n, dtype=np.float32)) else 2
+        finally:
+            os._exit(code)
+    import time
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked child's launch hung")
+    assert os.waitstatus_to_exitcode(status) == 0

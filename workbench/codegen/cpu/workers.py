@@ -8,11 +8,23 @@ the interpreter from exiting.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 
 _LOCK = threading.Lock()
 _HELPERS: list = []
+
+
+def _forget_helpers_in_child() -> None:
+    """A forked child has only the forking thread: the helpers' queues would never be read,
+    so it starts an empty pool (and a fresh lock, which another thread may have held)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _HELPERS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_helpers_in_child)
 
 
 def _helper_main(q: queue.SimpleQueue) -> None:
