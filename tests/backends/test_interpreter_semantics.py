@@ -255,3 +255,16 @@ def test_math_ops_fp32():
     import math
     erf = np.array([math.erf(float(v)) for v in x], np.float32)
     np.testing.assert_allclose(out, (np.exp(x) + np.sqrt(x)) + (np.log2(x) + erf), rtol=1e-6)
+
+
+def test_double_precision_libdevice_predicates():
+    """``__nv_isnand`` and friends (the ``d`` spellings the CUDA backend accepts)."""
+    import numpy as np
+
+    from workbench.backends.interp.extern import extern_fn
+    from workbench.ir.types import f64, i32
+    x = np.array([1.5, np.nan, -np.inf, -0.0])
+    assert extern_fn("__nv_isnand", [f64], i32)(x).tolist() == [0, 1, 0, 0]
+    assert extern_fn("__nv_isinfd", [f64], i32)(x).tolist() == [0, 0, 1, 0]
+    assert extern_fn("__nv_isfinited", [f64], i32)(x).tolist() == [1, 0, 0, 1]
+    assert extern_fn("__nv_signbitd", [f64], i32)(x).tolist() == [0, 0, 1, 1]

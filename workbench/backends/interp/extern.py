@@ -3,7 +3,7 @@
 Float functions compute in float64 and round once to the result type (so they are at least as
 accurate as libdevice); integer and predicate functions work on the integer bits. Symbols are
 matched after dropping the ``__nv_`` prefix and, for the single-precision spellings, a trailing
-``f`` (``__nv_powf`` -> ``pow``). Unknown symbols raise NotImplementedError at compile time.
+``f`` (``__nv_powf`` -> ``pow``; the double predicates drop a ``d``: ``__nv_isnand``). Unknown symbols raise NotImplementedError at compile time.
 """
 from __future__ import annotations
 
@@ -93,6 +93,8 @@ def _lookup(symbol: str, table: dict):
         return table[name]
     if name.endswith("f") and name[:-1] in table:
         return table[name[:-1]]
+    if table is PRED_FUNCS and name.endswith("d") and name[:-1] in table:
+        return table[name[:-1]]  # the double-precision predicates: __nv_isnand, __nv_signbitd
     return None
 
 
