@@ -30,3 +30,20 @@ def test_layouts_need_a_gpu_target():
                           target="cpu", BLOCK_SIZE=1024)
     with pytest.raises(LayoutError):
         c.layouts()
+
+
+def test_draw_by_variable_name_takes_the_tile_the_variable_holds():
+    from workbench.testing.examples import add_kernel
+    c = workbench.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32",
+                          target="cuda:90", BLOCK_SIZE=1024)
+    table = c.layouts()
+    names = [v.name for v in table]
+    # `offsets = pid * BLOCK_SIZE + tl.arange(...)`: %offsets is the scalar pid * BLOCK_SIZE
+    # (no layout), the tiles are %offsets_0, %offsets_1...; the variable's last tile is drawn
+    tiles = [n for n in names if n.startswith("%offsets_")]
+    assert "%offsets" not in names and len(tiles) > 1
+    assert table.draw("offsets").workbench_value.name == tiles[-1]
+    assert table.draw(tiles[0]).workbench_value.name == tiles[0]  # exact names stay exact
+    assert table.draw("mask").workbench_value.name == "%mask"
+    with pytest.raises(LayoutError, match="no value %nope"):
+        table.draw("nope")

@@ -262,14 +262,23 @@ def _text_of(compiled) -> tuple[str, Optional[list]]:
 
 
 def find_value(compiled, name: str) -> ValueLayout:
-    """The :class:`ValueLayout` of value ``name`` (``"x"`` or ``"%x"``) of a compiled kernel or
-    ttgir text. Raises LayoutError naming the values that exist when there is no such value."""
+    """The :class:`ValueLayout` of a value of a compiled kernel or ttgir text.
+
+    ``"x"`` and ``"%x"`` name the SSA value ``%x``. When ``%x`` has no layout (a scalar, e.g.
+    ``offs = pid * BLOCK + tl.arange(...)`` prints a scalar ``%offs`` then tiles ``%offs_0``,
+    ``%offs_1``...), the last value of that family with a layout is taken: the tile the
+    kernel's variable ends up holding. Raises LayoutError naming the values that exist when
+    there is no such value."""
     text, locs = _text_of(compiled)
     values = value_layouts(text, locs)
     key = name if name.startswith("%") else "%" + name
     for v in values:
         if v.name == key:
             return v
+    family = re.compile(re.escape(key) + r"(_\d+)?")
+    matches = [v for v in values if family.fullmatch(v.name)]
+    if matches:
+        return matches[-1]
     names = ", ".join(v.name for v in values[:40]) + (" ..." if len(values) > 40 else "")
     raise LayoutError(f"no value {key} with a layout in this ttgir; values with layouts: {names}")
 
