@@ -181,6 +181,9 @@ def render_compiled(compiled, stages=None, *, view_id: str | None = None) -> str
     source_file = getattr(src, "file", None)
     first = getattr(src, "first_line", 1) or 1
     name = getattr(src, "name", None) or getattr(md, "name", "kernel")
-    return render_stages(panes, source_text, source_file, first,
+    from .shared_report import backend_notes, shared_access_table
+    notes += backend_notes(compiled)
+    view = render_stages(panes, source_text, source_file, first,
                          title=f"{name} \u2014 {target}", report=compile_report(compiled),
                          notes=notes, view_id=view_id)
+    return view + shared_access_table(compiled)
