@@ -10,8 +10,9 @@ import pytest
 import importlib
 
 cm = importlib.import_module("workbench.testing.ceilings")  # the module (the package exports the function)
+mk = importlib.import_module("workbench.testing.microkernels")
 
-TINY = {"working_set_bytes": 3 << 16, "compute_ms": 1.0}
+TINY = {"working_set_bytes": 3 << 16, "compute_ms": 0.5, "rounds": 2, "rep_ms": 4}
 
 
 @pytest.fixture
@@ -19,17 +20,23 @@ def fast(monkeypatch, tmp_path):
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
     orig = cm._best_ms
     monkeypatch.setattr(cm, "_best_ms", lambda fn, device, rep_ms: orig(fn, device, 2))
+    monkeypatch.setattr(mk, "best_ms", lambda fn, device, rep_ms: orig(fn, device, 1))
     return tmp_path
 
 
 def test_measure_tiny_and_cache_round_trip(fast):
     c = cm.ceilings("cpu", **TINY)
     assert not c.from_cache and c.target == "cpu"
-    assert c.bandwidth > 1e6 and set(c.compute) == {"fp32", "fp64"}
+    assert c.bandwidth > 1e6 and set(c.compute) == {"fp32", "fp64", "fp32:dot"}
     assert all(v > 1e6 for v in c.compute.values())
     assert c.details["triad"]["bytes"] == 3 * c.details["triad"]["elements"] * 4
-    # 4 chains x 2 FLOP per step, plus 3 adds to start the chains and 3 to sum them
-    assert c.details["fp32"]["flops"] == (8 * c.details["fp32"]["iters"] + 6) * 256 * 64
+    # 4 chains x CHAIN steps x 2 FLOP per iteration, plus 3 adds to start the chains and 3
+    # to sum them
+    d = c.details["fp32"]
+    assert d["flops"] == (8 * mk.CHAIN * d["iters"] + 6) * 256 * d["programs"]
+    dot = c.details["fp32:dot"]                          # 128^3 tiles, 2 MNK per dot
+    assert dot["flops"] == 2 * 128 ** 3 * dot["iters"] * dot["programs"]
+    assert c.method == cm.METHOD
     assert any("under 4x the last-level cache" in n for n in c.notes)
     path = cm.cache_path("cpu", cm.machine_id("cpu"))
     assert path.exists() and path.parent.parent == fast
@@ -56,6 +63,11 @@ def test_refresh_and_compiler_change_remeasure(fast, monkeypatch):
     path.write_text("{not json")
     cm.ceilings("cpu", **TINY)                          # a corrupt file is re-measured
     assert len(calls) == 3 and c.machine
+    data = json.loads(path.read_text())
+    data["method"] = cm.METHOD - 1                      # measured by the older method (no
+    data["compute"].pop("fp32:dot")                     # dot roof, L1-bound FMA kernel)
+    path.write_text(json.dumps(data))
+    assert "fp32:dot" in cm.ceilings("cpu", **TINY).compute and len(calls) == 4
 
 
 def test_roof_ridge_bound():

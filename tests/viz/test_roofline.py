@@ -88,3 +88,28 @@ def test_datasheet_roofs_are_separate():
 def test_accepts_a_sweep_result_and_single_run():
     fig = roofline(Run("one", 1.0, 1e9, 1e9), CEIL)
     assert [p["name"] for p in fig.workbench_data["points"]] == ["one"]
+
+
+def test_tl_dot_runs_use_the_dot_roof():
+    """A correct tl.dot matmul faster than the FMA-chain roof is not a counting error: its
+    Run's dtype is the dot unit (even with an elementwise epilogue counting more FLOPs), and
+    the CPU's ceilings have a measured ``fp32:dot`` roof for it."""
+    import numpy as np
+
+    from workbench.testing import count_work
+    from workbench.testing.examples import matmul_kernel
+    from workbench.testing.work import Work
+
+    assert Work(flops=4e9, bytes=1.0, flops_by_dtype={"fp32": 3e9, "fp32:dot": 1e9}).dtype \
+        == "fp32:dot"
+    assert Work(flops=3e9, bytes=1.0, flops_by_dtype={"fp32": 3e9}).dtype == "fp32"
+    m = 64
+    a, b, c = (np.ones((m, m), np.float32) for _ in range(3))
+    work = count_work(matmul_kernel, (1,), a, b, c, m, m, m, BM=64, BN=64, BK=32, GROUP_M=8)
+    assert work.flops_by_dtype["fp32:dot"] == 2 * m ** 3 and work.dtype == "fp32:dot"
+    ceil = Ceilings(target="cpu", machine="test", bandwidth=10e9,
+                    compute={"fp32": 20e9, "fp64": 10e9, "fp32:dot": 100e9})
+    run = Run("matmul", seconds=work.flops / 60e9, flops=work.flops, bytes=work.bytes,
+              dtype=work.dtype)                                    # 60 GFLOP/s
+    (p,) = roofline_points([run], ceil)
+    assert p["roof"] == 100e9 and not p["above_roof"] and p["fraction"] == pytest.approx(0.6)

@@ -11,7 +11,8 @@ plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``, ``autotune_vie
 from .bench import do_bench
 from .ceilings import Ceilings, ceilings
 from .sweep import Launch, SweepResult, launch, measure, sweep
+from .tuned import NotTunedError
 from .work import Run, Work, WorkCountError, count_work
 
-__all__ = ["Ceilings", "Launch", "Run", "SweepResult", "Work", "WorkCountError", "ceilings",
+__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError", "ceilings",
            "count_work", "do_bench", "launch", "measure", "sweep"]

@@ -6,11 +6,18 @@ short micro-kernels written in the workbench's language and launched through
   arrays totalling at least 4x the last-level cache (256 MiB by default), best of several
   runs; bytes counted as STREAM counts them, 3 x n x 4 (write-allocate traffic not counted,
   as in the work model of :mod:`workbench.testing.work`).
-- Compute, per dtype (fp32, fp64): each element runs 4 independent ``tl.fma`` chains in
-  registers for a calibrated number of iterations (little memory traffic, FLOPs counted by
-  :func:`workbench.testing.work.static_work`: 2 per fma), best of several runs.
-- On the GPU, tensor cores through ``tl.dot`` when the CUDA backend lowers ``tt.dot``;
-  otherwise that roof is skipped and a note says so.
+- Compute, per dtype (fp32, fp64): 4 independent ``tl.fma`` chains per element of a
+  256-wide tile, each advanced 8 steps per loop iteration in registers (so the CPU backend's
+  vectorised element loop issues FMAs, not loads and stores; see
+  :mod:`workbench.testing.microkernels`), FLOPs counted by
+  :func:`workbench.testing.work.static_work` (2 per fma), best of many short launches. On the
+  CPU the host assembly's FMAs are counted (``details[dtype]["asm_fma"]``) and a note says so
+  when they are not of the host's widest vectors.
+- ``tl.dot``: on the CPU, ``"fp32:dot"``: 128x128x128 fp32 tiles resident in cache,
+  accumulated ``iters`` times (the backend's register-blocked dot reaches more than the FMA
+  chains, as BLAS does); on the GPU, ``"fp16:dot"``: the tensor cores, when the CUDA backend
+  lowers ``tt.dot`` (otherwise skipped with a note). A run whose kernel uses ``tl.dot`` is
+  compared with the dot roof (:attr:`workbench.testing.work.Work.dtype`).
 
 Datasheet figures for known GPUs (NVIDIA H100 SXM5, H100 PCIe, H200 SXM, A100 SXM4 datasheets;
 dense tensor-core rates, i.e. half of the "with sparsity" figures) are kept in
@@ -18,7 +25,8 @@ dense tensor-core rates, i.e. half of the "with sparsity" figures) are kept in
 
 Cache: ``<cache dir>/ceilings/<machine>-<target>.json`` where the cache dir is
 ``$WORKBENCH_CACHE_DIR`` or the platform user cache of ``tile-workbench``; a file measured by
-another compiler version (``compiler_hash``) is re-measured, as is any with ``refresh=True``.
+another compiler version (``compiler_hash``) or by another measuring method (``METHOD``) is
+re-measured, as is any with ``refresh=True``.
 """
 from __future__ import annotations
 
@@ -33,43 +41,15 @@ from pathlib import Path
 
 import numpy as np
 
-import workbench.language as tl
-from ..runtime import jit
 from .datasheets import DATASHEETS, datasheet_for  # noqa: F401 - re-exported
 from .examples import triad_kernel  # noqa: F401 - the memory roof's kernel
+from .microkernels import _arrays, dot_probe, fma_probe, widest_vector
+from .microkernels import measure_dot, measure_fma  # noqa: F401 - re-exported
+from .microkernels import dot_kernel, fma_kernel  # noqa: F401 - re-exported
 
 MiB = 1 << 20
-
-@jit
-def fma_kernel(x_ptr, out_ptr, a, b, iters, BLOCK: tl.constexpr):
-    """4 independent fma chains per element, ``iters`` steps each (8 FLOP per element-step)."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x0 = tl.load(x_ptr + offs)
-    x1 = x0 + 1.0
-    x2 = x0 + 2.0
-    x3 = x0 + 3.0
-    for _ in range(iters):
-        x0 = tl.fma(x0, a, b)
-        x1 = tl.fma(x1, a, b)
-        x2 = tl.fma(x2, a, b)
-        x3 = tl.fma(x3, a, b)
-    tl.store(out_ptr + offs, (x0 + x1) + (x2 + x3))
-
-
-@jit
-def dot_kernel(a_ptr, b_ptr, c_ptr, iters, BM: tl.constexpr, BN: tl.constexpr,
-               BK: tl.constexpr):
-    """``iters`` tl.dot of one BMxBK by BKxBN tile per program, accumulated (tensor cores)."""
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for _ in range(iters):
-        acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
-
+#: version of the measuring method; a cached file measured by another one is re-measured
+METHOD = 2
 
 @dataclass
 class Ceilings:
@@ -79,6 +59,7 @@ class Ceilings:
     per roof (``"fp32"``, ``"fp64"``, ``"fp16:dot"`` -> FLOP/s); ``datasheet``: the vendor's
     figures for a known GPU (``{"source", "bandwidth", "compute"}``, empty otherwise);
     ``llc_bytes``: last-level cache size (bytes); ``details``: per measurement sizes and times;
+    ``method``: the measuring method's version (:data:`METHOD`);
     ``notes``: what was skipped and why; ``seconds``: time the measurement took."""
 
     target: str
@@ -92,6 +73,7 @@ class Ceilings:
     measured_at: str = ""
     seconds: float = 0.0
     compiler: str = ""
+    method: int = 0
     from_cache: bool = False
 
     def roof(self, dtype: str = "fp32") -> float:
@@ -199,13 +181,6 @@ def cache_path(target: str, machine: str) -> Path:
 
 
 # ------------------------------------------------------------------------------ measuring
-def _arrays(target: str, host_arrays):
-    if not target.startswith("cuda"):
-        return host_arrays
-    from ..backends.cuda_driver import DeviceArray
-    return [DeviceArray.from_numpy(a) for a in host_arrays]
-
-
 def _best_ms(fn, device: str, rep_ms: float) -> float:
     from .bench import do_bench
     return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
@@ -234,49 +209,6 @@ def measure_bandwidth(target: str, working_set_bytes: int, rep_ms: float = 300) 
             "elements": n, "BLOCK": block, "num_warps": warps}
 
 
-def measure_fma(target: str, dtype: str, target_ms: float = 20, rep_ms: float = 150) -> dict:
-    """FMA-chain FLOP/s for ``dtype`` (``"fp32"``, ``"fp64"``)."""
-    from .work import static_work
-    np_dt = {"fp32": np.float32, "fp64": np.float64}[dtype]
-    gpu = target.startswith("cuda")
-    block, programs = (256, 4096) if gpu else (256, 64)
-    n = block * programs
-    x, out = _arrays(target, [np.full(n, 0.5, np_dt), np.zeros(n, np_dt)])
-    device = "cuda" if gpu else "cpu"
-    grid = (programs,)
-
-    def launch(iters):
-        return fma_kernel[grid](x, out, 0.5, 0.25, iters, BLOCK=block)
-
-    iters = 16
-    ms = _best_ms(lambda: launch(iters), device, 5)
-    iters = int(min(1 << 20, max(16, iters * target_ms / max(ms, 1e-3))))
-    compiled = launch(iters)
-    ms = _best_ms(lambda: launch(iters), device, rep_ms)
-    work = static_work(compiled, grid, {"iters": iters})
-    return {"flops_per_s": work.flops / (ms * 1e-3), "flops": work.flops,
-            "seconds": ms * 1e-3, "iters": iters, "BLOCK": block, "programs": programs}
-
-
-def measure_dot(target: str, dtype: str = "fp16", rep_ms: float = 150) -> dict:
-    """Tensor-core FLOP/s through tl.dot (GPU). Raises what compiling/launching raises."""
-    from .work import static_work
-    np_dt = {"fp16": np.float16, "fp32": np.float32}[dtype]
-    bm = bn = 128
-    bk = 64
-    programs = 1024
-    a, b, c = _arrays(target, [np.ones((bm, bk), np_dt), np.ones((bk, bn), np_dt),
-                               np.zeros((programs, bm, bn), np.float32)])
-    iters = 256
-    grid = (programs,)
-    compiled = dot_kernel[grid](a, b, c, iters, BM=bm, BN=bn, BK=bk)
-    ms = _best_ms(lambda: dot_kernel[grid](a, b, c, iters, BM=bm, BN=bn, BK=bk), "cuda",
-                  rep_ms)
-    work = static_work(compiled, grid, {"iters": iters})
-    return {"flops_per_s": work.flops / (ms * 1e-3), "flops": work.flops,
-            "seconds": ms * 1e-3, "iters": iters}
-
-
 def default_working_set(llc: int) -> int:
     """At least 4x the last-level cache and 256 MiB, at most a quarter of free memory."""
     want = max(256 * MiB, 4 * llc)
@@ -290,13 +222,18 @@ def default_working_set(llc: int) -> int:
 
 
 def measure(target: str = "cpu", working_set_bytes: int | None = None,
-            dtypes=("fp32", "fp64"), compute_ms: float = 20) -> Ceilings:
+            dtypes=("fp32", "fp64"), compute_ms: float | None = None,
+            dot: bool = True, rounds: int = 5, rep_ms: float = 1000) -> Ceilings:
     """Measure the ceilings now (no cache). ``working_set_bytes``: triad size (default
     :func:`default_working_set`); ``dtypes``: FMA roofs to measure; ``compute_ms``: target
-    duration of one FMA launch (ms). Raises ToolMissingError for ``cuda`` without a GPU."""
+    duration of one compute launch (ms; default 4 on the CPU, 20 on the GPU); ``dot``: also
+    measure the ``tl.dot`` roof (``"fp32:dot"`` on the CPU, ``"fp16:dot"`` on the GPU);
+    ``rounds`` x ``rep_ms / rounds`` ms of timing per compute roof, the roofs interleaved
+    (a busy moment of a shared machine then lowers one sample, not the roof). Raises ToolMissingError for ``cuda`` without a GPU."""
     from ..runtime.disk_cache import compiler_hash
     t0 = time.perf_counter()
     tgt = "cuda" if str(target).startswith("cuda") else "cpu"
+    compute_ms = compute_ms or (20.0 if tgt == "cuda" else 4.0)
     machine = machine_id(tgt)
     notes, details = [], {}
     if str(target) == "interpreter":
@@ -307,23 +244,42 @@ def measure(target: str = "cpu", working_set_bytes: int | None = None,
         notes.append(f"triad working set {ws / MiB:.1f} MiB is under 4x the last-level cache "
                      f"({llc / MiB:.1f} MiB): the memory roof is a cache bandwidth")
     details["triad"] = measure_bandwidth(tgt, ws)
-    compute = {}
-    for dt in dtypes:
-        details[dt] = measure_fma(tgt, dt, compute_ms)
-        compute[dt] = details[dt]["flops_per_s"]
-    datasheet = {}
-    if tgt == "cuda":
-        datasheet = datasheet_for(machine)
+    probes = {dt: fma_probe(tgt, dt, compute_ms) for dt in dtypes}
+    datasheet = datasheet_for(machine) if tgt == "cuda" else {}
+    if dot:
+        key = "fp16:dot" if tgt == "cuda" else "fp32:dot"
         try:
-            details["fp16:dot"] = measure_dot(tgt, "fp16")
-            compute["fp16:dot"] = details["fp16:dot"]["flops_per_s"]
-        except Exception as e:  # noqa: BLE001 - the backend may not lower tt.dot yet
-            notes.append(f"tensor cores not measured: the CUDA backend could not run tl.dot "
-                         f"({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+            probes[key] = dot_probe(tgt, key.split(":")[0], compute_ms)
+        except Exception as e:  # noqa: BLE001 - a backend may not lower tt.dot yet
+            unit = "tensor cores" if tgt == "cuda" else "tl.dot"
+            notes.append(f"{unit} not measured: the {tgt} backend could not run tl.dot "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:160]}); runs using "
+                         f"tl.dot are compared with the {key.split(':')[0]} FMA roof")
+    for _ in range(rounds):          # interleaved: each roof sampled at several moments
+        for probe in probes.values():
+            probe.run(rep_ms / rounds)
+    compute = {}
+    for name, probe in probes.items():
+        details[name] = probe.result()
+        compute[name] = details[name]["flops_per_s"]
+        notes += _vector_notes(name, details[name])
     return Ceilings(target=tgt, machine=machine, bandwidth=details["triad"]["bandwidth"],
                     compute=compute, datasheet=datasheet, llc_bytes=llc, details=details,
                     notes=notes, measured_at=time.strftime("%Y-%m-%d %H:%M:%S"),
-                    seconds=time.perf_counter() - t0, compiler=compiler_hash()[:16])
+                    seconds=time.perf_counter() - t0, compiler=compiler_hash()[:16],
+                    method=METHOD)
+
+
+def _vector_notes(dtype: str, d: dict) -> list:
+    """A note when the CPU's FMA kernel did not use the widest vectors of the host."""
+    if "vector" not in d:
+        return []
+    want = widest_vector()
+    if not want or d["vector"] == want:
+        return []
+    return [f"{dtype} FMA roof measured with {d['vector'] or 'no'} FMAs, not {want} ones: "
+            "the backend did not vectorise the FMA kernel to the host's width, so this roof "
+            "is below the machine's"]
 
 
 def _gpu_l2_bytes() -> int:
@@ -356,7 +312,7 @@ def save(c: Ceilings, path: Path) -> None:
 def ceilings(target: str = "cpu", refresh: bool = False, **measure_kw) -> Ceilings:
     """The ceilings of this machine for ``target`` (``"cpu"``, ``"interpreter"`` (the cpu's),
     ``"cuda"``/``"cuda:90"``): read from the cache, or measured (under 15 s) and cached when
-    missing, measured by another compiler version, or ``refresh=True``. ``measure_kw`` go to
+    missing, measured by another compiler version or method, or ``refresh=True``. ``measure_kw`` go to
     :func:`measure` (e.g. ``working_set_bytes``, ``dtypes``). Raises ToolMissingError for
     ``cuda`` without a GPU."""
     tgt = "cuda" if str(target).startswith("cuda") else "cpu"
@@ -364,7 +320,8 @@ def ceilings(target: str = "cpu", refresh: bool = False, **measure_kw) -> Ceilin
     path = cache_path(tgt, machine_id(tgt))
     if not refresh:
         cached = load(path)
-        if cached is not None and cached.compiler == compiler_hash()[:16]:
+        if cached is not None and cached.compiler == compiler_hash()[:16] \
+                and cached.method == METHOD:
             cached.from_cache = True
             return cached
     c = measure(tgt, **measure_kw)

@@ -73,9 +73,15 @@ def measure(lnch: Launch, name: str | None = None, *, exact: bool = False, flops
             bytes=None, warmup: float = 25, rep: float = 100, config: dict | None = None) -> Run:
     """Time ``lnch`` (median of do_bench, seconds) and count its work: a
     :class:`~workbench.testing.work.Run`. ``flops``/``bytes`` override the counts;
-    ``exact`` counts on the interpreter. Raises what the launch or the count raises."""
-    work = lnch.work(exact=exact, flops=flops, bytes=bytes)
+    ``exact`` counts on the interpreter. An ``@autotune`` kernel is timed first (its first
+    launch tunes it), then counted with the config it chose, which also becomes the Run's
+    ``config`` unless ``config`` is given. Raises what the launch or the count raises."""
     ms = time_ms(lnch, lnch.device, warmup, rep)
+    work = lnch.work(exact=exact, flops=flops, bytes=bytes)
+    if config is None:
+        from .tuned import resolve_launch
+        _, meta = resolve_launch(lnch.kernel, lnch.args, lnch.kwargs)
+        config = {k: v for k, v in meta.items() if k not in lnch.kwargs}
     return Run(name=name or lnch.name, seconds=ms * 1e-3, flops=work.flops, bytes=work.bytes,
                dtype=work.dtype, target=lnch.device, config=dict(config or {}), work=work)
 

@@ -90,11 +90,17 @@ class Work:
 
     @property
     def dtype(self) -> str:
-        """The dtype (and unit) doing most of the FLOPs, e.g. ``"fp32"``; ``"fp32"`` when there
-        are none (a copy kernel)."""
-        if not self.flops_by_dtype or max(self.flops_by_dtype.values()) <= 0:
+        """The roof this work is compared with: the ``tl.dot`` unit (``"fp32:dot"``,
+        ``"fp16:dot"``) doing most dot FLOPs when the kernel uses ``tl.dot`` at all (its roof
+        is the fastest the kernel can reach, so the epilogue's elementwise FLOPs do not make
+        it look above its roof), else the dtype doing most of the FLOPs, e.g. ``"fp32"``;
+        ``"fp32"`` when there are none (a copy kernel)."""
+        counted = {k: v for k, v in self.flops_by_dtype.items() if v > 0}
+        if not counted:
             return "fp32"
-        return max(self.flops_by_dtype, key=self.flops_by_dtype.get)
+        dots = {k: v for k, v in counted.items() if k.endswith(":dot")}
+        pool = dots or counted
+        return max(pool, key=pool.get)
 
     @property
     def intensity(self) -> float:
@@ -351,6 +357,11 @@ def count_work(kernel, grid, *args, exact: bool = False, flops=None, bytes=None,
     ``exact``: run on the interpreter with counting (see the module docstring).
     ``flops`` / ``bytes``: user counts replacing the counted ones (FLOP, bytes).
 
+    An ``@autotune`` kernel is counted with the config tuned for these arguments (and
+    ``@heuristics`` values as at a launch); before it has been tuned for them it raises
+    :class:`~workbench.testing.tuned.NotTunedError` (launch once, or pass the
+    meta-parameters).
+
     Raises :class:`WorkCountError` when the static count is incomplete (a loop bound known
     only at run time) and no override covers it; ``exact=True`` or ``flops=``/``bytes=`` then
     help. Compile errors propagate."""
@@ -385,9 +396,10 @@ def _compiled_and_values(kernel, grid, args, kwargs):
     if hasattr(kernel, "asm"):  # a CompiledKernel
         values = launch_values(kernel, args, kwargs) if args or kwargs else {}
         return kernel, values
-    base = kernel
-    while not getattr(base, "__workbench_jit__", False) and hasattr(base, "fn"):
-        base = base.fn  # an Autotuner/Heuristics wrapper: count the @jit underneath
+    from .tuned import resolve_launch
+    # an Autotuner/Heuristics wrapper: count the @jit underneath with the tuned config and
+    # the heuristics' values (NotTunedError before the first launch of these arguments)
+    base, kwargs = resolve_launch(kernel, args, kwargs)
     values = launch_values(base, args, kwargs)
     compiled = base.warmup(*args, grid=grid, **kwargs)
     return compiled, values
