@@ -67,21 +67,54 @@ def test_magic_bank_view_with_compare(shell):
     assert "32-way" in outputs[1]["text/plain"] and "conflict-free" in outputs[1]["text/plain"]
 
 
-def test_bad_layout_shows_the_error_and_the_kernel_survives(shell):
+def test_bad_layout_shows_the_error_fails_the_cell_and_the_kernel_survives(shell):
     bad = BLOCKED.replace("[4, 8]", "[4, 4]")
-    result, outputs, _ = shell.run(f"%tilelayout {bad} --shape 32x32")
-    assert result.success and result.error_in_exec is None
-    html = outputs[0]["text/html"]
+    html = shell.html(f"%tilelayout {bad} --shape 32x32", fails=True)
     assert 'data-wb-error="1"' in html and "threadsPerWarp = [4, 4] has product 16" in html
-    result, outputs, _ = shell.run("%tilelayout #ttg.blocked<{sizePerThread = [1]")
-    assert result.success and 'data-wb-error="1"' in outputs[0]["text/html"]
-    result, outputs, _ = shell.run("%tilelayout --shape 4x4")
-    assert result.success and 'data-wb-usage="1"' in outputs[0]["text/html"]
+    html = shell.html("%tilelayout #ttg.blocked<{sizePerThread = [1]", fails=True)
+    assert 'data-wb-error="1"' in html
+    html = shell.html("%tilelayout --shape 4x4", fails=True)            # no layout
+    assert 'data-wb-usage="1"' in html
     result, outputs, _ = shell.run(f"%tilelayout {BLOCKED} --warp 9")
-    assert result.success and "warp = 9" in outputs[0]["text/plain"]
+    assert shell.failed(result) and "warp = 9" in outputs[0]["text/plain"]
     # braces are not expanded as {variables}: the text reaches the parser as written
     shell.ns["n"] = 64
     result, outputs, _ = shell.run(f"%tilelayout {BLOCKED} --shape {{n}}x{{n}}")
+    assert shell.failed(result)
     assert 'data-wb-usage="1"' in outputs[0]["text/html"] and "{n}x{n}" in outputs[0]["text/plain"]
     result, _, _ = shell.run("1 + 1")
     assert result.success and result.result == 2
+
+
+def test_failed_cell_names_the_magic(shell):
+    result, _, _ = shell.run(f"%tilelayout {BLOCKED} --warp 9")
+    assert result.error_in_exec._render_traceback_()[0].startswith("%tilelayout: ")
+
+
+def test_unknown_option_fails_with_usage(shell):
+    html = shell.html(f"%tilelayout {BLOCKED} --bogus 3", fails=True)
+    assert 'data-wb-usage="1"' in html and "unknown option --bogus" in html
+    assert "--banks SHARED" in html                                     # the usage text
+    with pytest.raises(UsageError, match="unknown option --colour"):
+        parse_line(f"{BLOCKED} --colour red")
+
+
+@pytest.mark.parametrize("line", ["--help", "-h", f"{BLOCKED} --help"])
+def test_help_shows_usage_and_succeeds(shell, line):
+    html = shell.html(f"%tilelayout {line}")
+    assert 'data-wb-usage="1"' in html and "%tilelayout options" in html
+    assert "--compare SHARED" in html and "unexpected character" not in html
+
+
+def test_quoted_values_parse_like_tilekernel_options(shell):
+    """shlex splitting: quoted layouts and --banks values are one value each; unquoted
+    ones still run to the next option."""
+    text, opts = parse_line(f'"{COLUMN_READER}" --shape 32x32 --banks "{XOR}" --dtype fp32')
+    assert text == COLUMN_READER and opts["banks"] == XOR and opts["shape"] == "32x32"
+    assert parse_line(f"'{BLOCKED}' --compare '{XOR}'")[1]["compare"] == XOR
+    with pytest.raises(UsageError, match="cannot split the line"):
+        parse_line(f'{BLOCKED} --banks "{XOR}')
+    result, outputs, _ = shell.run(f'%tilelayout {COLUMN_READER} --shape 32x32 --banks "{XOR}"')
+    assert result.success, result.error_in_exec
+    assert [r.conflict_degree for r in
+            layout_magic.LAST["banks"].workbench_data["reports"]] == [1]

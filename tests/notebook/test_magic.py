@@ -155,13 +155,15 @@ def test_launch_returning_something_else_is_a_note(shell):
 
 @pytest.mark.parametrize("options, expected", [
     ("--bogus", "unrecognized arguments: --bogus"),
+    ("--bogus 3", "unrecognized arguments: --bogus 3"),
+    ("--help --bogus", "unrecognized arguments: --bogus"),
     ("--num-warps x", "invalid int value"),
     ("--num-warps 0", "--num-warps must be a positive integer"),
     ("-D BLOCK", "-D expects NAME=VALUE"),
     ('--launch "unterminated', "cannot split the option line"),
 ])
-def test_bad_options_show_usage(shell, options, expected):
-    html = shell.html(cell(options))
+def test_bad_options_show_usage_and_fail_the_cell(shell, options, expected):
+    html = shell.html(cell(options), fails=True)
     assert 'data-wb-usage="1"' in html and expected in html
     assert "--signature SIG" in html  # the usage text
     assert "add" not in shell.ns  # nothing ran

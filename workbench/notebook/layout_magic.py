@@ -12,15 +12,19 @@ Options: ``--shape RxC`` (default: the layout's CTA tile for a blocked layout, e
 ``--warp W``, ``--thread T``, ``--per-thread``, ``--banks SHARED`` (a swizzled/nvmma shared
 layout text, ``row-major`` or ``pad:N`` for N elements of padding per row), ``--compare SHARED``
 (a second shared layout drawn beside it), ``--dtype`` (default fp32), ``--vector-bytes N``,
-``--request K``. Arguments are not ``{var}``-expanded (layout text has braces). A bad layout or
-option shows an error box with the LayoutError text; the kernel survives. The last figures
-drawn are in ``LAST`` (a dict) for tests and curious users.
+``--request K``, ``--help``. The line is split by :func:`shlex.split` like ``%%tilekernel``'s
+options, so values may be quoted (``--banks "#ttg.swizzled_shared<{...}>"``); unquoted text
+runs to the next option. Arguments are not ``{var}``-expanded (layout text has braces). A bad
+option shows the usage, a bad layout an error box with the LayoutError text, and both fail the
+cell (``CellFailed``, so "Run All" stops there); the kernel survives. The last figures drawn are
+in ``LAST`` (a dict) for tests and curious users.
 """
 from __future__ import annotations
 
 import html
 import io
 import re
+import shlex
 
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
@@ -29,10 +33,29 @@ from .display import show, show_box
 _OPTIONS = ("shape", "warp", "thread", "per-thread", "banks", "compare", "dtype", "vector-bytes",
             "request")
 _FLAGS = ("per-thread",)
-_OPT = re.compile(r"(?:^|\s)--(" + "|".join(_OPTIONS) + r")\b")
-USAGE = ("%tilelayout <Triton layout text> [--shape 64x64] [--warp W] [--thread T] "
-         "[--per-thread] [--banks SHARED|row-major|pad:N] [--compare SHARED] [--dtype fp16] "
-         "[--vector-bytes 16] [--request K]")
+USAGE = """\
+%tilelayout LAYOUT [--shape RxC] [--warp W] [--thread T] [--per-thread]
+            [--banks SHARED] [--compare SHARED] [--dtype fp16] [--vector-bytes N]
+            [--request K] [--help]
+
+Draws a register layout given in Triton's text form (pasted from a ttgir dump) over a tile:
+each element coloured by warp and labelled by lane and register; with --banks, how a warp's
+accesses of that tile hit the 32 shared-memory banks.
+
+  LAYOUT             e.g. #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8],
+                     warpsPerCTA = [4, 1], order = [1, 0]}> (quotes optional)
+  --shape RxC        the tile drawn (default: a blocked layout's CTA tile, else 32x32).
+  --warp W           highlight warp W.           --thread T     highlight thread T.
+  --per-thread       label every element with its owner's register index.
+  --banks SHARED     the shared layout the tile is stored with: swizzled_shared or
+                     nvmma_shared text, row-major, or pad:N (N elements of padding per row).
+  --compare SHARED   a second shared layout drawn beside the first.
+  --dtype D          element type (default fp32).   --vector-bytes N   bytes per access.
+  --request K        which request of the warp to draw (default 0).
+  -h, --help         this text.
+
+The line is split as a shell would (shlex, the quoting rules of %%tilekernel's options): any
+value may be quoted, "..." or '...', and an unquoted value runs to the next --option."""
 
 #: The figures of the last successful ``%tilelayout``: {"layout": Figure, "banks": Figure|None}.
 LAST: dict = {}
@@ -42,31 +65,62 @@ class UsageError(ValueError):
     """A malformed ``%tilelayout`` line."""
 
 
-def parse_line(line: str) -> tuple[str, dict]:
-    """Split a ``%tilelayout`` line into (layout text, {option: value}); flags map to True.
+def _option_name(token: str) -> str | None:
+    """``"--shape"`` -> ``"shape"``; ``"-h"``/``"--help"`` -> ``"help"``; None for a token
+    that is not an option (layout text, a value)."""
+    if token in ("-h", "--help"):
+        return "help"
+    return token[2:] if token.startswith("--") and len(token) > 2 else None
 
-    Raises UsageError for a missing layout, an option without a value, or a repeated option.
-    """
-    matches = list(_OPT.finditer(line))
-    text = line[:matches[0].start()] if matches else line
+
+def parse_line(line: str) -> tuple[str, dict]:
+    """Split a ``%tilelayout`` line into (layout text, {option: value}); flags map to True,
+    ``--help`` to ``{"help": True}`` (the layout may then be empty).
+
+    The line is tokenised by :func:`shlex.split`, as ``%%tilekernel``'s options are, so a
+    quoted value is one token; the tokens before the first option (the layout) and those of
+    each option's value up to the next option are joined by single spaces, so layout text
+    with spaces needs no quotes. Raises UsageError for an unknown option, a missing layout,
+    an option without a value, a repeated option or unbalanced quotes."""
+    try:
+        tokens = shlex.split(line)
+    except ValueError as e:
+        raise UsageError(f"cannot split the line: {e}") from None
+    text: list[str] = []
     opts: dict = {}
-    for k, m in enumerate(matches):
-        name = m.group(1)
-        end = matches[k + 1].start() if k + 1 < len(matches) else len(line)
-        value = line[m.end():end].strip()
+    current, values = None, text
+    for tok in tokens:
+        name = _option_name(tok)
+        if name is None:
+            values.append(tok)
+            continue
+        if current is not None:
+            _close(current, values, opts)
+        if name != "help" and name not in _OPTIONS:
+            raise UsageError(f"unknown option --{name} (options: "
+                             + ", ".join(f"--{o}" for o in _OPTIONS) + ", --help)")
         if name in opts:
             raise UsageError(f"--{name} is given twice")
-        if name in _FLAGS:
-            if value:
-                raise UsageError(f"--{name} takes no value, got {value!r}")
-            opts[name] = True
-        elif not value:
-            raise UsageError(f"--{name} needs a value")
-        else:
-            opts[name] = value
-    if not text.strip():
+        current, values = name, []
+    if current is not None:
+        _close(current, values, opts)
+    if opts.get("help"):
+        return " ".join(text), opts
+    if not text:
         raise UsageError("give a layout in Triton's text form, e.g. #ttg.blocked<{...}>")
-    return text.strip(), opts
+    return " ".join(text), opts
+
+
+def _close(name: str, values: list, opts: dict) -> None:
+    value = " ".join(values)
+    if name in _FLAGS or name == "help":
+        if value:
+            raise UsageError(f"--{name} takes no value, got {value!r}")
+        opts[name] = True
+    elif not value:
+        raise UsageError(f"--{name} needs a value")
+    else:
+        opts[name] = value
 
 
 def _int(opts, name):
@@ -150,16 +204,25 @@ class TileLayoutMagics(Magics):
     @no_var_expand
     @line_magic
     def tilelayout(self, line: str):
-        """Draw a layout given as Triton text; see :mod:`workbench.notebook.layout_magic`."""
+        """Draw a layout given as Triton text; see :mod:`workbench.notebook.layout_magic`.
+        ``--help`` shows the usage; a bad line or layout shows a usage or error box and
+        fails the cell (:class:`~workbench.notebook.magics.CellFailed`)."""
         from workbench.layouts import LayoutError
+
+        from .magics import CellFailed
         try:
+            text, opts = parse_line(line)
+            if opts.get("help"):
+                show_box("usage", "%tilelayout options", USAGE)
+                return None
             out = draw(line)
         except UsageError as e:
             show_box("usage", f"%tilelayout: {e}", USAGE)
-            return None
+            raise CellFailed("bad options: the usage above says what it takes",
+                             "%tilelayout") from None
         except (LayoutError, ValueError, IndexError) as e:
             show_box("error", "%tilelayout: bad layout", str(e))
-            return None
+            raise CellFailed("bad layout: the message above says why", "%tilelayout") from None
         LAST.clear()
         LAST.update(out)
         _show_figure(out["layout"], f"{out['encoding']} over {list(out['shape'])}")

@@ -1,12 +1,14 @@
 """The ``%%tilekernel`` cell magic: define the cell's ``@jit`` kernels, compile one, show it.
 
-Flow of one cell: parse the options (bad ones: a usage box); write the cell to its
+Flow of one cell: parse the options (bad ones: a usage box, and the cell fails; ``--help``
+alone: the usage box, and the cell succeeds); write the cell to its
 content-hashed file and execute it there into the user's namespace (a SyntaxError or an
 exception: an error box pointing at the cell's line); pick the kernel (``--kernel`` or the last
 ``@jit`` defined); then, with ``--launch``, evaluate the launch and take the compiled kernel it
 returns (recompiled for the view target when it ran elsewhere), or with ``--signature``
-compile for the view target; display the side-by-side view. Nothing escapes as an exception:
-the notebook's kernel always survives, and the magic returns None (output goes to display).
+compile for the view target; display the side-by-side view. Nothing escapes as an exception
+but :class:`CellFailed`, raised after an error or usage box was shown: the notebook's kernel
+always survives, and the magic returns None (output goes to display).
 """
 from __future__ import annotations
 
@@ -52,11 +54,16 @@ def _same_target(a, b) -> bool:
 
 
 class CellFailed(Exception):
-    """Raised by ``%%tilekernel`` after it has shown an error, so the cell counts as failed
-    (Jupyter stops "Run All" there); IPython prints only this one line, no traceback."""
+    """Raised by ``%%tilekernel`` and ``%tilelayout`` after they have shown an error or a
+    usage box for bad input, so the cell counts as failed (Jupyter stops "Run All" there);
+    IPython prints only this one line, no traceback. ``magic``: the magic's name as typed."""
+
+    def __init__(self, message: str = "", magic: str = "%%tilekernel"):
+        super().__init__(message)
+        self.magic = magic
 
     def _render_traceback_(self) -> list:
-        return [f"%%tilekernel: {self}"]
+        return [f"{self.magic}: {self}"]
 
 
 @magics_class
@@ -95,6 +102,7 @@ class TileKernelMagics(Magics):
         try:
             opts = parse_options(line)
         except OptionsError as e:
+            self._failed = True     # a typo in an option must not look like a success
             show_box("usage", f"%%tilekernel: {e}", USAGE)
             return
         if opts.help:
