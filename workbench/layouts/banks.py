@@ -180,6 +180,19 @@ class BankReport:
     def total_wavefronts(self) -> int:
         return sum(self.wavefronts)
 
+    def __repr__(self) -> str:
+        """One line: tile, layouts, requests, wavefronts and the conflict degree (the
+        per-request arrays are in ``requests``)."""
+        def short(x):
+            t = str(x)
+            return t if len(t) <= 120 else t[:117] + "..."
+        deg = self.conflict_degree
+        kind = "conflict-free" if deg == 1 else f"{deg:g}-way conflict"
+        return (f"BankReport({list(self.shape)} {self.dtype} stored as {short(self.shared)}, "
+                f"accessed as {short(self.access_layout)}: {len(self.requests)} requests of "
+                f"{self.vector_bytes} B/lane, {self.total_wavefronts} wavefronts (ideal "
+                f"{sum(self.ideal_wavefronts)}), {kind})")
+
     def summary(self) -> str:
         """One paragraph: requests, wavefronts, ideal and the conflict degree."""
         n = len(self.requests)

@@ -47,6 +47,19 @@ class Ownership:
         """Registers per thread (including broadcast duplicates)."""
         return self.linear.in_dim_size("register")
 
+    def __repr__(self) -> str:
+        """One line: layout, shape, warps x lanes x registers and broadcast copies (the
+        owner arrays are in ``warp``, ``lane``, ``register`` and ``copies``)."""
+        text = str(self.layout)
+        if len(text) > 160:
+            text = text[:157] + "..."
+        lanes = self.linear.in_dim_size("lane")
+        most = int(self.copies.max()) if self.copies.size else 1
+        copies = "each element held once" if most == 1 else \
+            f"elements held by up to {most} threads/registers (broadcast)"
+        return (f"Ownership({text} over {list(self.shape)}: {self.num_warps} warps x {lanes} "
+                f"lanes x {self.num_registers} registers, {copies})")
+
     def thread_elements(self, warp: int, lane: int) -> list[tuple[int, ...]]:
         """Tensor coordinates held by thread (``warp``, ``lane``), in register order.
 
