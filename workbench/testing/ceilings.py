@@ -223,17 +223,20 @@ def default_working_set(llc: int) -> int:
 
 def measure(target: str = "cpu", working_set_bytes: int | None = None,
             dtypes=("fp32", "fp64"), compute_ms: float | None = None,
-            dot: bool = True, rounds: int = 5, rep_ms: float = 1000) -> Ceilings:
+            dot: bool = True, rounds: int | None = None, rep_ms: float | None = None) -> Ceilings:
     """Measure the ceilings now (no cache). ``working_set_bytes``: triad size (default
     :func:`default_working_set`); ``dtypes``: FMA roofs to measure; ``compute_ms``: target
     duration of one compute launch (ms; default 4 on the CPU, 20 on the GPU); ``dot``: also
     measure the ``tl.dot`` roof (``"fp32:dot"`` on the CPU, ``"fp16:dot"`` on the GPU);
     ``rounds`` x ``rep_ms / rounds`` ms of timing per compute roof, the roofs interleaved
-    (a busy moment of a shared machine then lowers one sample, not the roof). Raises ToolMissingError for ``cuda`` without a GPU."""
+    (a busy moment of a shared machine then lowers one sample, not the roof; default 5 x 200
+    ms on the CPU, 1 x 300 ms on a GPU, which nothing else shares). Raises ToolMissingError for ``cuda`` without a GPU."""
     from ..runtime.disk_cache import compiler_hash
     t0 = time.perf_counter()
     tgt = "cuda" if str(target).startswith("cuda") else "cpu"
     compute_ms = compute_ms or (20.0 if tgt == "cuda" else 4.0)
+    rounds = rounds or (1 if tgt == "cuda" else 5)
+    rep_ms = rep_ms or (300.0 if tgt == "cuda" else 1000.0)
     machine = machine_id(tgt)
     notes, details = [], {}
     if str(target) == "interpreter":

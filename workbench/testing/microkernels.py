@@ -104,16 +104,18 @@ def best_ms(fn, device: str, rep_ms: float) -> float:
 
 def calibrate(launch, device: str, target_ms: float, start: int = 4,
               limit: int = 1 << 22) -> int:
-    """The iteration count that makes ``launch(iters)`` take about ``target_ms``: doubled from
-    ``start`` until a launch takes an eighth of the target (so fixed launch costs do not
-    skew the estimate), then scaled."""
+    """The iteration count that makes ``launch(iters)`` take about ``target_ms`` (within a
+    factor of 2): measured (best of a few runs), rescaled and measured again until it does.
+    Re-measuring matters on a many-core host, where the CPU backend runs short launches
+    serially (waking helper threads costs more than they save) and long ones in parallel, so
+    a rate measured on short launches does not scale."""
     iters = start
-    while True:
-        ms = best_ms(lambda: launch(iters), device, target_ms)   # best of a few: robust
-        if ms >= target_ms / 8 or iters >= limit:
+    for _ in range(8):
+        ms = max(best_ms(lambda: launch(iters), device, target_ms), 1e-4)
+        if target_ms / 2 <= ms <= 2 * target_ms or (iters >= limit and ms < target_ms):
             break
-        iters *= 4 if ms < target_ms / 64 else 2
-    return int(min(limit, max(1, iters * target_ms / max(ms, 1e-4))))
+        iters = int(min(limit, max(1, iters * min(64.0, max(1 / 64, target_ms / ms)))))
+    return iters
 
 
 def workers() -> int:
@@ -219,8 +221,7 @@ def dot_probe(target: str, dtype: str = "fp16", target_ms: float = 4) -> Probe:
         return kernel[grid](a, b, c, iters, BM=bm, BN=bn, BK=bk)
 
     return Probe(launch, grid, "cuda" if gpu else "cpu", target_ms,
-                 {"tile": (bm, bn, bk), "programs": programs},
-                 iters=256 if gpu else None, start=2)
+                 {"tile": (bm, bn, bk), "programs": programs}, start=2)
 
 
 def measure_fma(target: str, dtype: str, target_ms: float = 4, rep_ms: float = 300) -> dict:
