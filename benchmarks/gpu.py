@@ -10,7 +10,10 @@ arguments already bound, so the time is the GPU's, not our Python binding's (whi
 "host launch overhead" lines measure separately: wall time per call of an already-compiled
 tiny kernel, 2000 calls, then one synchronize). For matmul we take the best of a few tile
 configurations (printed; BM, BN, BK, warps, stages: our K loop is software-pipelined with
-``cp.async``, no wgmma yet); Triton runs its tutorial configuration with 3 stages.
+``cp.async``, no wgmma yet); Triton runs its tutorial configuration with 3 stages. Matmul has
+two rows: ``matmul_fp16_kernel`` (addresses recomputed from the loop index) and
+:func:`matmul_tutorial_kernel`, the Triton tutorial's own form, which advances its pointers in
+the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 
 Run on a GPU machine: ``PYTHONPATH=. python benchmarks/gpu.py`` (needs torch, triton,
 cuda-bindings). Prints one table.
@@ -20,12 +23,52 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+import types
 
+import workbench.language as tl
 from benchmarks.common import triton_twins
+from workbench import jit
 
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
 KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",
            "matmul_fp16_kernel", "attention_fwd_kernel")
+
+
+@jit
+def matmul_tutorial_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                           stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                           BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                           GROUP_SIZE_M: tl.constexpr):
+    """Triton's matmul tutorial kernel (03-matrix-multiplication.py, without the activation):
+    C (fp16) = A @ B, fp32 accumulation, grouped 1-D grid, pointers advanced in the K loop,
+    K tail masked."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(tl.float16)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
 
 
 def _bench(fn):
@@ -111,6 +154,18 @@ def cases(torch, ours, theirs):
                                      ((S // cfg[0]) * (S // cfg[1]),), (A, B, C, S, S, S),
                                      BM=cfg[0], BN=cfg[1], BK=cfg[2], GROUP_M=8,
                                      num_warps=cfg[3], num_stages=cfg[4])))
+    Ct = torch.empty(S, S, device=dev, dtype=torch.float16)
+
+    def tutorial(m, cfg):
+        return timed(m, ours, "matmul_tutorial_kernel", ((S // cfg[0]) * (S // cfg[1]),),
+                     (A, B, Ct, S, S, S, S, 1, S, 1, S, 1), BLOCK_SIZE_M=cfg[0],
+                     BLOCK_SIZE_N=cfg[1], BLOCK_SIZE_K=cfg[2], GROUP_SIZE_M=8,
+                     num_warps=cfg[3], num_stages=cfg[4])
+    out.append(("matmul 4096^3 fp16, tutorial form", "TFLOP/s", 2 * S ** 3,
+                lambda m: tutorial(m, (128, 128, 32, 4, 3)),
+                lambda: ((Ct.float() - (A.float() @ B.float())).abs().max() /
+                         (A.float() @ B.float()).abs().max()).item(),
+                tutorial))
     Z, H, NC, D = 4, 16, 2048, 64
     q, k, v = (torch.randn(Z * H, NC, D, device=dev, dtype=torch.float16) for _ in range(3))
     ao = torch.empty_like(q)
@@ -131,8 +186,10 @@ MATMUL_CONFIGS = [(128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 256, 32, 8, 
 def main() -> None:
     import torch
 
-    from workbench.testing import examples as ours
-    theirs = triton_twins(*(getattr(ours, name) for name in KERNELS))
+    from workbench.testing import examples
+    ours = types.SimpleNamespace(matmul_tutorial_kernel=matmul_tutorial_kernel,
+                                 **{name: getattr(examples, name) for name in KERNELS})
+    theirs = triton_twins(*(getattr(ours, name) for name in KERNELS), matmul_tutorial_kernel)
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
     for name, unit, work, launch, check, *tuned in cases(torch, ours, theirs):

@@ -11,6 +11,7 @@ import pytest
 import workbench as wb
 import workbench.language as tl
 from workbench.backends import nvidia_tools
+from tests.passes.pipeline_kernels import SIG_1024, tutorial_mm
 
 PTXAS = nvidia_tools.find_tool("ptxas")
 
@@ -114,6 +115,72 @@ def test_matmul_pipeline_ptx(arch, stages):
     assert all(a["conflict_degree"] == 1.0 for a in acc), acc
 
 
+# the tutorial matmul: loop-carried pointers advanced by a loop-invariant offset --------------
+TUTORIAL_TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("num_warps", [4, 8])
+@pytest.mark.parametrize("mask,wrap", [(True, True), (False, True), (True, False)])
+def test_tutorial_matmul_is_pipelined_ptx(arch, num_warps, mask, wrap):
+    c = _compile(tutorial_mm, SIG_1024, arch, num_warps=num_warps, num_stages=3, MASK=mask,
+                 WRAP=wrap, **TUTORIAL_TILE)
+    ptx = c.asm["ptx"]
+    # 128x32 and 32x128 fp16 tiles: 2 * 8 KiB per stage in 16-byte copies, 3 stages issued
+    copies = len(re.findall(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16", ptx))
+    assert copies == 3 * 2 * 8192 // (16 * 32 * num_warps)
+    assert "cp.async.ca" not in ptx and not re.search(r"ld\.global\.(b16|u16)", ptx)
+    assert "cp.async.wait_group 1" in ptx
+    assert c.metadata.shared >= 3 * 2 * 128 * 32 * 2
+    assert not c.extra["notes"] or all("pipelined" not in n for n in c.extra["notes"])
+    if PTXAS:
+        print(f"tutorial matmul 128x128x32 sm_{arch} {num_warps} warps mask={mask} "
+              f"wrap={wrap}: {c.metadata.n_regs} registers, {c.metadata.n_spills} B spilled")
+        assert c.metadata.n_spills == 0
+        if num_warps == 8:
+            assert c.metadata.n_regs <= 168
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_tutorial_matmul_unpipelined_loads_are_16_bytes(arch):
+    c = _compile(tutorial_mm, SIG_1024, arch, num_warps=4, num_stages=1, MASK=True, WRAP=True,
+                 **TUTORIAL_TILE)
+    ptx = c.asm["ptx"]
+    # 4 + 4 vector loads per thread per iteration, none narrower
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == 8
+    assert not re.search(r"ld\.global\.(b16|u16|b32|v2)", ptx) and "cp.async" not in ptx
+    if PTXAS:
+        print(f"tutorial matmul, 1 stage, sm_{arch}: {c.metadata.n_regs} registers, "
+              f"{c.metadata.n_spills} B spilled")
+        assert c.metadata.n_spills == 0
+
+
+@wb.jit
+def tile_sum_k(x_ptr, out_ptr, n, INC: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    ptrs = x_ptr + rm[:, None] * 1024 + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for i in range(0, n):
+        acc += tl.load(ptrs).to(tl.float32)
+        ptrs += INC
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("inc,spt,load", [(64, 8, "ld.global.v4.b32"), (8, 8, "ld.global.v4.b32"),
+                                          (4, 4, "ld.global.v2.b32"), (2, 2, "ld.global.b32"),
+                                          (1, 1, "ld.global.b16")])
+def test_carried_pointer_alignment_is_gcd_of_init_and_increment(inc, spt, load):
+    """The pointer starts 16-byte aligned and advances ``inc`` fp16 elements: the loads are
+    ``min(8, gcd(8, inc))`` elements wide, in the layout (coalesce) and in the PTX (the same
+    AxisInfo analysis decides both)."""
+    c = wb.compile(tile_sum_k, "*fp16:16", "*fp32:16", "i32", target="cuda:80", INC=inc,
+                   BM=32, BN=64)
+    assert f"sizePerThread = [1, {spt}]" in c.asm["ttgir"]
+    loads = set(re.findall(r"ld\.global\.[\w.]+", c.asm["ptx"]))
+    assert loads == {load}
+
+
 # on the GPU ------------------------------------------------------------------------------
 @pytest.mark.gpu
 @pytest.mark.parametrize("n_ctx", [64, 192, 512])
@@ -150,3 +217,26 @@ def test_pipelined_matmul_gpu(k_size, stages):
     want = a.double().cpu().numpy() @ b.double().cpu().numpy()
     got = c.double().cpu().numpy()
     np.testing.assert_allclose(got, want, atol=1e-2 * np.sqrt(k_size), rtol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,mask,wrap", [(256, 256, 1024, True, True),
+                                              (200, 136, 1000, True, True),
+                                              (256, 128, 72, True, False),
+                                              (128, 256, 512, False, True),
+                                              (256, 256, 16, True, True)])
+@pytest.mark.parametrize("stages,num_warps", [(3, 4), (3, 8), (4, 4), (1, 4)])
+def test_tutorial_matmul_gpu(m, n, k, mask, wrap, stages, num_warps):
+    torch = pytest.importorskip("torch")
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    grid = (-(-m // 128), -(-n // 128))
+    tutorial_mm[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                      c.stride(0), c.stride(1), MASK=mask, WRAP=wrap, num_warps=num_warps,
+                      num_stages=stages, **TUTORIAL_TILE)
+    torch.cuda.synchronize()
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    got = c.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, atol=2e-2 * np.sqrt(k), rtol=1e-2)

@@ -229,3 +229,38 @@ def test_make_range_divisibility_from_start(start, div):
     info, _ = analyse(f"%r = tt.make_range {{end = {start + 32} : i32, start = {start} : i32}}"
                       " : tensor<32xi32>")
     assert triple(info("r")) == ([32], [div], [1])
+
+
+@pytest.mark.parametrize("inc,div", [("%c32", 16), ("%c4", 8), ("%n", 16), ("%s", 2)])
+def test_scf_for_2d_f16_pointer_advanced_by_invariant_offset(inc, div):
+    """The tutorial matmul's ``a_ptrs += BLOCK_K * stride_ak``: a loop-carried tensor of fp16
+    pointers advanced by a loop-invariant splat keeps the init's contiguity; its divisibility
+    (bytes) is gcd(init = 16, increment * 2), Triton's join of init and yielded value."""
+    info, _ = analyse(f"""
+        %c0 = arith.constant 0 : i32
+        %c1 = arith.constant 1 : i32
+        %c32 = arith.constant 32 : i32
+        %c4 = arith.constant 4 : i32
+        %rm = tt.make_range {{end = 64 : i32, start = 0 : i32}} : tensor<64xi32>
+        %rk = tt.make_range {{end = 32 : i32, start = 0 : i32}} : tensor<32xi32>
+        %em = tt.expand_dims %rm {{axis = 1 : i32}} : tensor<64xi32> -> tensor<64x1xi32>
+        %sn = tt.splat %n : i32 -> tensor<64x1xi32>
+        %rows = arith.muli %em, %sn : tensor<64x1xi32>
+        %ek = tt.expand_dims %rk {{axis = 0 : i32}} : tensor<32xi32> -> tensor<1x32xi32>
+        %br = tt.broadcast %rows : tensor<64x1xi32> -> tensor<64x32xi32>
+        %bk = tt.broadcast %ek : tensor<1x32xi32> -> tensor<64x32xi32>
+        %off = arith.addi %br, %bk : tensor<64x32xi32>
+        %sp = tt.splat %p : !tt.ptr<f16> -> tensor<64x32x!tt.ptr<f16>>
+        %ptr = tt.addptr %sp, %off : tensor<64x32x!tt.ptr<f16>>, tensor<64x32xi32>
+        %res = scf.for %i = %c0 to %n step %c1 iter_args(%it = %ptr) -> (tensor<64x32x!tt.ptr<f16>>) : i32 {{
+          %step = tt.splat {inc} : i32 -> tensor<64x32xi32>
+          %nxt = tt.addptr %it, %step : tensor<64x32x!tt.ptr<f16>>, tensor<64x32xi32>
+          scf.yield %nxt : tensor<64x32x!tt.ptr<f16>>
+        }}
+    """, params="%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, "
+                "%n: i32 {tt.divisibility = 16 : i32}, %s: i32")
+    # dim 0 (rows): 2 bytes, as in Triton (expand_dims of a contiguous range gives the new dim
+    # divisibility 1); dim 1 (the contiguous one) is what vectorisation reads
+    assert triple(info("ptr")) == ([1, 32], [2, 16], [1, 1])
+    assert triple(info("it")) == ([1, 32], [2, div], [1, 1])
+    assert triple(info("res")) == ([1, 32], [2, div], [1, 1])

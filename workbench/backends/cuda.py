@@ -4,7 +4,8 @@ Stages (Triton's names): ``ttgir`` (after :func:`workbench.passes.pipelines.ttgi
 ``llir`` (optimised NVPTX LLVM IR with ``!dbg``), ``ptx`` (llvmlite's NVPTX back end, no GPU
 needed), and where NVIDIA's tools are installed (``sass`` extra) ``cubin`` (a readable summary;
 the bytes are ``extra["cubin"]``) and ``sass`` (``nvdisasm``). Missing tools omit those stages
-with a note in ``extra["notes"]``. Launching needs cuda-bindings and a GPU; without them
+with a note in ``extra["notes"]``, which also says why a K loop's operand loads were not
+software-pipelined although ``num_stages > 1`` (``tritongpu-pipeline``'s notes). Launching needs cuda-bindings and a GPU; without them
 ``launch_error`` says which is missing and the launcher raises ToolMissingError.
 """
 from __future__ import annotations
@@ -132,8 +133,9 @@ class CudaBackend(Backend):
         arch = self.target.arch or 90
         t0 = time.perf_counter()
         mod = clone_module(ttir_module)
-        if _needs_layouts(mod):
-            mod = PassManager(ttgir_passes(options, self.target)).run(mod, ctx, "ttgir") or mod
+        passes = ttgir_passes(options, self.target) if _needs_layouts(mod) else []
+        if passes:
+            mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)
         t1 = time.perf_counter()
         out = compile_ttgir(mod, arch=arch, num_warps=options.num_warps)
@@ -146,7 +148,8 @@ class CudaBackend(Backend):
         meta = KernelMetadata(name=out.name, target=str(self.target),
                               num_warps=options.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
-        extra = {"notes": [], "ptx": out.ptx,
+        notes = [n for p in passes for n in getattr(p, "notes", ())]
+        extra = {"notes": notes, "ptx": out.ptx,
                  "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
         image = out.ptx
         if self.ptxas:

@@ -2,11 +2,12 @@
 
 A K loop after ``tritongpu-accelerate-matmul`` reads its operands as
 ``tt.load -> ttg.local_alloc -> ttg.local_load -> tt.dot``: every iteration waits for global
-memory before the tensor cores can start. With ``num_stages = S >= 2`` each such load (its
-address computed from the induction variable and loop-invariant values only, no mask or a
-mask with a zero/absent ``other``) is turned into an asynchronous copy into one of ``S``
-shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2; Triton 3.6
-``Pipeliner/``; PTX ISA 9.7.9.25 ``cp.async``, ``cp.async.commit_group``,
+memory before the tensor cores can start. With ``num_stages = S >= 2`` each such load whose
+address and mask are known for a future iteration (:mod:`.pipeline_analysis`: pure functions
+of the induction variable, of loop-invariant values and of loop-carried pointers advanced by
+a loop-invariant offset; ``other`` zero or absent) is turned into an asynchronous copy into
+one of ``S`` shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2;
+Triton 3.6 ``Pipeliner/``; PTX ISA 9.7.9.25 ``cp.async``, ``cp.async.commit_group``,
 ``cp.async.wait_group``)::
 
     %buf = ttg.local_alloc : () -> !ttg.memdesc<S x M x K x f16, #shared, #smem, mutable>
@@ -24,13 +25,27 @@ shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2; 
     }
     ttg.async_wait {num = 0}
 
+Loop-carried pointers (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, an iter arg
+``%p`` yielded as ``tt.addptr %p, %inc`` with ``%inc`` loop invariant): the prologue computes
+``p_s = init + s * inc`` as a chain of ``tt.addptr`` (stage ``s`` copies from ``p_s``, with
+the mask computed for ``iv = lb + s * step``). In the loop the prefetch of iteration
+``i + S - 1`` needs ``p + (S - 1) * inc``: when nothing else reads ``%p`` and its final value
+is unused, the loop carries the prefetch pointer itself (init ``p_{S-1}``, advanced by the
+existing ``tt.addptr``, as Triton does), else it is recomputed at the top of the body. Masks
+that read the induction variable (``offs_k < K - k * BLOCK_K``) are computed for iteration
+``k + S - 1``; copies of iterations past the end are predicated off.
+
+Loads of a dot's operands that cannot be pipelined are named, with the reason, in
+:attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
+
 The ``gpu.barrier`` is placed by :mod:`.insert_barriers` (run after this pass). One
 ``bar.sync`` per iteration does both jobs (visibility of the landed copies, and no
 thread still reading the slot about to be overwritten, which was read in the previous
 iteration). The copies are predicated off past the last iteration, so nothing is left in
 flight but empty groups; the final ``async_wait`` drains them anyway.
 
-New ops (registered in the op catalogue on import; Triton's names, without async tokens):
+New ops (in the op catalogue, :mod:`workbench.ir.dialects`; Triton's names, without async
+tokens):
 ``ttg.memdesc_index %buf, %i`` (slot ``i`` of a multi-buffer), ``ttg.async_copy_global_to_
 local %ptrs, %dst, %pred[, %mask]`` (``%pred`` an ``i1`` scalar guarding the whole copy: our
 addition, Triton folds it into the mask; a false mask element zero-fills),
@@ -38,13 +53,13 @@ addition, Triton folds it into the mask; a false mask element zero-fills),
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value, functions
-from ..ir.types import MemDescType, TensorType, i1, i32
+from ..ir.types import MemDescType, i1, i32
 from .effects import is_pure
 from .manager import Pass
-
+from .pipeline_analysis import Candidate, find_candidates
 
 
 def _const(before: Operation, value, t=i32) -> Value:
@@ -53,33 +68,19 @@ def _const(before: Operation, value, t=i32) -> Value:
     return op.result
 
 
-def _binop(before: Operation, name: str, a: Value, b: Value, t=i32) -> Value:
-    op = Operation(name, [a, b], [t], loc=before.loc)
+def _binop(before: Operation, name: str, a: Value, b: Value, t=i32, loc=None) -> Value:
+    op = Operation(name, [a, b], [t], loc=loc or before.loc)
     before.parent.insert_before(before, op)
     return op.result
 
 
-def _slice(value: Value, body, iv: Value, ops: list, seen: set) -> bool:
-    """Collect (in ``ops``, topological order) the body ops ``value`` depends on. False when it
-    depends on an iter arg other than ``iv`` or on an op that is not pure."""
-    d = value.defining_op
-    if d is None:
-        return value is iv or value.owner is not body
-    if d.parent is not body:
-        return True  # defined outside the loop (the body has no nested blocks we descend)
-    if id(d) in seen:
-        return True
-    if not is_pure(d) or d.regions:
-        return False
-    seen.add(id(d))
-    if not all(_slice(v, body, iv, ops, seen) for v in d.operands):
-        return False
-    ops.append(d)
-    return True
-
-
 def _clone(ops: list, mapping: dict, before: Operation) -> None:
+    """Clone ``ops`` (topological order) before ``before``, operands through ``mapping``
+    (``id(old value) -> new value``), which receives the clones' results. Ops whose results
+    are already mapped (shared by two loads of one stage) are not cloned again."""
     for op in ops:
+        if op.results and id(op.results[0]) in mapping:
+            continue
         new = Operation(op.name, [mapping.get(id(v), v) for v in op.operands],
                         [r.type for r in op.results], dict(op.attributes), loc=op.loc)
         for r, nr in zip(op.results, new.results):
@@ -88,43 +89,17 @@ def _clone(ops: list, mapping: dict, before: Operation) -> None:
         before.parent.insert_before(before, new)
 
 
-def _is_zero(v: Value) -> bool:
-    d = v.defining_op
-    return d is not None and d.name == "arith.constant" and d.attributes.get("value") in (0, 0.0)
-
-
 def candidates(loop: Operation) -> list:
-    """``(load, alloc, [local_load...], slice ops)`` of the loop's pipelinable operand loads."""
-    body = loop.regions[0].block
-    iv = body.args[0]
-    out = []
-    for alloc in body.ops:
-        if alloc.name != "ttg.local_alloc" or not alloc.operands:
-            continue
-        load = alloc.operands[0].defining_op
-        if load is None or load.name != "tt.load" or load.parent is not body or \
-                len(load.result.uses) != 1 or load.attributes.get("isVolatile"):
-            continue
-        if len(load.operands) == 3 and not _is_zero(load.operands[2]):
-            continue
-        users = [u for u, _ in alloc.result.uses]
-        if not users or any(u.name != "ttg.local_load" for u in users):
-            continue
-        if not isinstance(load.operands[0].type, TensorType):
-            continue
-        ops, seen = [], set()
-        if all(_slice(v, body, iv, ops, seen) for v in load.operands[:2]):
-            out.append((load, alloc, users, ops))
-    return out
+    """The loop's pipelinable operand loads (:class:`~.pipeline_analysis.Candidate`)."""
+    return find_candidates(loop)[0]
 
 
-def _issue(loop, cand, buf, iv_value, slot, pred, before) -> None:
-    """Clone the address (and mask) computation with the induction variable = ``iv_value``
-    and issue the async copy of one stage into ``buf[slot]`` before ``before``."""
-    load, alloc, _, ops = cand
-    iv = loop.regions[0].block.args[0]
-    mapping = {id(iv): iv_value}
-    _clone(ops, mapping, before)
+def _issue(cand: Candidate, buf, mapping: dict, slot, pred, before) -> None:
+    """Clone the address (and mask) computation through ``mapping`` (the induction variable
+    and the affine iter args of one stage) and issue the async copy of that stage into
+    ``buf[slot]`` before ``before``."""
+    load, alloc = cand.load, cand.alloc
+    _clone(cand.ops, mapping, before)
     t = alloc.result.type
     idx = Operation("ttg.memdesc_index", [buf, slot],
                     [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=load.loc)
@@ -136,33 +111,92 @@ def _issue(loop, cand, buf, iv_value, slot, pred, before) -> None:
                                                   [], loc=load.loc))
 
 
-def pipeline_loop(loop: Operation, stages: int) -> bool:
-    """Pipeline one ``scf.for`` (module docstring). Returns True when it was changed."""
-    cands = candidates(loop)
+def _advance_chains(loop: Operation, cands: list, stages: int) -> dict:
+    """For every affine iter arg the candidates read: ``id(arg) -> (affine, [p_0 .. p_{S-1}],
+    inc)`` where ``p_s = init + s * inc`` (a chain of ``tt.addptr`` before the loop, as
+    Triton's prologue) and ``inc`` the increment computed before the loop."""
+    chains = {}
+    for c in cands:
+        for a in c.carried:
+            if id(a.arg) in chains:
+                continue
+            mapping: dict = {}
+            _clone(a.inc_ops, mapping, loop)
+            inc = mapping.get(id(a.inc), a.inc)
+            ptrs = [loop.operands[3 + a.index - 1]]
+            for _ in range(1, stages):
+                ptrs.append(_binop(loop, "tt.addptr", ptrs[-1], inc, a.arg.type,
+                                   loc=a.advance.loc))
+            chains[id(a.arg)] = (a, ptrs, inc)
+    return chains
+
+
+def _ahead_pointers(loop, chains: dict, stages: int, first: Operation) -> dict:
+    """In the body, before ``first``: ``arg + (S - 1) * inc`` for every affine iter arg (the
+    pointer of the iteration being prefetched). ``id(arg) -> (addptr op, offset op)``."""
+    out = {}
+    for key, (a, _, inc) in chains.items():
+        n = _const(loop, stages - 1, inc.type)
+        off = _binop(loop, "arith.muli", inc, n, inc.type, loc=a.advance.loc)
+        ahead = _binop(first, "tt.addptr", a.arg, off, a.arg.type, loc=a.advance.loc)
+        ahead.name = a.arg.name
+        out[key] = ahead
+    return out
+
+
+def _shift_carried(loop, chains: dict, ahead: dict) -> None:
+    """Where nothing but the prefetch and the advance read an affine iter arg and its final
+    value is unused after the loop, carry the prefetch pointer itself (init ``p_{S-1}``, as
+    Triton does) instead of adding ``(S - 1) * inc`` every iteration."""
+    for key, (a, ptrs, _) in chains.items():
+        p = ahead[key]
+        users = {id(u) for u, _ in a.arg.uses}
+        if loop.results[a.index - 1].uses or users != {id(a.advance), id(p.defining_op)} or \
+                len(a.advance.result.uses) != 1:
+            continue
+        p.replace_all_uses_with(a.arg)
+        off = p.defining_op.operands[1].defining_op
+        p.defining_op.erase()
+        loop.set_operand(3 + a.index - 1, ptrs[-1])
+        for op in (off, off.operands[1].defining_op):
+            if op is not None and not op.result.uses:
+                op.erase()
+
+
+def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bool:
+    """Pipeline one ``scf.for`` (module docstring). Returns True when it was changed;
+    ``notes`` (a list) receives one sentence per dot operand load that is not pipelined."""
+    cands, why = find_candidates(loop)
+    if notes is not None:
+        notes.extend(why)
     if not cands or stages < 2:
         return False
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
     bufs = []
-    for _, alloc, _, _ in cands:
-        t = alloc.result.type
+    for c in cands:
+        t = c.alloc.result.type
         a = Operation("ttg.local_alloc", [], [MemDescType((stages,) + tuple(t.shape), t.element,
-                                                          t.encoding, True)], loc=alloc.loc)
-        a.result.name = alloc.result.name
+                                                          t.encoding, True)], loc=c.alloc.loc)
+        a.result.name = c.alloc.result.name
         loop.parent.insert_before(loop, a)
         bufs.append(a.result)
-    # prologue
+    chains = _advance_chains(loop, cands, stages)
+    # prologue: stage s reads iteration s (iv = lb + s * step, carried pointers p_s)
     for s in range(stages - 1):
         iv_s = _binop(loop, "arith.addi", lb, _binop(loop, "arith.muli", step, _const(loop, s)))
         pred = _binop(loop, "arith.cmpi", iv_s, ub, i1)
         pred.defining_op.attributes["predicate"] = "slt"
         slot = _const(loop, s)
+        mapping = {id(iv): iv_s}
+        mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
         for c, buf in zip(cands, bufs):
-            _issue(loop, c, buf, iv_s, slot, pred, loop)
+            _issue(c, buf, mapping, slot, pred, loop)
         loop.parent.insert_before(loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
-    # steady state, at the top of the body
+    # steady state, at the top of the body: prefetch iteration i + S - 1
     first = body.ops[0]
+    ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
     i = _binop(first, "arith.divsi", _binop(first, "arith.subi", iv, lb), step)
     n_st = _const(first, stages)
     rd = _binop(first, "arith.remsi", i, n_st)
@@ -174,23 +208,26 @@ def pipeline_loop(loop: Operation, stages: int) -> bool:
     pred.defining_op.attributes["predicate"] = "slt"
     body.insert_before(first, Operation("ttg.async_wait", [], [], {"num": stages - 2},
                                         loc=loop.loc))
+    mapping = {id(iv): ahead}
+    mapping.update(ahead_ptrs)
     for c, buf in zip(cands, bufs):
-        _issue(loop, c, buf, ahead, wr, pred, first)
+        _issue(c, buf, mapping, wr, pred, first)
     body.insert_before(first, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
-    for (load, alloc, users, _), buf in zip(cands, bufs):
-        for u in users:
-            t = alloc.result.type
+    for c, buf in zip(cands, bufs):
+        for u in c.users:
+            t = c.alloc.result.type
             idx = Operation("ttg.memdesc_index", [buf, rd],
                             [MemDescType(tuple(t.shape), t.element, t.encoding, True)],
                             loc=u.loc)
             body.insert_before(u, idx)
             u.set_operand(0, idx.result)
-        alloc.erase()
-        load.erase()
+        c.alloc.erase()
+        c.load.erase()
     blk = loop.parent
     blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [], {"num": 0},
                                                   loc=loop.loc))
     _dce(body)
+    _shift_carried(loop, chains, ahead_ptrs)
     return True
 
 
@@ -212,15 +249,23 @@ class Pipeline(Pass):
 
     name = "tritongpu-pipeline"
     num_stages: int = 3
+    #: filled by :meth:`run`: one sentence per dot operand load of a K loop that was not
+    #: pipelined although ``num_stages > 1`` (the backend copies them to ``extra["notes"]``).
+    notes: list = field(default_factory=list, compare=False, repr=False)
 
     def run(self, module: Operation, ctx=None) -> None:
+        self.notes = []
         if self.num_stages < 2:
             return
         for func in functions(module):
             for op in list(func.walk()):
                 if op.name == "scf.for" and any(o.name == "tt.dot" for o in
                                                 op.regions[0].block.ops):
-                    pipeline_loop(op, self.num_stages)
+                    pipeline_loop(op, self.num_stages, self.notes)
+
+    @property
+    def options(self) -> dict:
+        return {"num_stages": self.num_stages}
 
 
-__all__ = ["Pipeline", "pipeline_loop", "candidates"]
+__all__ = ["Pipeline", "pipeline_loop", "candidates", "find_candidates"]

@@ -19,6 +19,7 @@ from ...ir.types import TensorType, shape_of
 from . import shape_ops
 from .analysis import analyse
 from .arith import elementwise_fn
+from .async_ops import AsyncOpsMixin
 from .control import ControlFlowMixin
 from .dtypes import constant_array, np_dtype
 from .errors import InterpreterError
@@ -55,7 +56,7 @@ _PURE_SHAPE = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.t
                "tt.join", "tt.cat"}
 
 
-class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin):
+class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):
     """Compiles one ``tt.func`` (and, for ``tt.call``, the functions of its ``module``)."""
 
     def __init__(self, func: Operation, module: Operation | None = None):

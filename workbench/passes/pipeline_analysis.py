@@ -1,0 +1,209 @@
+"""Which loads of a K loop ``tritongpu-pipeline`` can issue ahead, and why the others cannot.
+
+A load can be issued ``S - 1`` iterations ahead when its address and mask are known for a
+future iteration without running the iterations in between. That holds when they are pure
+functions of
+
+* the induction variable (``a_ptr + (k + offs_k) * stride``: clone the computation with
+  ``iv + (S - 1) * step``),
+* loop-invariant values, and
+* **affine iter args**: loop-carried pointers advanced by a loop-invariant offset every
+  iteration (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, i.e. ``scf.yield``
+  of ``tt.addptr %p, %inc`` with ``%inc`` invariant). Iteration ``j`` sees ``init + j * inc``.
+
+This is what Triton 3.6's pipeliner accepts for the tutorial form (its loop-carried pointer
+is the prefetch pointer, advanced in the loop; see reference ``ir_matmul_sm80.txt``).
+:func:`find_candidates` also returns, for every ``tt.dot`` operand loaded in the loop but not
+pipelined, a sentence saying why, for the compile report (``BackendResult.extra["notes"]``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.core import Operation, Value
+from ..ir.types import TensorType
+from .effects import is_pure
+
+
+@dataclass
+class Affine:
+    """An iter arg ``arg`` (block argument ``index`` of the body, loop operand ``3 + index - 1``)
+    whose yielded value is ``advance`` = ``tt.addptr arg, inc``; ``inc_ops``: the body ops
+    computing ``inc`` (pure, loop invariant; empty when ``inc`` is defined outside)."""
+
+    arg: Value
+    index: int
+    advance: Operation
+    inc: Value
+    inc_ops: list
+
+
+@dataclass
+class Candidate:
+    """A pipelinable load: the ``tt.load``, the ``ttg.local_alloc`` it feeds, the
+    ``ttg.local_load`` users of the alloc, the body ``ops`` its pointer and mask depend on
+    (topological order) and the affine iter args (``carried``) they read."""
+
+    load: Operation
+    alloc: Operation
+    users: list
+    ops: list
+    carried: list = field(default_factory=list)
+
+
+def _is_zero(v: Value) -> bool:
+    d = v.defining_op
+    return d is not None and d.name == "arith.constant" and d.attributes.get("value") in (0, 0.0)
+
+
+def invariant_slice(value: Value, body, ops: list, seen: set) -> bool:
+    """Collect in ``ops`` the body ops computing ``value`` when it is loop invariant (every
+    leaf defined outside the body, every op pure and region free); False otherwise."""
+    d = value.defining_op
+    if d is None:
+        return value.owner is not body
+    if d.parent is not body or id(d) in seen:
+        return True
+    if not is_pure(d) or d.regions:
+        return False
+    if not all(invariant_slice(v, body, ops, seen) for v in d.operands):
+        return False
+    seen.add(id(d))
+    ops.append(d)
+    return True
+
+
+def affine_iter_args(loop: Operation) -> dict:
+    """``{id(arg): Affine}`` for the loop's iter args advanced by a loop-invariant offset."""
+    body = loop.regions[0].block
+    y = body.terminator
+    out = {}
+    for i, arg in enumerate(body.args[1:], start=1):
+        if y is None or i - 1 >= len(y.operands):
+            break
+        adv = y.operands[i - 1].defining_op
+        if adv is None or adv.name != "tt.addptr" or adv.parent is not body or \
+                adv.operands[0] is not arg:
+            continue
+        inc_ops: list = []
+        if invariant_slice(adv.operands[1], body, inc_ops, set()):
+            out[id(arg)] = Affine(arg, i, adv, adv.operands[1], inc_ops)
+    return out
+
+
+class _Slicer:
+    """Collects the body ops a load's pointer and mask depend on; ``why`` says what stops
+    it (None while fine)."""
+
+    def __init__(self, body, iv: Value, affine: dict):
+        self.body, self.iv, self.affine = body, iv, affine
+        self.ops: list = []
+        self.seen: set = set()
+        self.carried: dict = {}
+        self.why: str | None = None
+
+    def add(self, value: Value, what: str) -> bool:
+        d = value.defining_op
+        if d is None:
+            if value is self.iv or value.owner is not self.body:
+                return True
+            if id(value) in self.affine:
+                self.carried[id(value)] = self.affine[id(value)]
+                return True
+            self.why = (f"its {what} is not an affine function of the loop (it depends on a "
+                        "loop-carried value that is not a pointer advanced by a loop-invariant "
+                        "offset)")
+            return False
+        if d.parent is not self.body or id(d) in self.seen:
+            return True
+        if not is_pure(d) or d.regions:
+            self.why = (f"its {what} is not an affine function of the loop (it depends on "
+                        f"`{d.name}` inside the loop)")
+            return False
+        if not all(self.add(v, what) for v in d.operands):
+            return False
+        self.seen.add(id(d))
+        self.ops.append(d)
+        return True
+
+
+def _describe(load: Operation) -> str:
+    name = load.loc.name or (load.result.name or "").rsplit("_", 1)[0] or "a tile"
+    line = load.loc.root().line if load.loc is not None else 0
+    return f"the load of `{name}`" + (f" (line {line})" if line else "")
+
+
+def _check(load: Operation, body, iv, affine) -> tuple:
+    """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
+    uses = [u for u, _ in load.result.uses]
+    if load.attributes.get("isVolatile"):
+        return None, "it is volatile"
+    if len(uses) != 1 or uses[0].name != "ttg.local_alloc" or uses[0].parent is not body:
+        return None, ("its value is used directly, not only through one shared-memory "
+                      "buffer read by the dot (nothing to copy asynchronously)")
+    alloc = uses[0]
+    users = [u for u, _ in alloc.result.uses]
+    if not users or any(u.name != "ttg.local_load" for u in users):
+        return None, "its shared-memory copy is used by other ops than local_load"
+    if len(load.operands) == 3 and not _is_zero(load.operands[2]):
+        return None, "its `other` is not zero (cp.async can only zero-fill)"
+    if not isinstance(load.operands[0].type, TensorType):
+        return None, "it loads a scalar"
+    s = _Slicer(body, iv, affine)
+    if not s.add(load.operands[0], "pointer"):
+        return None, s.why
+    if len(load.operands) > 1 and not s.add(load.operands[1], "mask"):
+        return None, s.why
+    return Candidate(load, alloc, users, s.ops, list(s.carried.values())), None
+
+
+def _dot_operand_load(v: Value, body) -> Operation | None:
+    """The body ``tt.load`` a dot operand comes from (through local_load, local_alloc,
+    convert_layout and elementwise casts), or None."""
+    for _ in range(8):
+        d = v.defining_op
+        if d is None or d.parent is not body:
+            return None
+        if d.name == "tt.load":
+            return d
+        if d.name in ("ttg.local_load", "ttg.local_alloc", "ttg.convert_layout") or (
+                len(d.operands) == 1 and d.name.startswith(("arith.ext", "arith.trunc",
+                                                             "tt.fp_to_fp"))):
+            if not d.operands:
+                return None
+            v = d.operands[0]
+            continue
+        return None
+    return None
+
+
+def find_candidates(loop: Operation) -> tuple:
+    """``(candidates, notes)`` for one ``scf.for``: the pipelinable operand loads (list of
+    :class:`Candidate`) and one sentence per ``tt.dot`` operand load that is not pipelined."""
+    body = loop.regions[0].block
+    iv = body.args[0]
+    affine = affine_iter_args(loop)
+    cands, notes, done = [], [], set()
+    for op in body.ops:
+        if op.name == "ttg.local_alloc" and op.operands:
+            load = op.operands[0].defining_op
+            if load is not None and load.name == "tt.load" and load.parent is body:
+                c, _ = _check(load, body, iv, affine)
+                if c is not None and id(load) not in done:
+                    done.add(id(load))
+                    cands.append(c)
+    for op in body.ops:
+        if op.name != "tt.dot":
+            continue
+        for v in op.operands[:2]:
+            load = _dot_operand_load(v, body)
+            if load is None or id(load) in done:
+                continue
+            done.add(id(load))
+            _, why = _check(load, body, iv, affine)
+            if why is not None:
+                notes.append(f"{_describe(load)} was not pipelined: {why}.")
+    return cands, notes
+
+
+__all__ = ["Affine", "Candidate", "affine_iter_args", "find_candidates", "invariant_slice"]
