@@ -5,8 +5,9 @@ Stages (Triton's names): ``ttgir`` (after :func:`workbench.passes.pipelines.ttgi
 needed), and where NVIDIA's tools are installed (``sass`` extra) ``cubin`` (a readable summary;
 the bytes are ``extra["cubin"]``) and ``sass`` (``nvdisasm``). Missing tools omit those stages
 with a note in ``extra["notes"]``, which also says why a K loop's operand loads were not
-software-pipelined although ``num_stages > 1`` (``tritongpu-pipeline``'s notes). Launching needs cuda-bindings and a GPU; without them
-``launch_error`` says which is missing and the launcher raises ToolMissingError.
+software-pipelined although ``num_stages > 1`` (``tritongpu-pipeline``'s notes). Launching
+needs cuda-bindings and a GPU; without them ``launch_error`` says which is missing and the
+launcher raises ToolMissingError.
 """
 from __future__ import annotations
 
