@@ -81,7 +81,10 @@ def bound_launcher(jit_fn, grid, args):
     """After one ``jit_fn[grid](*args, ...)`` launch: the compiled launcher with the passed
     arguments pre-converted (tensors -> device addresses); constexprs dropped."""
     kern = list(jit_fn.cache.values())[-1]
-    raw = [a.data_ptr() if hasattr(a, "data_ptr") else a for a in args]
+    # ``args`` are the non-constexpr parameters in order; ints specialised to 1 are not passed
+    params = [a for a in kern.spec.args if a.kind != "constexpr"]
+    raw = [a.data_ptr() if hasattr(a, "data_ptr") else a
+           for a, p in zip(args, params) if p.passed]
     grid3 = tuple(grid) + (1,) * (3 - len(grid))
     return lambda: kern._launcher(grid3, raw)
 
@@ -192,7 +195,10 @@ def main() -> None:
     theirs = triton_twins(*(getattr(ours, name) for name in KERNELS), matmul_tutorial_kernel)
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     for name, unit, work, launch, check, *tuned in cases(torch, ours, theirs):
+        if only is not None and only not in name:
+            continue  # --only SUBSTRING: just the rows whose name contains it
         res = {}
         for who, mod in (("ours", ours), ("triton", theirs)):
             try:
