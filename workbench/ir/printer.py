@@ -330,7 +330,7 @@ class Printer:
         self.emit(indent, f"{res}scf.while ({pairs}) : ({ins}) -> ({outs}) {{", None)
         self.region_body(before, indent + 1)
         args = ", ".join(f"{self.v(x)}: {self.t(x.type)}" for x in after.args)
-        self.emit(indent, f"}} do {{", None)
+        self.emit(indent, "} do {", None)
         self.emit(indent, f"^bb0({args}):", None)
         self.region_body(after, indent + 1)
         self.emit(indent, "}", op.loc)

@@ -2,7 +2,12 @@
 Semantic`: NumPy-style shape broadcasting, splats, ``expand_dims`` and ``x[:, None]``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .core import LanguageError, constexpr
+
+if TYPE_CHECKING:  # annotations only
+    from .core import tensor
 
 
 def _unwrap(v):

@@ -2,8 +2,13 @@
 ``cast`` (float/int/bool/pointer conversions, ``fp_downcast_rounding``) and ``bitcast``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import dtypes as dt
 from .core import LanguageError, constexpr
+
+if TYPE_CHECKING:  # annotations only
+    from .core import tensor
 
 
 def _unwrap(v):

@@ -236,7 +236,7 @@ class _StaticCounter:
             if name == "tt.atomic_rmw" and _is_float(op.operands[1].type):
                 self.flops[dtype_name(op.operands[1].type)] += _numel(ptr_t) * mult
         elif name == "tt.dot":
-            a, b = op.operands[0].type, op.operands[1].type
+            a = op.operands[0].type
             m_, n_ = op.result.type.shape[-2], op.result.type.shape[-1]
             batch = math.prod(op.result.type.shape[:-2])
             self.flops[dtype_name(a) + ":dot"] += 2.0 * batch * m_ * n_ * a.shape[-1] * mult

@@ -28,8 +28,8 @@ __all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
 
 # functions named like their modules are bound eagerly, so importing the submodule (which sets
 # the package attribute to the module) cannot shadow them; neither imports matplotlib at import
-from .autotune_view import autotune_view  # noqa: E402
-from .roofline import roofline  # noqa: E402
+from .autotune_view import autotune_view  # noqa: E402, F401
+from .roofline import roofline  # noqa: E402, F401
 
 
 def __getattr__(name: str):

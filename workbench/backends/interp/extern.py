@@ -3,7 +3,8 @@
 Float functions compute in float64 and round once to the result type (so they are at least as
 accurate as libdevice); integer and predicate functions work on the integer bits. Symbols are
 matched after dropping the ``__nv_`` prefix and, for the single-precision spellings, a trailing
-``f`` (``__nv_powf`` -> ``pow``; the double predicates drop a ``d``: ``__nv_isnand``). Unknown symbols raise NotImplementedError at compile time.
+``f`` (``__nv_powf`` -> ``pow``; the double predicates drop a ``d``: ``__nv_isnand``).
+Unknown symbols raise NotImplementedError at compile time.
 """
 from __future__ import annotations
 

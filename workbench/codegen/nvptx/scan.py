@@ -94,7 +94,6 @@ def lower_scan(kl, op) -> None:
     tl = kl.layout(src_t)
     srcs = [kl.get(v) for v in op.operands]
     block = op.regions[0].block
-    b = kl.b
     nreg_bits = tl.num_regs.bit_length() - 1
     reg_bases = [tl.regs[1 << i] for i in range(nreg_bits)]
     r_along, _ = _classify(reg_bases, axis, "register", op.loc)

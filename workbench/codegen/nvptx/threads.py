@@ -23,7 +23,6 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...layouts.codegen_support import register_offsets, thread_bases
-from ...layouts.convert import to_linear
 
 I32 = ir.IntType(32)
 
