@@ -333,6 +333,60 @@ def test_cuda_tensor_handler_matches_array_info(monkeypatch, stride, address):
     handler = argkeys.handler_for(_FakeCudaTensor)
     code, rt = handler(t, argkeys.ParamInfo("x", True, None))
     info = array_info(t)
-    assert (rt.address, rt.lo, rt.hi, rt.itemsize, rt.obj) == \
-        (info.address, info.lo, info.hi, info.itemsize, t)
+    assert rt == info.address and type(rt) is int  # the CUDA launcher needs only the address
     assert code == (t.dtype, 1, address % 16 == 0) and info.dtype == "fp16"
+
+
+def test_host_torch_tensor_takes_the_slow_path(monkeypatch):
+    import types
+
+    from workbench.runtime import argkeys
+    fake = types.ModuleType("torch")
+    fake.Tensor = _FakeCudaTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(argkeys, "HANDLERS", dict(argkeys.HANDLERS))
+    t = _FakeCudaTensor(4096, (4, 8), (8, 1))
+    t.get_device = lambda: -1  # what torch answers for a host tensor
+    code, _ = argkeys.handler_for(_FakeCudaTensor)(t, argkeys.ParamInfo("x", True, None))
+    assert code is argkeys.MISS
+
+
+def clashing_src(_wb_options, type, _wb_keep, BLOCK: tl.constexpr = 16):
+    """Parameter names equal to names the generated binder uses (or would shadow)."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < _wb_keep
+    tl.store(_wb_options + offs, tl.load(type + offs, mask=m) * 2, mask=m)
+
+
+def plain_src(x_ptr, n, BLOCK: tl.constexpr = 16):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_generated_binder_positional_keyword_and_clashing_names():
+    jf = wb.jit(clashing_src)
+    src = np.random.default_rng().standard_normal(16).astype(np.float32)
+    dst = np.zeros(16, np.float32)
+    k = jf[(1,)](dst, src, 10)
+    np.testing.assert_allclose(dst[:10], 2 * src[:10])
+    assert "def _wb_bind(_wb_a0, _wb_a1, _wb_a2, _wb_a3=_wb_DEFAULTS[3], **_wb_options):" \
+        in jf._fast.source
+    count = Counting(jf)
+    dst[:] = 0
+    assert jf[(1,)](_wb_options=dst, type=src, _wb_keep=10) is k
+    assert jf[(1,)](dst, type=src, _wb_keep=10, BLOCK=16) is k
+    assert jf[(1,)](dst, src, _wb_keep=10, num_warps=4) is not None
+    assert count.calls == 1  # only the new num_warps option compiled/bound on the slow path
+    np.testing.assert_allclose(dst[:10], 2 * src[:10])
+    assert jf._fast.key((dst, src), {"type": src}) is None  # given twice: slow path's error
+    assert jf._fast.key((dst, src, 10), {"nope": 1}) is None
+    with pytest.raises(TypeError):  # an unhashable option: the lookup fails, run() goes slow
+        hash(jf._fast.key((dst, src, 10), {"num_warps": [4]})[0])
+    with pytest.raises(LaunchError, match="num_warps must be a power of two"):
+        jf[(1,)](dst, src, 10, num_warps=[4])
+    plain = wb.jit(plain_src)
+    x = np.random.default_rng().standard_normal(16).astype(np.float32)
+    want = x + 1
+    plain[(1,)](x, n=16)
+    np.testing.assert_allclose(x, want)
+    assert "def _wb_bind(x_ptr, n, BLOCK=_wb_DEFAULTS[2], **_wb_options):" in plain._fast.source

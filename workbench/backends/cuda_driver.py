@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LaunchError, ToolMissingError
+from . import cuda_launch
 from .base import PointerArg
 
 INSTALL_HINT = "pip install 'tile-workbench[cuda]'"
@@ -111,6 +112,7 @@ class CudaLauncher:
         self.num_warps, self.shared = num_warps, shared
         self._dev = None
         self._func = None
+        self._packed = None  # cuda_launch.PackedLaunch, or None: launch through the bindings
 
     def _load(self):
         if self._func is not None:
@@ -124,6 +126,15 @@ class CudaLauncher:
         if self.shared > 48 * 1024:
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             check(drv.cuFuncSetAttribute(func, attr, self.shared), "cuFuncSetAttribute")
+        tramp = cuda_launch.trampoline()
+        if tramp is not None:
+            try:
+                packed = cuda_launch.PackedLaunch(tramp, int(func), int(dev.context),
+                                                  self.param_kinds, 32 * self.num_warps,
+                                                  self.shared)
+            except (ValueError, TypeError):
+                packed = None
+            self._packed = packed
         self._dev, self._func = dev, func
 
     def _pack(self, args):
@@ -151,18 +162,42 @@ class CudaLauncher:
             *[ctypes.addressof(h) for h in holders])
         return holders, ptrs
 
-    def __call__(self, grid3, args, stream=0) -> None:
-        self._load()
-        gx, gy, gz = (int(g) for g in grid3)
-        if gx * gy * gz == 0:
+    def __call__(self, grid3, args, stream=None) -> None:
+        """Launch over ``grid3`` (3 ints >= 0; an empty grid launches nothing) on ``stream``
+        (a CUstream handle as an int; None: :func:`~workbench.backends.cuda_launch.
+        current_stream`). Raises LaunchError for bad arguments or a failing launch."""
+        if self._func is None:
+            self._load()
+        gx, gy, gz = grid3
+        if not (gx and gy and gz):
+            return
+        if stream is None:
+            stream = cuda_launch.current_stream()
+        packed = self._packed
+        if packed is not None:
+            try:
+                rc = packed.launch(gx, gy, gz, stream, args)
+            except ValueError as e:
+                raise LaunchError(f"kernel {self.name}: {e}") from None
+            if rc:
+                raise LaunchError(f"cuLaunchKernel({self.name}) failed with CUDA error {rc} "
+                                  f"({_error_name(self._dev.driver, rc)})")
             return
         holders, ptrs = self._pack(args)
         drv = self._dev.driver
         self._dev.make_current()
-        check(drv.cuLaunchKernel(self._func, gx, gy, gz, 32 * self.num_warps, 1, 1,
-                                 self.shared, stream, ctypes.addressof(ptrs), 0),
+        check(drv.cuLaunchKernel(self._func, int(gx), int(gy), int(gz), 32 * self.num_warps,
+                                 1, 1, self.shared, stream, ctypes.addressof(ptrs), 0),
               f"cuLaunchKernel({self.name})")
         del holders
+
+
+def _error_name(drv, code: int) -> str:
+    """The CUresult name of ``code`` (e.g. CUDA_ERROR_INVALID_VALUE), or "unknown"."""
+    try:
+        return drv.CUresult(code).name
+    except Exception:  # noqa: BLE001 - a code the bindings do not know
+        return "unknown"
 
 
 def synchronize() -> None:

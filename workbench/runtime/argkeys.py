@@ -12,7 +12,7 @@ the slow path, which gives the detailed errors.
 Codes: numpy array -> ``"*fp32"`` / ``"*fp32:16"`` (first element's address divisible by 16);
 int -> ``"i32"``, ``"i32:16"``, ``"i32:1"`` (and ``i64``/``u64``/a fixed annotation type);
 float -> ``"fp32"``; bool -> ``"i1"``; a CUDA torch tensor -> ``(dtype, device index,
-aligned)``; a constexpr -> ``(type, value)``.
+aligned)`` (its runtime value is the device address, an int); a constexpr -> ``(type, value)``.
 """
 from __future__ import annotations
 
@@ -205,8 +205,12 @@ _TORCH_SHORT: dict = {}  # torch dtype -> short name or None
 
 
 def _torch(t, pi: ParamInfo):
-    """A CUDA torch tensor: code ``(dtype, device index, aligned)``; host tensors -> MISS."""
-    if not t.is_cuda:
+    """A CUDA torch tensor: code ``(dtype, device index, aligned)``, runtime value the device
+    address of its first element (an int: the CUDA launcher needs nothing else; the byte span
+    of a PointerArg serves the host backends' bounds checks). Host tensors -> MISS (their
+    ``get_device()`` is -1)."""
+    dev = t.get_device()
+    if dev < 0:
         return MISS, None
     dt = t.dtype
     short = _TORCH_SHORT.get(dt, MISS)
@@ -215,13 +219,7 @@ def _torch(t, pi: ParamInfo):
     if short is None or (pi.fixed_ptr and pi.fixed != "*" + short):
         return MISS, None
     addr = t.data_ptr()
-    itemsize = t.element_size()
-    if t.is_contiguous():
-        lo, hi = addr, addr + t.numel() * itemsize
-    else:
-        lo, hi = byte_span(addr, tuple(t.shape), [s * itemsize for s in t.stride()], itemsize)
-    return (dt, t.get_device(), pi.hints and not addr % 16), pointer_arg(addr, lo, hi,
-                                                                          itemsize, t)
+    return (dt, dev, pi.hints and not addr % 16), addr
 
 
 HANDLERS: dict = {int: _int, float: _float, bool: _bool, type(None): _none,
@@ -248,7 +246,7 @@ def handler_for(t: type):
 
 
 # ------------------------------------------------------------------------------ constexprs
-_CX_PLAIN = frozenset({int, bool, str, type(None)})
+CX_PLAIN = frozenset({int, bool, str, type(None)})
 
 
 def constexpr_code(v, keep: list):
@@ -257,7 +255,7 @@ def constexpr_code(v, keep: list):
     ``@jit`` function or a language dtype by identity (the object is appended to ``keep``,
     which the cache entry holds, so the id stays unique); MISS for anything else."""
     t = type(v)
-    if t in _CX_PLAIN:
+    if t in CX_PLAIN:
         return (t, v)
     if t is float:
         return (t, repr(v))

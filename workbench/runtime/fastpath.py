@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 
-from .argkeys import HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
+from .argkeys import CX_PLAIN, HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
 from .grid import grid3_fast, normalize_grid
 
 ENV_NAMES = ("WORKBENCH_INTERPRET", "WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG")
@@ -103,19 +103,17 @@ class FastEntry:
         self.kernel, self.passed, self.options, self.keep = kernel, passed, options, keep
 
 
-class _Layout:
-    """How one call shape (number of positional args, keyword names in order) maps onto the
-    parameters: ``rest`` (for each parameter after the positional ones: ``(name, from
-    keyword, default)``) and ``opts`` (keyword names that are launch options)."""
-
-    __slots__ = ("rest", "opts")
-
-    def __init__(self, rest, opts):
-        self.rest, self.opts = rest, opts
-
-
 class FastBinder:
     """The fast path of one JIT function (built from its parameters once they are known).
+
+    Triton's approach (its ``JITFunction`` generates a binder with the kernel's own
+    signature): ``key`` calls a Python function generated for this kernel, with the kernel's
+    parameter names and defaults and ``**_wb_options`` for launch options, so CPython's own
+    call binding maps positional and keyword arguments to parameters, and one straight-line
+    body computes every parameter's code (no loop over parameters). Every other name in the
+    generated code starts with ``_wb_``; a kernel with a parameter named so gets its
+    parameters renamed ``_wb_a0, _wb_a1, ...`` and keyword arguments renamed before the call.
+    Its source is ``source``.
 
     ``names``: parameter names in order; ``constexpr``: per parameter whether it is a
     ``tl.constexpr``; ``infos``: :class:`~workbench.runtime.argkeys.ParamInfo` per
@@ -123,73 +121,73 @@ class FastBinder:
 
     def __init__(self, params, no_specialize=frozenset()):
         self.names = tuple(p.name for p in params)
-        self.plan = tuple((p.constexpr, ParamInfo(p.name, p.name not in no_specialize,
-                                                  p.fixed_type)) for p in params)
+        self.constexpr = tuple(p.constexpr for p in params)
+        self.infos = tuple(ParamInfo(p.name, p.name not in no_specialize, p.fixed_type)
+                           for p in params)
         self.defaults = tuple(p.default for p in params)
-        self._empty = inspect.Parameter.empty
-        self.layouts: dict = {}
+        clash = any(n.startswith("_wb_") for n in self.names)
+        self._args = tuple(f"_wb_a{i}" for i in range(len(self.names))) if clash \
+            else self.names
+        self._kw_names = dict(zip(self.names, self._args)) if clash else None
+        self.source = self._generate()
+        scope = {"_wb_read_env": read_env, "_wb_HANDLERS": HANDLERS,
+                 "_wb_handler_for": handler_for, "_wb_constexpr_code": constexpr_code,
+                 "_wb_MISS": MISS, "_wb_CX_PLAIN": CX_PLAIN, "_wb_OPTIONS": OPTION_KWARGS,
+                 "_wb_INFOS": self.infos, "_wb_DEFAULTS": self.defaults, "_wb_type": type,
+                 "_wb_tuple": tuple}
+        exec(compile(self.source, f"<workbench fast binder of {','.join(self.names)}>",
+                     "exec"), scope)
+        self._bind = scope["_wb_bind"]
+
+    def _generate(self) -> str:
+        """The binder's source (see the class docstring)."""
+        empty = inspect.Parameter.empty
+        args = self._args
+        sig = [a if d is empty else f"{a}=_wb_DEFAULTS[{i}]"
+               for i, (a, d) in enumerate(zip(args, self.defaults))]
+        lines = [f"def _wb_bind({', '.join(sig + ['**_wb_options'])}):",
+                 "    _wb_get = _wb_HANDLERS.get",
+                 "    _wb_keep = []"]
+        codes, rts = ["_wb_read_env()"], []
+        for i, (a, cx) in enumerate(zip(args, self.constexpr)):
+            lines.append(f"    _wb_t{i} = _wb_type({a})")
+            if cx:
+                lines.append(f"    _wb_c{i} = (_wb_t{i}, {a}) if _wb_t{i} in _wb_CX_PLAIN "
+                             f"else _wb_constexpr_code({a}, _wb_keep)")
+                rts.append("None")
+            else:
+                lines.append(f"    _wb_c{i}, _wb_r{i} = (_wb_get(_wb_t{i}) or "
+                             f"_wb_handler_for(_wb_t{i}))({a}, _wb_INFOS[{i}])")
+                rts.append(f"_wb_r{i}")
+            codes.append(f"_wb_c{i}")
+        if args:
+            lines.append("    if " + " or ".join(f"_wb_c{i} is _wb_MISS"
+                                                 for i in range(len(args))) + ":")
+            lines.append("        return None")
+        lines += ["    if _wb_options:",
+                  "        if not _wb_OPTIONS.issuperset(_wb_options):",
+                  "            return None",
+                  "        _wb_opt = _wb_tuple([(k, _wb_type(v), v) "
+                  "for k, v in _wb_options.items()])",
+                  "    else:",
+                  "        _wb_opt = None",
+                  f"    return ({', '.join(codes)}, _wb_opt), [{', '.join(rts)}], "
+                  f"({''.join(a + ', ' for a in args)}), _wb_keep"]
+        return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ binding
-    def _layout(self, nargs: int, kwnames: tuple):
-        """The :class:`_Layout` of a call shape, or False when the slow path must handle it
-        (too many arguments, an unknown keyword, a parameter given twice or missing)."""
-        names = self.names
-        if nargs > len(names) or len(set(kwnames)) != len(kwnames):
-            return False
-        index = {n: i for i, n in enumerate(names)}
-        opts = []
-        for k in kwnames:
-            i = index.get(k)
-            if i is None:
-                if k not in OPTION_KWARGS:
-                    return False
-                opts.append(k)
-            elif i < nargs:
-                return False
-        rest = []
-        for i in range(nargs, len(names)):
-            if names[i] in kwnames:
-                rest.append((names[i], True, None))
-            elif self.defaults[i] is not self._empty:
-                rest.append((names[i], False, self.defaults[i]))
-            else:
-                return False
-        return _Layout(tuple(rest), tuple(opts))
-
     def key(self, args: tuple, kwargs: dict):
         """``(key, runtime values per parameter, bound values per parameter, keep)`` of a
-        launch, or None when it is for the slow path. Never raises for bad arguments."""
-        shape = (len(args), tuple(kwargs))
-        lay = self.layouts.get(shape)
-        if lay is None:
-            lay = self.layouts[shape] = self._layout(*shape)
-        if lay is False:
-            return None
-        vals = args
-        if lay.rest:
-            vals = args + tuple([kwargs[n] if kw else d for n, kw, d in lay.rest])
-        codes = [lay, read_env()]
-        rts = []
-        keep = []
-        get = HANDLERS.get
-        for (cx, pi), v in zip(self.plan, vals):
-            if cx:
-                code = constexpr_code(v, keep)
-                rts.append(None)
-            else:
-                code, rt = (get(type(v)) or handler_for(type(v)))(v, pi)
-                rts.append(rt)
-            if code is MISS:
-                return None
-            codes.append(code)
-        if lay.opts:
-            codes.append(tuple([(type(kwargs[o]), kwargs[o]) for o in lay.opts]))
-        key = tuple(codes)
+        launch, or None when it is for the slow path. Never raises for bad arguments. The key
+        may be unhashable (an option given as a list): looking it up raises TypeError, which
+        the caller treats as a miss."""
         try:
-            hash(key)
-        except TypeError:  # an unhashable option value
+            if kwargs and self._kw_names is not None:
+                kwargs = {self._kw_names.get(k, k): v for k, v in kwargs.items()}
+            out = self._bind(*args, **kwargs)
+        except TypeError:  # a bad call shape: the slow path explains it
             return None
-        return key, rts, vals, keep
+        return out
 
     # ------------------------------------------------------------------ launching
     def launch(self, entry: FastEntry, grid, rts: list, vals: tuple):

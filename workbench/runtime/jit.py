@@ -157,7 +157,10 @@ class JITFunction:
         if fast is not None and not warmup:
             hit = fast.key(args, kwargs)
             if hit is not None:
-                entry = self._cache.fast.get(hit[0])
+                try:
+                    entry = self._cache.fast.get(hit[0])
+                except TypeError:  # an unhashable option value: the slow path handles it
+                    entry = hit = None
                 if entry is not None:
                     return fast.launch(entry, grid, hit[1], hit[2])
         return self._run_slow(args, kwargs, grid, warmup, hit)
@@ -175,7 +178,10 @@ class JITFunction:
             self._fast = FastBinder(self.params, self.no_specialize_names())
             hit = self._fast.key(args, kwargs)
         if hit is not None:
-            FastBinder.remember(self._cache, hit[0], hit[3], kernel, bound.spec, options)
+            try:
+                FastBinder.remember(self._cache, hit[0], hit[3], kernel, bound.spec, options)
+            except TypeError:  # an unhashable option value: never on the fast path
+                pass
         if grid3 is not None:
             kernel.launch(grid3, bound.runtime_args)
         return kernel
