@@ -51,7 +51,7 @@ class FakeCudaArray:
 
 
 class FakeTorchDevice:
-    index = 1
+    index = 0
 
 
 class FakeTorchTensor:
@@ -99,6 +99,15 @@ def test_torch_like_tensor_goes_to_cuda():
     r = bound(t, t, 7, BLOCK=16)
     assert r.device.startswith("cuda:") and r.spec.args[0].type == "*fp16"
     assert (r.runtime_args[0].lo, r.runtime_args[0].hi) == (0x5000_0010, 0x5000_0010 + 2 * 24 + 2)
+
+
+def test_arrays_on_another_gpu_than_device_0_are_refused():
+    a, b = FakeTorchTensor(0x5000_0010, (3, 5), (10, 1)), FakeTorchTensor(0x5000_0100, (3, 5),
+                                                                          (10, 1))
+    a.device = b.device = type("D", (), {"index": 1})()
+    with pytest.raises(LaunchError, match="'src' is on CUDA device 1; kernels launch on CUDA "
+                                          "device 0 only"):
+        bound(a, b, 15, BLOCK=16)
 
 
 def test_mixed_host_and_device_arrays_are_refused():

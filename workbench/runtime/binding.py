@@ -284,5 +284,11 @@ def _device(fn, devices: dict) -> str | None:
         raise launch_error(fn, f"arrays on different devices: {where}",
                            "Put every array of a launch on one device (all numpy arrays for "
                            "the CPU, or all on the same GPU).", param=first)
-    (dev, (_, info)), = devices.items()
+    (dev, (name, info)), = devices.items()
+    if dev != "cpu" and info.device_index:
+        raise launch_error(fn, f"argument '{name}' is on CUDA device {info.device_index}; "
+                               "kernels launch on CUDA device 0 only (several GPUs are not "
+                               "supported yet)",
+                           "Move the arrays to device 0 (torch: .to('cuda:0')), or make the "
+                           "GPU device 0 with CUDA_VISIBLE_DEVICES.", param=name)
     return "cpu" if dev == "cpu" else cuda_target_for(info.device_index, info.obj)
