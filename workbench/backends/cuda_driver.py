@@ -9,6 +9,9 @@ Driver calls used (CUDA Driver API reference): cuInit, cuDeviceGet, cuDevicePrim
 cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
 cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
+Launches themselves go through :mod:`workbench.backends.cuda_launch` (a native trampoline
+calling ``cuLaunchKernel`` from ``libcuda.so.1`` with a packed parameter block), or through
+cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
 """
 from __future__ import annotations
 
@@ -102,8 +105,9 @@ class CudaLauncher:
     ``image``: cubin bytes (preferred) or PTX text (JIT-compiled by the driver); ``name``: the
     entry; ``param_kinds``: per passed parameter ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``,
     ``"f64"``, ``"i1"``...; ``num_warps``; ``shared``: dynamic shared bytes. Args: PointerArg
-    (``address`` is a device pointer), ints, floats, bools. Raises ToolMissingError without a
-    GPU, LaunchError for bad arguments or a failing launch.
+    (``address`` is a device pointer) or an int device address for pointers, ints, floats,
+    bools. Raises ToolMissingError without a GPU, LaunchError for bad arguments or a failing
+    launch (with the driver's error name).
     """
 
     def __init__(self, image, name: str, param_kinds, num_warps: int, shared: int):
