@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from test_interpreter_kit import FILE, K, poisoned, ptr
 
+from tests.ir_kit import FILE, K, poisoned, ptr
 from workbench.errors import OutOfBoundsError
 from workbench.ir.types import TensorType, f32, i32, i64
 
@@ -33,7 +33,7 @@ def test_vector_add_with_tail_mask(batch):
     n = int(rng.integers(3000, 5000))
     x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
     out = poisoned(n, np.float32)
-    launcher = vector_add(256).run(((n + 255) // 256,), x, y, out, n, batch_elems=batch)
+    launcher = vector_add(256).interpret(((n + 255) // 256,), x, y, out, n, batch_elems=batch)
     np.testing.assert_array_equal(out, x + y)
     assert launcher.last_batch == (1 if batch == 0 else (n + 255) // 256)
 
@@ -49,7 +49,7 @@ def test_masked_load_without_other_reads_zero_and_other_is_used():
     k.store(k.addptr(o, k.bin("arith.addi", r, k.const(16, TensorType((16,), i32)))), b)
     xs = np.random.rand(5).astype(np.float32)
     out = poisoned(32, np.float32)
-    k.run((1,), xs, out, 5)
+    k.interpret((1,), xs, out, 5)
     np.testing.assert_array_equal(out[:16], np.r_[xs, np.zeros(11, np.float32)])
     np.testing.assert_array_equal(out[16:], np.r_[xs, np.full(11, 7.5, np.float32)])
 
@@ -88,7 +88,7 @@ def test_2d_broadcast_into_strided_view(batch):
     big = poisoned((2 * N, M), np.float32)
     out = big[::2, :].T  # (M, N) view, strides (4, 8N)
     k = broadcast_2d(16, 32)
-    k.run(((M + 15) // 16, (N + 31) // 32), x, y, out, M, N, out.strides[0] // 4,
+    k.interpret(((M + 15) // 16, (N + 31) // 32), x, y, out, M, N, out.strides[0] // 4,
           out.strides[1] // 4, batch_elems=batch)
     np.testing.assert_array_equal(out, x[:, None] * 2 + y[None, :])
     assert np.isnan(big[1::2]).all()  # rows between the view's rows untouched
@@ -111,7 +111,7 @@ def test_3d_grid_program_ids_and_num_programs():
     del r
     g = (3, 4, 2)
     out = poisoned(24 * 4, np.int32)
-    k.run(g, out)
+    k.interpret(g, out)
     z, y, x = np.meshgrid(np.arange(2), np.arange(4), np.arange(3), indexing="ij")
     exp = np.stack([x, y, z, np.full_like(x, 342)], -1).reshape(-1)
     np.testing.assert_array_equal(out, exp)
@@ -124,7 +124,7 @@ def test_out_of_bounds_load_names_program_line_and_offsets(batch):
     y = np.random.rand(n).astype(np.float32)
     out = poisoned(n, np.float32)
     with pytest.raises(OutOfBoundsError) as ei:
-        vector_add(256, use_mask=False).run((4,), x, y, out, n, batch_elems=batch)
+        vector_add(256, use_mask=False).interpret((4,), x, y, out, n, batch_elems=batch)
     e = ei.value
     assert e.program_id == (3, 0, 0)
     assert e.loc.line == 5 and e.loc.file == FILE
@@ -144,7 +144,7 @@ def test_out_of_bounds_store_with_negative_offsets():
     k.store(k.addptr(o, offs), k.const(1.0, TensorType((8,), f32)))
     out = poisoned(8, np.float32)
     with pytest.raises(OutOfBoundsError) as ei:
-        k.run((2,), out)
+        k.interpret((2,), out)
     assert ei.value.program_id == (1, 0, 0) and ei.value.offsets == [-3, -2, -1]
     assert ei.value.loc.line == 9 and "store" in str(ei.value)
 
@@ -156,7 +156,7 @@ def test_i64_pointer_math_past_2_31_is_out_of_bounds_not_a_crash():
                 k.const(1 << 40, TensorType((4,), i64)))
     k.store(k.addptr(o, k.arange(0, 4)), k.load(k.addptr(x, off)))
     with pytest.raises(OutOfBoundsError) as ei:
-        k.run((1,), np.ones(4, np.float32), np.zeros(4, np.float32))
+        k.interpret((1,), np.ones(4, np.float32), np.zeros(4, np.float32))
     assert ei.value.offsets == [1 << 40, 2 << 40, 3 << 40]
 
 
@@ -165,7 +165,7 @@ def test_in_place_kernel_is_not_batched_and_correct():
     x = np.random.rand(1000).astype(np.float32)
     y = np.random.rand(1000).astype(np.float32)
     exp = x + y
-    launcher = k.run((8,), x, y, x, 1000)  # out aliases x
+    launcher = k.interpret((8,), x, y, x, 1000)  # out aliases x
     np.testing.assert_array_equal(x, exp)
     assert launcher.last_batch == 1
 
@@ -177,5 +177,5 @@ def test_vector_add_property_batched_equals_numpy(n, block, batch):
     rng = np.random.default_rng(n)
     x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
     out = poisoned(n, np.float32)
-    vector_add(block).run(((n + block - 1) // block,), x, y, out, n, batch_elems=batch)
+    vector_add(block).interpret(((n + block - 1) // block,), x, y, out, n, batch_elems=batch)
     np.testing.assert_array_equal(out, x + y)

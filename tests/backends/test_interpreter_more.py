@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from test_interpreter_kit import K, poisoned, ptr, ptr_arg
 
+from tests.ir_kit import K, poisoned, ptr, ptr_arg
 from workbench.backends.interpreter import InterpreterBackend, empty_poisoned
 from workbench.errors import LaunchError, OutOfBoundsError, UnsupportedError
 from workbench.ir.types import TensorType, f16, f32, f64, i32, i64
@@ -42,7 +42,7 @@ def test_scf_while_collatz_steps():
         return c
     for n in np.random.default_rng().integers(2, 10000, 3):
         out = np.zeros(1, np.int32)
-        k.run((1,), out, int(n))
+        k.interpret((1,), out, int(n))
         assert out[0] == steps(int(n))
 
 
@@ -55,10 +55,10 @@ def test_int_to_ptr_pointer_of_unknown_origin_and_oob_names_nearest_array():
     k.store(k.addptr(o, r), v)
     xs = np.random.rand(8).astype(np.float32)
     out = poisoned(8, np.float32)
-    k.run((1,), xs, out, ptr_arg(xs).address)
+    k.interpret((1,), xs, out, ptr_arg(xs).address)
     np.testing.assert_array_equal(out, xs)
     with pytest.raises(OutOfBoundsError) as ei:
-        k.run((1,), xs, out, ptr_arg(xs).address + 4 * 4)
+        k.interpret((1,), xs, out, ptr_arg(xs).address + 4 * 4)
     assert ei.value.arg == "x" and ei.value.offsets == [8, 9, 10, 11]
 
 
@@ -77,7 +77,7 @@ def test_histogram_gather_cat():
     c = k.op("tt.cat", [vals, g], TensorType((64,), i32))
     k.store(k.addptr(cp, k.arange(0, 64)), c)
     hist, gat, cat = poisoned(8, np.int32), poisoned(32, np.int32), poisoned(64, np.int32)
-    k.run((1,), v, hist, gat, cat)
+    k.interpret((1,), v, hist, gat, cat)
     np.testing.assert_array_equal(hist, np.bincount(v[(v >= 0) & (v < 8)], minlength=8))
     np.testing.assert_array_equal(gat, v[::-1])
     np.testing.assert_array_equal(cat, np.r_[v, v[::-1]])
@@ -99,7 +99,7 @@ def test_fma_clamp_mulhi():
     uv = k.load(k.addptr(up, r))
     k.store(k.addptr(hip, r), k.op("tt.mulhiui", [uv, uv], uv.type))
     o, cl, hi = poisoned(32, np.float32), poisoned(32, np.float32), poisoned(32, np.int32)
-    k.run((1,), a, b, c, u, o, cl, hi)
+    k.interpret((1,), a, b, c, u, o, cl, hi)
     exact = a.astype(np.float64) * b + c
     np.testing.assert_array_equal(o, exact.astype(np.float32))
     np.testing.assert_array_equal(cl, np.clip(a, -0.5, 0.5))
@@ -111,7 +111,7 @@ def test_launch_errors_are_launch_errors():
     k = K("s", [("x", ptr(f32)), ("n", i32)])
     x, n = k.args
     k.store(x, k.cast("arith.sitofp", n, f32))
-    res = k.compile()
+    res = k.compile_interpreter()
     xs = np.zeros(1, np.float32)
     with pytest.raises(LaunchError):
         res.launcher((1, 1, 1), [ptr_arg(xs)])
@@ -130,7 +130,7 @@ def test_unknown_op_is_an_unsupported_error_at_the_line():
     k.at(42, 7)
     k.op("tt.mystery", [], f32)
     with pytest.raises(UnsupportedError) as ei:
-        k.compile()
+        k.compile_interpreter()
     assert ei.value.loc.line == 42 and "tt.mystery" in str(ei.value)
 
 
@@ -143,7 +143,7 @@ def test_empty_poisoned_helper():
 
 def test_backend_compile_result_shape():
     k = K("meta", [("x", ptr(f32))])
-    res = k.compile()
+    res = k.compile_interpreter()
     assert res.stages == [] and res.metadata.name == "meta"
     assert res.metadata.target == "interpreter" and callable(res.launcher)
     assert InterpreterBackend().target.backend == "interpreter"
@@ -172,7 +172,7 @@ def test_reduce_property_random_shapes_dtypes(dt, m, n, axis, op, seed):
     r, = k.reduce([v], axis, lambda k, a, b: [k.bin(name, a[0], b[0])])
     k.store(k.addptr(o, k.arange(0, n if axis == 0 else m)), r)
     out = np.zeros(n if axis == 0 else m, npdt)
-    k.run((1,), x, out)
+    k.interpret((1,), x, out)
     if op == "max":
         np.testing.assert_array_equal(out, x.max(axis))
     elif dt == "i32":
@@ -198,6 +198,6 @@ def test_combine_region_reading_a_program_dependent_outer_value(batch):
     neg = k.op("arith.negf", [s], f32)
     k.store(k.addptr(o, pid), neg)
     out = poisoned(5, np.float32)
-    launcher = k.run((5,), x, out, batch_elems=batch)
+    launcher = k.interpret((5,), x, out, batch_elems=batch)
     np.testing.assert_array_equal(out, -(x.sum() + 15 * np.arange(5, dtype=np.float32)))
     assert launcher.last_batch == 1  # not batched: the region reads pid

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_interpreter_kit import K, poisoned, ptr
 
+from tests.ir_kit import K, poisoned, ptr
 from workbench.backends.interp.dtypes import bf16_to_f32, f32_to_bf16
 from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i8, i16, i32, i64
 
@@ -60,7 +60,7 @@ def test_int32_binary_ops_c_semantics_and_wrap(name):
         b[8:16] = rng.integers(-9, 10, 8)
         b[b == 0] = -3
     out = poisoned(N, np.int32)
-    binary_kernel(i32, i32, lambda k, x, y: k.bin("arith." + name, x, y)).run((1,), a, b, out)
+    binary_kernel(i32, i32, lambda k, x, y: k.bin("arith." + name, x, y)).interpret((1,), a, b, out)
     np.testing.assert_array_equal(out, INT_CASES[name](a, b))
     if name == "divsi":
         assert out[0] == -3  # -7 // 2 truncates toward zero
@@ -77,7 +77,7 @@ def test_shifts_by_op_signedness(name, ref):
     a = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
     s = rng.integers(0, 32, N).astype(np.int32)
     out = poisoned(N, np.int32)
-    binary_kernel(i32, i32, lambda k, x, y: k.bin("arith." + name, x, y)).run((1,), a, s, out)
+    binary_kernel(i32, i32, lambda k, x, y: k.bin("arith." + name, x, y)).interpret((1,), a, s, out)
     np.testing.assert_array_equal(out, ref(a, s))
 
 
@@ -87,7 +87,7 @@ def test_cmpi_signed_vs_unsigned(pred):
     a = rng.integers(-5, 5, N).astype(np.int32)
     b = rng.integers(-5, 5, N).astype(np.int32)
     out = poisoned(N, np.int8)
-    binary_kernel(i32, i1, lambda k, x, y: k.cmp("arith.cmpi", pred, x, y)).run((1,), a, b, out)
+    binary_kernel(i32, i1, lambda k, x, y: k.cmp("arith.cmpi", pred, x, y)).interpret((1,), a, b, out)
     ua, ub = a.view(np.uint32), b.view(np.uint32)
     exp = {"slt": a < b, "ult": ua < ub, "sge": a >= b, "uge": ua >= ub, "eq": a == b,
            "ne": a != b}[pred]
@@ -104,7 +104,7 @@ def test_int_casts(src, dst, name):
     info = np.iinfo(snp)
     a = rng.integers(info.min, info.max + 1, N, dtype=np.int64).astype(snp)
     out = poisoned(N, dnp)
-    unary_kernel(src, dst, lambda k, x: k.cast("arith." + name, x, dst)).run((1,), a, out)
+    unary_kernel(src, dst, lambda k, x: k.cast("arith." + name, x, dst)).interpret((1,), a, out)
     if name == "extui":
         exp = a.view(np.dtype(f"u{a.itemsize}")).astype(dnp)
     else:
@@ -117,7 +117,7 @@ def test_i8_arithmetic_wraps_at_8_bits():
     b = np.random.randint(-128, 128, N).astype(np.int8)
     out = poisoned(N, np.int8)
     binary_kernel(i8, i8, lambda k, x, y: k.bin("arith.muli", k.bin("arith.addi", x, y), y)
-                  ).run((1,), a, b, out)
+                  ).interpret((1,), a, b, out)
     np.testing.assert_array_equal(out, ((a.astype(np.int64) + b) * b).astype(np.int8))
 
 
@@ -128,10 +128,10 @@ def test_f32_to_f16_and_bf16_round_to_nearest_even():
     bits = x.view(np.uint32)
     bits[:8] = (bits[:8] & 0xFFFF0000) | 0x8000
     out16 = poisoned(N, np.float16)
-    unary_kernel(f32, f16, lambda k, v: k.cast("arith.truncf", v, f16)).run((1,), x, out16)
+    unary_kernel(f32, f16, lambda k, v: k.cast("arith.truncf", v, f16)).interpret((1,), x, out16)
     np.testing.assert_array_equal(out16, x.astype(np.float16))
     outb = np.zeros(N, np.uint16)
-    unary_kernel(f32, bf16, lambda k, v: k.cast("arith.truncf", v, bf16)).run((1,), x, outb)
+    unary_kernel(f32, bf16, lambda k, v: k.cast("arith.truncf", v, bf16)).interpret((1,), x, outb)
     exp = x.astype(np.float64)
     back = bf16_to_f32(outb).astype(np.float64)
     # nearest: error at most half an ulp of bf16; ties go to an even mantissa
@@ -146,7 +146,7 @@ def test_bf16_arithmetic_rounds_each_op_and_widens_exactly():
     b = f32_to_bf16(rng.standard_normal(N).astype(np.float32))
     out = np.zeros(N, np.float32)
     binary_kernel(bf16, f32, lambda k, x, y: k.cast("arith.extf", k.bin("arith.mulf", x, y),
-                                                     f32)).run((1,), a, b, out)
+                                                     f32)).interpret((1,), a, b, out)
     exp = bf16_to_f32(f32_to_bf16(bf16_to_f32(a) * bf16_to_f32(b)))
     np.testing.assert_array_equal(out, exp)
 
@@ -156,7 +156,7 @@ def test_fp16_math_in_fp16():
     b = np.ones(N, np.float16)
     b[1::2] = 3
     out = poisoned(N, np.float16)
-    binary_kernel(f16, f16, lambda k, x, y: k.bin("arith.addf", x, y)).run((1,), a, b, out)
+    binary_kernel(f16, f16, lambda k, x, y: k.bin("arith.addf", x, y)).interpret((1,), a, b, out)
     np.testing.assert_array_equal(out, a + b)  # 2048 + 1 = 2048 in fp16, 2048 + 3 = 2052
     assert out[0] == 2048 and out[1] == 2052
 
@@ -176,7 +176,7 @@ def test_int_float_conversions(name, src, dst):
         a = rng.standard_normal(N).astype(np.float16)
     dnp = {f32: np.float32, i32: np.int32, f16: np.float16, f64: np.float64}[dst]
     out = poisoned(N, dnp)
-    unary_kernel(src, dst, lambda k, v: k.cast("arith." + name, v, dst)).run((1,), a, out)
+    unary_kernel(src, dst, lambda k, v: k.cast("arith." + name, v, dst)).interpret((1,), a, out)
     if name == "uitofp":
         exp = a.view(np.uint32).astype(np.float32)
     elif name == "fptosi":
@@ -192,7 +192,7 @@ def test_fp_to_fp_round_toward_zero():
     x = np.random.default_rng().standard_normal(N).astype(np.float32)
     out = poisoned(N, np.float16)
     unary_kernel(f32, f16, lambda k, v: k.op("tt.fp_to_fp", [v], TensorType((N,), f16),
-                                             rounding="rtz")).run((1,), x, out)
+                                             rounding="rtz")).interpret((1,), x, out)
     o64 = out.astype(np.float64)
     assert (np.abs(o64) <= np.abs(x.astype(np.float64))).all()
     nxt = np.nextafter(out, np.copysign(np.float16(np.inf), out)).astype(np.float64)
@@ -208,7 +208,7 @@ def test_float_max_min_nan_behaviour(name, ref):
     a[::5] = np.nan
     b[::7] = np.nan
     out = np.zeros(N, np.float32)
-    binary_kernel(f32, f32, lambda k, x, y: k.bin("arith." + name, x, y)).run((1,), a, b, out)
+    binary_kernel(f32, f32, lambda k, x, y: k.bin("arith." + name, x, y)).interpret((1,), a, b, out)
     np.testing.assert_array_equal(out, ref(a, b))
 
 
@@ -218,7 +218,7 @@ def test_remf_and_divf():
     b = (rng.standard_normal(N) * 3).astype(np.float32)
     out = np.zeros(N, np.float32)
     binary_kernel(f32, f32, lambda k, x, y: k.bin("arith.addf", k.bin("arith.remf", x, y),
-                                                  k.bin("arith.divf", x, y))).run((1,), a, b,
+                                                  k.bin("arith.divf", x, y))).interpret((1,), a, b,
                                                                                   out)
     np.testing.assert_array_equal(out, np.fmod(a, b) + a / b)
 
@@ -236,7 +236,7 @@ def test_extern_elementwise(sym, ref):
         ops = [av, k.const(1.5, t)] if "pow" in sym else [av]
         return k.op("tt.extern_elementwise", ops, t, symbol=sym, libname="", libpath="",
                     pure=True)
-    unary_kernel(f32, f32, build).run((1,), x, out)
+    unary_kernel(f32, f32, build).interpret((1,), x, out)
     np.testing.assert_allclose(out, ref(x.astype(np.float64)), rtol=1e-6)
 
 
@@ -251,7 +251,7 @@ def test_math_ops_fp32():
         lg = k.op("math.log2", [v], t)
         er = k.op("math.erf", [v], t)
         return k.bin("arith.addf", k.bin("arith.addf", e, s), k.bin("arith.addf", lg, er))
-    unary_kernel(f32, f32, build).run((1,), x, out)
+    unary_kernel(f32, f32, build).interpret((1,), x, out)
     import math
     erf = np.array([math.erf(float(v)) for v in x], np.float32)
     np.testing.assert_allclose(out, (np.exp(x) + np.sqrt(x)) + (np.log2(x) + erf), rtol=1e-6)

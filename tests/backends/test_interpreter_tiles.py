@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_interpreter_kit import FILE, K, poisoned, ptr
 
+from tests.ir_kit import FILE, K, poisoned, ptr
 from workbench.backends.interpreter import DeviceAssertionError
 from workbench.ir.types import TensorType, f16, f32, i1, i32
 
@@ -34,7 +34,7 @@ def test_reduce_2d_both_axes(axis, name):
     r, = k.reduce([v], axis, add_combine(name))
     k.store(k.addptr(o, k.arange(0, N if axis == 0 else M)), r)
     out = poisoned(N if axis == 0 else M, np.float32)
-    k.run((1,), x, out, N)
+    k.interpret((1,), x, out, N)
     ref = x.sum(axis) if name == "arith.addf" else x.max(axis)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
 
@@ -57,7 +57,7 @@ def test_reduce_combine_region_argmax_tie_break_left_and_fp16_sum_in_fp16():
     _, am = k.reduce([v, idx], 1, combine)
     k.store(k.addptr(o, k.arange(0, M)), am)
     out = poisoned(M, np.int32)
-    k.run((1,), x, out)
+    k.interpret((1,), x, out)
     np.testing.assert_array_equal(out, x.argmax(1))
 
     h = np.full(1024, 1.0, np.float16)
@@ -67,7 +67,7 @@ def test_reduce_combine_region_argmax_tie_break_left_and_fp16_sum_in_fp16():
     s, = k.reduce([k.load(k.addptr(xp, k.arange(0, 1024)))], 0, add_combine("arith.addf"))
     k.store(o, s)
     out = poisoned(1, np.float16)
-    k.run((1,), h, out)
+    k.interpret((1,), h, out)
     # pairwise tree in fp16: exact value of the tree order
     t = h.copy()
     while t.size > 1:
@@ -93,7 +93,7 @@ def test_softmax_rows(batch):
     s, = k.reduce([e], 0, add_combine("arith.addf"))
     k.store(k.addptr(o, offs), k.bin("arith.divf", e, k.splat(s, (B,))), mask)
     out = poisoned((rows, cols), np.float32)
-    k.run((rows,), x, out, cols, cols, batch_elems=batch)
+    k.interpret((rows,), x, out, cols, cols, batch_elems=batch)
     ex = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(out, ex / ex.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
@@ -111,7 +111,7 @@ def test_scan_cumsum_and_cumprod_2d(reverse):
     k.store(k.addptr(o, offs), cs)
     k.store(k.addptr(p, offs), cp)
     out, prod = poisoned((M, N), np.int32), poisoned((M, N), np.int32)
-    k.run((1,), x, out, prod)
+    k.interpret((1,), x, out, prod)
     if reverse:
         np.testing.assert_array_equal(out, np.cumsum(x[:, ::-1], 1)[:, ::-1])
         np.testing.assert_array_equal(prod, np.cumprod(x[::-1], 0, dtype=np.int32)[::-1])
@@ -144,7 +144,7 @@ def test_dot_fp32_tf32_default_and_ieee(prec):
     b = rng.standard_normal((32, 16)).astype(np.float32)
     c = rng.standard_normal((16, 16)).astype(np.float32)
     c0 = c.copy()
-    dot_kernel(f32, prec).run((1,), a, b, c)
+    dot_kernel(f32, prec).interpret((1,), a, b, c)
     if prec is None:
         ref = c0.astype(np.float64) + tf32(a).astype(np.float64) @ tf32(b).astype(np.float64)
         full = c0.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
@@ -159,7 +159,7 @@ def test_dot_fp16_accumulates_in_fp32():
     a = rng.standard_normal((16, 32)).astype(np.float16)
     b = rng.standard_normal((32, 16)).astype(np.float16)
     c = np.zeros((16, 16), np.float32)
-    dot_kernel(f16, None).run((1,), a, b, c)
+    dot_kernel(f16, None).interpret((1,), a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5,
                                atol=1e-5)
 
@@ -182,7 +182,7 @@ def test_trans_reshape_join_split():
                                                  k.bin("arith.mulf", hi, hi)))
     t_out, j_out, s_out = poisoned((4, 8), np.float32), poisoned((32, 2), np.float32), \
         poisoned(32, np.float32)
-    k.run((1,), x, t_out, j_out, s_out)
+    k.interpret((1,), x, t_out, j_out, s_out)
     np.testing.assert_array_equal(t_out, x.T)
     np.testing.assert_array_equal(j_out, np.stack([x.ravel(), -x.ravel()], -1))
     np.testing.assert_array_equal(s_out, x.ravel() + x.ravel() * x.ravel())
@@ -215,7 +215,7 @@ def test_scf_for_and_if(batch):
     k.store(k.addptr(o, k.bin("arith.addi", pidv, r)), res)
     for flagv in (0, 1):
         out = poisoned(P * B, np.float32)
-        launcher = k.run((P,), x, out, n, flagv, batch_elems=batch)
+        launcher = k.interpret((P,), x, out, n, flagv, batch_elems=batch)
         xr = x.reshape(n, B).astype(np.float64)
         ref = sum(xr[i] if i % 2 else -xr[i] for i in range(n)) * (2 if flagv else 1)
         np.testing.assert_allclose(out, np.tile(ref, P), rtol=1e-5)
@@ -235,7 +235,7 @@ def test_atomic_add_with_duplicates_returns_old_values_in_order():
     k.store(k.addptr(op_, r), old)
     h = np.zeros(4, np.int32)
     olds = poisoned(64, np.int32)
-    k.run((2,), bins, h, olds)
+    k.interpret((2,), bins, h, olds)
     np.testing.assert_array_equal(h, 2 * np.bincount(bins, minlength=4))
     seen = np.zeros(4, int)
     exp = []
@@ -261,7 +261,7 @@ def test_atomic_cas_and_float_max():
     x0 = x.copy()
     f = np.array([-10.0], np.float32)
     out = poisoned(8, np.int32)
-    k.run((1,), x, f, out)
+    k.interpret((1,), x, f, out)
     np.testing.assert_array_equal(out, x0)
     np.testing.assert_array_equal(x, np.where(x0 == 5, 9, x0))
     assert f[0] == 3.0
@@ -274,7 +274,7 @@ def test_device_print_once_per_program(capsys):
     k.b.create("tt.print", [k.pid(), v], [], {"prefix": " x: ", "hex": False,
                                                "isSigned": [1, 1]})
     x = np.random.default_rng().integers(-50, 50, 4).astype(np.int32)
-    k.run((3,), x)
+    k.interpret((3,), x)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 3
     for p, line in enumerate(lines):
@@ -293,7 +293,7 @@ def test_device_assert_names_program_and_line():
     x[9] = -1
     for batch in (0, 1 << 16):
         with pytest.raises(DeviceAssertionError) as ei:
-            k.run((4,), x, batch_elems=batch)
+            k.interpret((4,), x, batch_elems=batch)
         assert ei.value.program_id == (2, 0, 0) and ei.value.loc.line == 12
         assert f"{FILE}:12:9" in str(ei.value) and "x must be non-negative" in str(ei.value)
 
@@ -307,7 +307,7 @@ def test_local_alloc_without_init_is_poisoned_nan():
     v = k.op("ttg.local_load", [buf], t)
     k.store(k.addptr(o, k.arange(0, 8)), v)
     out = np.zeros(8, np.float32)
-    k.run((1,), out)
+    k.interpret((1,), out)
     assert np.isnan(out).all()
 
 
@@ -323,5 +323,5 @@ def test_bool_pointers_use_one_byte_and_select_with_scalar_condition():
     mask = np.random.default_rng().integers(0, 2, 16).astype(np.bool_)
     for fl in (True, False):
         out = poisoned(16, np.float32)
-        k.run((1,), mask, out, fl)
+        k.interpret((1,), mask, out, fl)
         np.testing.assert_array_equal(out, np.where(mask, 1.0, 2.0) if fl else 5.0)

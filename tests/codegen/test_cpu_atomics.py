@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import FILE, K, ptr, run
 
+from tests.ir_kit import FILE, K, ptr, run
 from workbench.errors import OutOfBoundsError
 from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i32, i64
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import FILE, K, ptr, run
 
+from tests.ir_kit import FILE, K, ptr, run
 from workbench.errors import LaunchError, OutOfBoundsError
 from workbench.ir.types import TensorType, f32, i32
 

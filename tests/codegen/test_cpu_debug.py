@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import FILE, K, ptr, run
 
+from tests.ir_kit import FILE, K, ptr, run
 from workbench.backends.interp.errors import InterpreterError
 from workbench.backends.interpreter import DeviceAssertionError, InterpreterBackend
 from workbench.config import CompileContext, Options, Target

@@ -158,9 +158,9 @@ def test_dot_micro_kernel_blocks_and_in_place_accumulator(m, n, k, dtype):
 def test_dot_edge_blocks_hand_built(m, n, k, t):
     """Shapes the frontend never makes (not powers of two): bottom/right edge blocks of the
     micro-kernel (4- and 8-wide vectors, leftover rows and vectors) and the scalar path."""
-    from test_cpu_helpers import run
     from test_cpu_while_dot import _dot_kernel
 
+    from tests.ir_kit import run
     from workbench.ir.types import f32, f64
     it = {"f32": f32, "f64": f64}[t]
     dt = {"f32": np.float32, "f64": np.float64}[t]

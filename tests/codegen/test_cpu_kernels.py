@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import K, ptr, run
 
+from tests.ir_kit import K, ptr, run
 from workbench.ir.types import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
 
 rng = np.random.default_rng()

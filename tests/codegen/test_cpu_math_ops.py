@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
-from test_cpu_helpers import K, ptr, run
 
+from tests.ir_kit import K, ptr, run
 from workbench.backends.interpreter import InterpreterBackend
 from workbench.config import CompileContext, Options, Target
 from workbench.errors import UnsupportedError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import K, ptr, run
 
+from tests.ir_kit import K, ptr, run
 from workbench.ir.builder import Builder
 from workbench.ir.types import TensorType, f32, i1, i32
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cpu_helpers import K, ptr, run
 
+from tests.ir_kit import K, ptr, run
 from workbench.backends.interpreter import InterpreterBackend
 from workbench.config import CompileContext, Options, Target
 from workbench.ir.builder import Builder

@@ -1,8 +1,7 @@
 """Line maps read back from debug info: LLVM IR ``!dbg`` and assembly ``.file``/``.loc``."""
 from __future__ import annotations
 
-from test_cpu_helpers import FILE, K, ptr
-
+from tests.ir_kit import FILE, K, ptr
 from workbench.codegen.lineinfo import directive_line_locs, llir_line_locs
 from workbench.ir.core import Location
 from workbench.ir.types import f32, i32

@@ -14,15 +14,14 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
+from tests.ir_kit import FILE, K, ptr
 from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx import libdevice, libdevice_more
 from workbench.errors import UnsupportedError
 from workbench.ir.types import TensorType, f16, f32, f64, i1, i32, i64
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "language"))
 from philox_ref import normal, triton_randint4x, uniform  # noqa: E402
-from test_cpu_helpers import FILE, K, ptr  # noqa: E402
 
 PTXAS = nvidia_tools.find_tool("ptxas")
 
@@ -312,10 +311,10 @@ def test_block_pointer_matmul_gpu(m, n, k):
 
 
 def _run_both(module, inputs, out_t):
+    from tests.ir_kit import run
     from workbench.backends import cuda_driver as cd
     from workbench.backends.interpreter import InterpreterBackend
     from workbench.config import CompileContext, Options, Target
-    from test_cpu_helpers import run
     res = _cuda(module)
     devs = [_dev(x) for x in inputs] + [_dev(np.zeros(N, NP[out_t]))]
     res.launcher((1, 1, 1), [d.pointer_arg() for d in devs])

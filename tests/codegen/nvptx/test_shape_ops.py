@@ -10,23 +10,19 @@ inputs, poisoned outputs."""
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import workbench as wb
 import workbench.language as tl
+from tests.ir_kit import K, ptr
 from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx.shape_ops import PyAlu, gather_map, index_maps, lin, register_plan
 from workbench.codegen.nvptx.threads import thread_layout
 from workbench.ir.parser import parse_module
 from workbench.ir.types import TensorType, i32
 from workbench.layouts import BlockedLayout
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_cpu_helpers import K, ptr  # noqa: E402
 
 PTXAS = nvidia_tools.find_tool("ptxas")
 SHAPE_OPS = ("tt.trans", "tt.reshape", "tt.join", "tt.split", "tt.cat")
