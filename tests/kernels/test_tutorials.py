@@ -227,7 +227,8 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
 def layer_norm_bwd_dx(DX, DY, DW_part, DB_part, X, W, Mean, Rstd, stride, N,
                       BLOCK_SIZE_N: tl.constexpr):
     # one row per program; the row's dW/dB contributions go to row `row` of the partial
-    # buffers (the tutorial accumulates them under an atomic_cas lock instead)
+    # buffers (the tutorial accumulates them under an atomic_cas lock instead: that form is
+    # in test_tutorials_layer_norm.py)
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N

@@ -12,9 +12,11 @@ worker that the OS preempts does not hold up the others) until ``total`` is reac
 them in order (x fastest: ``x = lin % gx``, ``y = lin / gx % gy``, ``z = lin / (gx * gy)``).
 The first program that reports an error (out-of-bounds access, failed assert) sets the shared
 i32 ``*stop`` and returns 1; the other workers finish their current chunk and take no more, so
-every program with a lower id than a failing one has run. ``args`` is a flat array of u64
-slots, one per scalar parameter (the value in its storage type, little-endian, in the slot's
-low bytes) and three per pointer parameter (``address, lo, hi``).
+every program with a lower id than a failing one has run, except a program waiting in a
+``scf.while`` loop that reads memory (a spin lock the failed program may hold): it sees
+``*stop`` at the loop head and leaves (returns 2, no error record; see :mod:`.lower`).
+``args`` is a flat array of u64 slots, one per scalar parameter (the value in its storage type,
+little-endian, in the slot's low bytes) and three per pointer parameter (``address, lo, hi``).
 
 :func:`jit` runs LLVM's O3 pipeline for the host CPU (name and features from LLVM; loop
 unrolling off, which keeps the code and the compile time small: the loops that matter are
@@ -113,7 +115,7 @@ def _build_grid(m, di, lw, grid_name, main_file, line) -> None:
     x = b.trunc(b.urem(lin, gx64), I32)
     y = b.trunc(b.urem(b.udiv(lin, gx64), gy64), I32)
     z = b.trunc(b.udiv(lin, gxy), I32)
-    rc = b.call(lw.fn, params + [x, y, z, gx, gy, gz, scratch, err])
+    rc = b.call(lw.fn, params + [x, y, z, gx, gy, gz, scratch, err, stop])
     nxt = b.add(lin, ir.Constant(I64, 1))
     cont = gfn.append_basic_block("next")
     b.cbranch(b.icmp_unsigned("!=", rc, ir.Constant(I32, 0)), fail, cont)

@@ -9,7 +9,10 @@
   forwarded values become the after region's arguments (scalars: SSA values of the head
   block; tiles: a buffer written at the head) and, once the condition is false, the results.
   The after region's ``scf.yield`` feeds the next head (scalars: phis; tiles: buffers, staged
-  when a yielded value reads one of them).
+  when a yielded value reads one of them). A loop that reads memory (``tt.load``, atomics) may
+  be waiting for another program (a spin lock), so its head first checks the launch's stop
+  flag and leaves the program once another program failed
+  (:meth:`.lower.KernelLowering.leave_if_stopped`).
 """
 from __future__ import annotations
 
@@ -154,6 +157,15 @@ def lower_if(lw, op: Operation) -> None:
             lw.env[r] = p
 
 
+_READS_MEMORY = ("tt.load", "tt.atomic_rmw", "tt.atomic_cas")
+
+
+def _may_wait_for_another_program(op: Operation) -> bool:
+    """True when ``op``'s regions read memory: only then can a loop observe (and so wait
+    for) another program's writes."""
+    return any(inner.name in _READS_MEMORY for inner in op.walk())
+
+
 def lower_while(lw, op: Operation) -> None:
     """``scf.while`` (see the module docstring)."""
     b = lw.b
@@ -169,6 +181,8 @@ def lower_while(lw, op: Operation) -> None:
     b.branch(head)
     b.position_at_end(head)
     phis = _carried_phis(lw, inits, before.args, bbufs, pre)
+    if _may_wait_for_another_program(op):
+        lw.leave_if_stopped()
     _lower_region_ops(lw, before)
     cond_op = before.terminator
     cond = lw.env[cond_op.operands[0]]

@@ -4,13 +4,14 @@
 
     i32 @<name>(i64 addr0, i64 lo0, i64 hi0, ..., <scalar params>...,
                 i32 pid_x, i32 pid_y, i32 pid_z, i32 nprog_x, i32 nprog_y, i32 nprog_z,
-                ptr noalias scratch, ptr err)
+                ptr noalias scratch, ptr err, ptr stop)
 
-returning 0, or 1 after writing an out-of-bounds record into ``err`` (see
-:mod:`.memory`). Pointer params arrive as an address plus the byte span ``[lo, hi)`` of the
-array the launch passed. Tiles are lowered per :mod:`.tiles`; loads, reductions and
-expensive multi-use values are materialised in the scratch arena, whose size
-(``arena_bytes``) is fixed at compile time.
+returning 0, or 1 after writing an out-of-bounds record into ``err`` (see :mod:`.memory`), or
+2 when it left a ``scf.while`` loop because another program of the launch failed (the grid's
+shared i32 flag ``*stop`` is set; see :meth:`KernelLowering.leave_if_stopped`). Pointer params
+arrive as an address plus the byte span ``[lo, hi)`` of the array the launch passed. Tiles are
+lowered per :mod:`.tiles`; loads, reductions and expensive multi-use values are materialised in
+the scratch arena, whose size (``arena_bytes``) is fixed at compile time.
 """
 from __future__ import annotations
 
@@ -58,16 +59,17 @@ class KernelLowering:
         self.axis = AxisInfoAnalysis(func)
         self.scope = None
         self._error_block = None
+        self._stopped_block = None
 
     # ---------------------------------------------------------------------------------------
     def run(self) -> ir.Function:
         arg_tys = []
         for t in self.param_types:
             arg_tys += [I64, I64, I64] if isinstance(t, PointerType) else [value_type(t)]
-        arg_tys += [I32] * 6 + [PTR, PTR]
+        arg_tys += [I32] * 6 + [PTR, PTR, PTR]
         fn = ir.Function(self.m, ir.FunctionType(I32, arg_tys), self.name)
         fn.linkage = "internal"
-        fn.args[-2].add_attribute("noalias")
+        fn.args[-3].add_attribute("noalias")
         self.fn = fn
         floc = self.func.loc
         self.scope = self.di.subprogram(self.name, floc.file if floc.line > 0 else "kernel.py",
@@ -88,7 +90,7 @@ class KernelLowering:
                 k += 1
         self.pids = fn.args[k:k + 3]
         self.nprogs = fn.args[k + 3:k + 6]
-        self.scratch, self.err = fn.args[k + 6], fn.args[k + 7]
+        self.scratch, self.err, self.stop = fn.args[k + 6], fn.args[k + 7], fn.args[k + 8]
         self.lower_block(self.block)
         ir.IRBuilder(self.entry).branch(body)
         return fn
@@ -110,6 +112,23 @@ class KernelLowering:
             ir.IRBuilder(blk).ret(ir.Constant(I32, 1))
             self._error_block = blk
         return self._error_block
+
+    def leave_if_stopped(self) -> None:
+        """Return 2 from the program when the launch's shared ``*stop`` flag is set (another
+        program failed), else continue in a fresh block. Emitted at the head of loops that may
+        wait for another program (a spin lock: ``while tl.atomic_cas(lock, 0, 1) == 1``): a
+        program that fails while holding the lock never releases it, and its waiters, running
+        on other worker threads, would spin forever (on a GPU the failing launch is aborted as
+        a whole). A relaxed load: the flag only needs to be seen eventually."""
+        b = self.b
+        if self._stopped_block is None:
+            self._stopped_block = self.fn.append_basic_block("stopped.exit")
+            ir.IRBuilder(self._stopped_block).ret(ir.Constant(I32, 2))
+        flag = b.load_atomic(self.stop, "monotonic", 4, typ=I32)
+        running = self.fn.append_basic_block("running")
+        b.cbranch(b.icmp_unsigned("!=", flag, ir.Constant(I32, 0)), self._stopped_block,
+                  running)
+        b.position_at_end(running)
 
     def alloc(self, shape: tuple, elem) -> Buffer:
         """A fresh scratch buffer for a tile of ``shape`` and IR element type ``elem``."""
