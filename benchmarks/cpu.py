@@ -41,6 +41,9 @@ import numpy as np  # noqa: E402
 HAVE_TRITON = importlib.util.find_spec("triton") is not None and \
     importlib.util.find_spec("torch") is not None
 
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 import workbench as wb  # noqa: E402
 from benchmarks.common import torch_args, triton_twins  # noqa: E402
 from workbench.testing.ceilings import cpu_model  # noqa: E402

@@ -20,14 +20,18 @@ cuda-bindings). Prints one table.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
 import types
 
-import workbench.language as tl
-from benchmarks.common import triton_twins
-from workbench import jit
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import workbench.language as tl  # noqa: E402
+from benchmarks.common import triton_twins  # noqa: E402
+from workbench import jit  # noqa: E402
 
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
 KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",

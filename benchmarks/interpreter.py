@@ -8,13 +8,17 @@ numpy before timing.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 
-import workbench as wb
-from benchmarks.common import median_seconds as median_time
-from workbench.testing.examples import add_kernel, softmax_kernel
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import workbench as wb  # noqa: E402
+from benchmarks.common import median_seconds as median_time  # noqa: E402
+from workbench.testing.examples import add_kernel, softmax_kernel  # noqa: E402
 
 
 def with_batching(compiled, elems: int):

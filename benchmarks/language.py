@@ -19,6 +19,9 @@ HAVE_TRITON = importlib.util.find_spec("triton") is not None and \
 if HAVE_TRITON:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 import workbench as wb  # noqa: E402
 from benchmarks.common import median_seconds as median  # noqa: E402
 from benchmarks.common import torch_args, triton_twins  # noqa: E402

@@ -17,14 +17,18 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-from benchmarks.common import triton_twins
-from workbench.testing.examples import add_kernel as add
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import triton_twins  # noqa: E402
+from workbench.testing.examples import add_kernel as add  # noqa: E402
 
 
 def median_us(fn, n: int, sync=None) -> float:

@@ -14,10 +14,16 @@ import argparse
 import ctypes
 import gc
 import statistics
+import sys
 import time
 
-from benchmarks.common import triton_twins
-from workbench.testing.examples import add_kernel as add
+import os
+
+# run as ``python benchmarks/<name>.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import triton_twins  # noqa: E402
+from workbench.testing.examples import add_kernel as add  # noqa: E402
 
 
 def loop_us(fn, n: int) -> float:

@@ -23,12 +23,17 @@ __all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "Launc
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}
 
 
+#: subpackages reachable as attributes after ``import workbench`` (loaded on first use)
+_SUBMODULES = frozenset({"language", "testing", "viz", "layouts", "ir", "runtime", "backends",
+                         "passes", "frontend", "notebook", "codegen"})
+
+
 def __getattr__(name):
     # ``language`` and its helpers load on first use, so importing workbench stays light and
     # free of import cycles with the language package.
     import importlib
-    if name == "language":
-        return importlib.import_module("workbench.language")
+    if name in _SUBMODULES:  # ``workbench.testing.do_bench`` after a plain ``import workbench``
+        return importlib.import_module(f"workbench.{name}")
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -121,3 +121,14 @@ def test_frontend_kernels_compile_for_both_archs():
         assert "shfl.sync.bfly" in ck.asm["ptx"]
         if HAVE_PTXAS:
             assert ck.metadata.n_regs is not None
+
+
+def test_a_bad_tool_path_in_the_environment_is_reported(monkeypatch, tmp_path):
+    bogus = str(tmp_path / "no-such-ptxas")
+    monkeypatch.setenv("WORKBENCH_PTXAS", bogus)
+    with pytest.warns(UserWarning, match="WORKBENCH_PTXAS=.*no-such-ptxas.* is not an "
+                                         "executable file"):
+        found = nvidia_tools.find_tool("ptxas")
+    assert found != bogus
+    monkeypatch.delenv("WORKBENCH_PTXAS")
+    assert nvidia_tools.find_tool("ptxas") == found  # the same fallback search

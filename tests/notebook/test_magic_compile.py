@@ -109,3 +109,13 @@ def test_launch_on_cpu_is_shown_for_the_cuda_view_target(shell):
     assert d.panes == ["source", "ptx"] and d.report["target"] == "cuda:90"
     assert "ran on cpu; the stages shown are the same specialisation compiled for cuda:90" \
         in html
+
+
+def test_missing_constexpr_value_asks_for_a_define(shell):
+    result, outputs, _ = shell.run(f'%%tilekernel --target cpu --signature "*fp32,*fp32,*fp32,i32"'
+                                   f"\n{ADD}")
+    assert shell.failed(result)
+    text = outputs[0]["text/plain"]
+    assert "add needs a value for its constexpr parameter BLOCK" in text
+    assert "Add -D BLOCK=... to the %%tilekernel line" in text
+    assert "to the launch" not in text and "Traceback" not in text

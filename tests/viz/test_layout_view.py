@@ -71,3 +71,13 @@ def test_short_names_from_issue_4():
     assert viz.banks is viz.banks_figure
     import workbench.viz.explorer  # noqa: F401 - importing the submodule must not shadow names
     assert callable(viz.layout_explorer) and viz.layout is viz.layout_figure
+
+
+def test_big_tiles_say_why_they_have_no_labels():
+    lay = BlockedLayout((1, 4), (8, 4), (4, 1), (1, 0))
+    big = layout_figure(lay, (64, 64))
+    assert 64 * 64 > MAX_LABELLED_CELLS and (big.workbench_labels == "").all()
+    assert "no T<lane>:<reg> labels above" in big.axes[0].get_title()
+    small = layout_figure(lay, (16, 32))
+    assert small.workbench_labels[0, 0] == "T0:0"
+    assert "no T<lane>:<reg> labels" not in small.axes[0].get_title()

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 
 from ..errors import WorkbenchError
@@ -35,10 +36,18 @@ def _site_dirs() -> list:
 
 
 def find_tool(name: str) -> str | None:
-    """Absolute path of ``name`` (``"ptxas"``, ``"nvdisasm"``) or None when not installed."""
-    env = os.environ.get(f"WORKBENCH_{name.upper()}")
-    if env and os.path.isfile(env) and os.access(env, os.X_OK):
-        return env
+    """Absolute path of ``name`` (``"ptxas"``, ``"nvdisasm"``) or None when not installed.
+
+    ``WORKBENCH_PTXAS`` / ``WORKBENCH_NVDISASM`` name the tool to use; one that is not an
+    executable file gets a warning saying so, and the tool is then looked for on ``PATH`` and
+    in the ``nvidia-cuda-*`` wheels (the ``sass`` extra)."""
+    var = f"WORKBENCH_{name.upper()}"
+    env = os.environ.get(var)
+    if env:
+        if os.path.isfile(env) and os.access(env, os.X_OK):
+            return env
+        warnings.warn(f"{var}={env!r} is not an executable file; looking for {name} on PATH "
+                      "and in the nvidia-cuda-* packages instead", stacklevel=2)
     found = shutil.which(name)
     if found:
         return found

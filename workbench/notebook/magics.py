@@ -46,6 +46,14 @@ def _constexpr_names(kernel) -> list[str]:
             if getattr(p, "constexpr", False)]
 
 
+def _missing_constexprs(kernel, given) -> list[str]:
+    """Constexpr parameters of ``kernel`` with neither a default nor a ``-D`` value."""
+    import inspect
+    return [p.name for p in (getattr(kernel, "params", None) or [])
+            if getattr(p, "constexpr", False) and p.name not in given
+            and getattr(p, "default", inspect.Parameter.empty) is inspect.Parameter.empty]
+
+
 def _same_target(a, b) -> bool:
     try:
         return str(Target.parse(a)) == str(Target.parse(b))
@@ -202,6 +210,14 @@ class TileKernelMagics(Magics):
             import workbench
             return workbench.compile(kernel, *opts.signature, **kw)
         except Exception as exc:  # noqa: BLE001
+            missing = _missing_constexprs(kernel, consts)
+            if missing:  # the generic hint says "pass it to the launch": here it is -D
+                defines = " ".join(f"-D {m}=..." for m in missing)
+                self._error_box(f"{name} needs a value for its constexpr parameter"
+                                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+                                f"Add {defines} to the %%tilekernel line (e.g. -D "
+                                f"{missing[0]}=1024).")
+                return None
             self._error(exc, f"compiling {name} for {target}", (path,))
             return None
 

@@ -11,6 +11,7 @@ another shared layout (swizzled or padded) side by side. The drawn data is in
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -118,7 +119,7 @@ def banks_figure(shared, access_layout, shape: Sequence[int], dtype, compare=Non
     grids = []
     for k, (lay, rep) in enumerate(zip(layouts, reports)):
         ax = fig.add_subplot(1, len(layouts), k + 1)
-        grids.append(_draw(ax, rep, request, str(lay)[:70]))
+        grids.append(_draw(ax, rep, request, "\n".join(textwrap.wrap(str(lay), 80))))
     fig.suptitle(f"{list(shape)} {dtype}, {reports[0].vector_bytes} B per lane; colour and "
                  f"label = lane, red border = bank conflict", fontsize=9)
     fig.tight_layout()

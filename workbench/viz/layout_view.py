@@ -135,6 +135,9 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
         title += f"; thread (warp {sel_warp}, lane {sel_lane})"
     elif sel_warp is not None:
         title += f"; warp {sel_warp}"
+    if not labelled:
+        title += (f"\n(no T<lane>:<reg> labels above {MAX_LABELLED_CELLS} cells: pick a warp "
+                  "or a thread, or draw a smaller tile)")
     ax.set_title(title, fontsize=9)
     _legend(ax, colours, sel_warp)
     fig.tight_layout()
