@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.passes.pipeline_kernels import (SIG_ANY, pipelined_ttgir, run_ttgir, tutorial_mm)
+from tests.passes.pipeline_kernels import SIG_ANY, pipelined_ttgir, run_ttgir, tutorial_mm
 from workbench.config import Options, Target
 from workbench.ir.core import functions
 from workbench.ir.parser import parse_module
@@ -45,7 +45,7 @@ CHECK: scf.for {{.*}} -> (tensor<128x128xf32, #mma>
 CHECK: ttg.local_alloc {{.*}} : (tensor<128x64xf16, #blocked{{[0-9]*}}>) -> !ttg.memdesc<128x64xf16, #shared, #smem>
 CHECK: ttg.local_alloc {{.*}} : (tensor<64x128xf16, #blocked{{[0-9]*}}>) -> !ttg.memdesc<64x128xf16, #shared, #smem>
 CHECK-NOT: ttg.local_load
-CHECK: "ttng.warp_group_dot"({{.*}}) <{inputPrecision = "tf32", isAsync = false}> : (!ttg.memdesc<128x64xf16, #shared, #smem>, !ttg.memdesc<64x128xf16, #shared, #smem>, tensor<128x128xf32, #mma>) -> tensor<128x128xf32, #mma>
+CHECK: %acc_{{[0-9]+}} = ttng.warp_group_dot %{{[0-9]+}}, %{{[0-9]+}}, %acc_{{[0-9]+}} {inputPrecision = 0 : i32, isAsync = false} : !ttg.memdesc<128x64xf16, #shared, #smem> * !ttg.memdesc<64x128xf16, #shared, #smem> -> tensor<128x128xf32, #mma>
 CHECK: scf.yield %acc_{{[0-9]+}}, {{.*}} : tensor<128x128xf32, #mma>,
 CHECK: arith.truncf {{.*}} : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
 CHECK: ttg.convert_layout {{.*}} : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked
@@ -54,7 +54,7 @@ CHECK: ttg.convert_layout {{.*}} : tensor<128x128xf16, #mma> -> tensor<128x128xf
 
 def test_forced_v2_option_on_cuda90():
     passes = ttgir_passes(Options(num_warps=8, cuda_mma="v2"), Target.parse("cuda:90"))
-    acc = [p for p in passes if p.name == "tritongpu-accelerate-matmul"][0]
+    acc = next(p for p in passes if p.name == "tritongpu-accelerate-matmul")
     assert acc.mma == "v2" and acc.options["mma"] == "v2"
     text = _text(_run_passes(passes))
     assert "versionMajor = 2" in text and "warp_group_dot" not in text
@@ -73,16 +73,16 @@ def test_async_loop_waits_and_barriers():
                                  **TILE))
     body = text[text.index("scf.for"):text.index("scf.yield")]
     ops = [w for ln in body.splitlines() for w in
-           ('"ttg.async_wait"', "gpu.barrier", '"ttng.warp_group_dot"(',
-            '"ttng.warp_group_dot_wait"', '"ttg.async_copy_global_to_local"',
+           ('"ttg.async_wait"', "gpu.barrier", "ttng.warp_group_dot %",
+            "ttng.warp_group_dot_wait", '"ttg.async_copy_global_to_local"',
             '"ttg.async_commit_group"') if w in ln]
-    assert ops == ['"ttg.async_wait"', "gpu.barrier", '"ttng.warp_group_dot"(',
-                   '"ttng.warp_group_dot_wait"', "gpu.barrier",
+    assert ops == ['"ttg.async_wait"', "gpu.barrier", "ttng.warp_group_dot %",
+                   "ttng.warp_group_dot_wait", "gpu.barrier",
                    '"ttg.async_copy_global_to_local"', '"ttg.async_copy_global_to_local"',
                    '"ttg.async_commit_group"'], ops
-    assert "isAsync = true" in body and "<{pendings = 1 : i32}>" in body
+    assert "isAsync = true" in body and "{pendings = 1 : i32}" in body
     tail = text[text.index("scf.yield"):]
-    assert tail.index('"ttng.warp_group_dot_wait"') < tail.index("<{pendings = 0 : i32}>") < \
+    assert tail.index("ttng.warp_group_dot_wait") < tail.index("{pendings = 0 : i32}") < \
         tail.index("ttg.convert_layout")
 
 
@@ -114,11 +114,11 @@ def _barriers(body: str) -> list:
 
 
 def test_barrier_after_the_wait_of_an_async_dot():
-    dot = (f'"ttng.warp_group_dot"(%a, %a, %c) <{{inputPrecision = "tf32", isAsync = true}}> : '
-           f"({MD}, {MD}, {ACC}) -> {ACC}")
+    dot = (f"ttng.warp_group_dot %a, %a, %c {{inputPrecision = 0 : i32, isAsync = true}} : "
+           f"{MD} * {MD} -> {ACC}")
     ops = _barriers(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
     %d = {dot}
-    %w = "ttng.warp_group_dot_wait"(%d) <{{pendings = 0 : i32}}> : ({ACC}) -> {ACC}
+    %w = ttng.warp_group_dot_wait %d {{pendings = 0 : i32}} : {ACC}
     %b = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
 """)
     # RAW before the dot; the write after the wait needs every warp group past its wait

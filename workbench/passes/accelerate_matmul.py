@@ -51,8 +51,7 @@ from ..ir.types import FloatType, IntType, MemDescType, TensorType
 from ..layouts.encodings import BlockedLayout, DotOperandLayout, NVMMASharedLayout
 from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shared
 from .manager import Pass
-from .mma_propagation import (cleanup, hoist_invariant_operands, operands_in_registers,
-                              propagate_mma)
+from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
 
 
 def _arch(target) -> int:
