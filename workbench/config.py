@@ -8,6 +8,9 @@ from pathlib import Path
 from .errors import TargetError
 
 TARGETS = ("cpu", "cuda:80", "cuda:90", "interpreter")
+#: values of ``Options.cuda_mma`` / ``WORKBENCH_CUDA_MMA``: "auto" (wgmma on cuda:90 where it
+#: applies), "v3" (the same), "v2" (always mma.sync).
+CUDA_MMA_CHOICES = ("auto", "v2", "v3")
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,10 @@ class Options:
     ``num_warps``: warps per program (power of two, GPU); ``num_stages``: software pipelining
     depth; ``bounds_check``: CPU backend checks every memory access against the launch's arrays
     (``WORKBENCH_BOUNDS_CHECK=0`` turns it off); ``debug``: compile ``device_assert``;
-    ``enable_fp_fusion``: allow mul+add -> fma.
+    ``enable_fp_fusion``: allow mul+add -> fma; ``cuda_mma``: which tensor-core instructions
+    ``tl.dot`` uses on ``cuda:90`` (``"auto"``: ``wgmma`` (MMA v3) where it applies, else
+    ``mma.sync``; ``"v2"``: always ``mma.sync`` (MMA v2), for A/B comparisons;
+    ``WORKBENCH_CUDA_MMA=v2`` sets it).
     """
 
     num_warps: int = 4
@@ -78,6 +84,7 @@ class Options:
     bounds_check: bool = True
     debug: bool = False
     enable_fp_fusion: bool = True
+    cuda_mma: str = "auto"
 
     def __post_init__(self):
         nw = self.num_warps
@@ -85,11 +92,15 @@ class Options:
             raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
+        if self.cuda_mma not in CUDA_MMA_CHOICES:
+            raise ValueError(f"cuda_mma must be one of {', '.join(CUDA_MMA_CHOICES)}, got "
+                             f"{self.cuda_mma!r} (WORKBENCH_CUDA_MMA)")
 
     @staticmethod
     def from_env(**overrides) -> "Options":
+        mma = os.environ.get("WORKBENCH_CUDA_MMA", "").strip().lower() or "auto"
         base = Options(bounds_check=_env_bool("WORKBENCH_BOUNDS_CHECK", True),
-                       debug=_env_bool("WORKBENCH_DEBUG", False))
+                       debug=_env_bool("WORKBENCH_DEBUG", False), cuda_mma=mma)
         return replace(base, **overrides)
 
 

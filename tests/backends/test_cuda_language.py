@@ -295,6 +295,15 @@ def test_dot_ptx(case, arch):
         assert count(ptx, r"fma\.rn\.f32") in (8 * k // 2, 8 * k)
         return
     kin = {"fp16": 16, "bf16": 16, "tf32": 8, "int8": 32}[case]
+    if arch >= 90 and case in ("fp16", "bf16"):  # Hopper: wgmma (tests/backends/test_cuda_wgmma.py)
+        e = case.replace("fp", "f")
+        # one warp group, m64n64k16: K/16 per (maybe unrolled) K step of 32
+        assert count(ptx, re.escape(f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{e}.{e}")) \
+            in (k // 2 // 16, k // 16)
+        assert "mma.sync" not in ptx and "ldmatrix" not in ptx
+        assert "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], " \
+               "instrShape = [16, 64, 16]}>" in c.asm["ttgir"]
+        return
     # per warp (2x2 warps, 32x32 warp tiles): 2 x 4 tiles x K/kin, the K loop not unrolled
     assert count(ptx, re.escape(MMA_TEXT[case])) in (2 * 4 * (k // 2) // kin,
                                                     2 * 4 * k // kin)

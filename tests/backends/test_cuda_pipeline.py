@@ -71,7 +71,8 @@ def _compile(kernel, sig, arch, max_spill=0, **kw):
 def test_attention_keeps_accumulator_in_mma_registers(arch):
     pytest.importorskip("filecheck")
     from tests.filecheck_util import check
-    c = _compile(attn_k, ATTN_SIG, arch, D=64, BM=64, BN=64, num_warps=4)
+    # mma.sync on both (cuda:90 would pick wgmma: tests/backends/test_cuda_wgmma.py)
+    c = _compile(attn_k, ATTN_SIG, arch, D=64, BM=64, BN=64, num_warps=4, cuda_mma="v2")
     ttgir = re.sub(r" loc\(.*\)$", "", c.asm["ttgir"], flags=re.M)
     check(ttgir, """
 CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1]

@@ -29,7 +29,8 @@ def typed_src(x_ptr: "*fp32", n: tl.int8, BLOCK: tl.constexpr = 16):
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch):
-    for name in ("WORKBENCH_INTERPRET", "WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG"):
+    for name in ("WORKBENCH_INTERPRET", "WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG",
+                 "WORKBENCH_CUDA_MMA"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -185,6 +186,11 @@ def test_environment_switches_take_effect_between_launches(monkeypatch):
     assert debug.options.debug is True and debug is not unchecked
     monkeypatch.delenv("WORKBENCH_BOUNDS_CHECK")
     monkeypatch.delenv("WORKBENCH_DEBUG")
+    assert jf[(1,)](*args, BLOCK=64) is cpu
+    monkeypatch.setenv("WORKBENCH_CUDA_MMA", "v2")
+    forced = jf[(1,)](*args, BLOCK=64)
+    assert forced is not cpu and forced.options.cuda_mma == "v2"
+    monkeypatch.delenv("WORKBENCH_CUDA_MMA")
     assert jf[(1,)](*args, BLOCK=64) is cpu
 
 

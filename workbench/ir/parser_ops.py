@@ -292,6 +292,26 @@ class OpParser(RegionOpParser):
             return Operation(name, [cond] + rest, [])
         if name == "gpu.barrier":
             return Operation(name, [], [])
+        if name == "ttng.warp_group_dot":
+            from .printer import INPUT_PRECISIONS
+            ops = self.uses()
+            attrs = self.attr_dict()
+            if isinstance(attrs.get("inputPrecision"), int):
+                attrs["inputPrecision"] = INPUT_PRECISIONS[attrs["inputPrecision"]]
+            self.expect(":")
+            self.type()
+            self.expect("*")
+            self.type()
+            self.expect("->")
+            return Operation(name, ops, [self.type()], attrs)
+        if name == "ttng.warp_group_dot_wait":
+            ops = self.uses()
+            attrs = self.attr_dict()
+            self.expect(":")
+            types = [self.type()]
+            while self.eat(","):
+                types.append(self.type())
+            return Operation(name, ops, types, attrs)
         if name == "ttg.local_alloc":
             ops = self.uses()
             attrs = self.attr_dict() if self.at_same_line("{") else {}

@@ -14,6 +14,9 @@ from .types import FloatType, FunctionType, IntType, MemDescType, TensorType, Ty
 
 _AXIS = {0: "x", 1: "y", 2: "z"}
 
+#: Triton's ``InputPrecision`` enum, in order (``ttng.warp_group_dot`` prints its number).
+INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
 
 def format_float(value: float, t: Type) -> str:
     """MLIR's float literal: ``1.000000e+00``, or the hex bit pattern for inf/nan."""
@@ -225,6 +228,17 @@ class Printer:
             tail = f", inputPrecision = {prec}" if prec != "tf32" else ""
             return (f"{res}tt.dot {self.vs(ops)}{tail} : {self.t(ops[0].type)} * "
                     f"{self.t(ops[1].type)} -> {self.t(rt)}")
+        if name == "ttng.warp_group_dot":
+            # Triton prints the InputPrecision enum's number (tf32 = 0, tf32x3, ieee, ...)
+            prec = INPUT_PRECISIONS.index(a.get("inputPrecision", "tf32") or "tf32")
+            asy = "true" if a.get("isAsync") else "false"
+            return (f"{res}ttng.warp_group_dot {self.vs(ops)} {{inputPrecision = {prec} : i32, "
+                    f"isAsync = {asy}}} : {self.t(ops[0].type)} * {self.t(ops[1].type)} -> "
+                    f"{self.t(rt)}")
+        if name == "ttng.warp_group_dot_wait" and ops:
+            return (f"{res}ttng.warp_group_dot_wait {self.vs(ops)} {{pendings = "
+                    f"{int(a.get('pendings', 0))} : i32}} : "
+                    f"{', '.join(self.t(o.type) for o in ops)}")
         if name in ("tt.join", "tt.cat"):
             return f"{res}{name} {self.vs(ops)} : {self.t(ops[0].type)} -> {self.t(rt)}"
         if name == "tt.atomic_rmw":

@@ -7,6 +7,7 @@ MMA operands (``TritonGPUAttrDefs.td``); reference notes 4.5 and 4.6.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from .encodings import MmaLayout, NVMMASharedLayout, SwizzledSharedLayout
@@ -126,3 +127,28 @@ def nvmma_shared_for(shape: Sequence[int], element_bit_width: int,
     nbytes = contig * int(element_bit_width) // 8
     swz = next((s for s in (128, 64, 32) if nbytes % s == 0), 0)
     return NVMMASharedLayout(swz, transposed, element_bit_width)
+
+
+def wgmma_operand_shared(op_idx: int, shape: Sequence[int], order: Sequence[int],
+                         element_bit_width: int, instr_mn: int) -> NVMMASharedLayout | None:
+    """The ``#ttg.nvmma_shared`` a wgmma operand is staged in, or None when no swizzled layout
+    fits (the caller keeps mma.sync).
+
+    ``op_idx`` 0 is A (M x K), 1 is B (K x N); ``order[0]`` is the contiguous dim of the
+    registers the tile comes from, and stays the contiguous dim in shared memory
+    (``transposed = order[0] == 0``). K contiguous ("K-major"): the largest of 128/64/32-byte
+    swizzle dividing the K extent's bytes (128 for 64 fp16). M/N contiguous ("MN-major"): the
+    largest swizzle dividing both that extent's bytes and the bytes of ``instr_mn`` (the M or
+    N one wgmma reads: 64 for A, the instruction's N for B), so that every wgmma starts on a
+    swizzle-atom column (PTX ISA 9.7.15.5.1, "Shared memory matrix layout": canonical layouts
+    of the 32/64/128-byte swizzle modes; the no-swizzle mode's interleaved core matrices are
+    not a layout we emit)."""
+    bits = int(element_bit_width)
+    contig = int(order[0])
+    k_dim = 1 if op_idx == 0 else 0
+    ext_bytes = int(shape[contig]) * bits // 8
+    need = ext_bytes if contig == k_dim else math.gcd(ext_bytes, int(instr_mn) * bits // 8)
+    swz = next((s for s in (128, 64, 32) if need % s == 0), 0)
+    if not swz:
+        return None
+    return NVMMASharedLayout(swz, contig == 0, bits)

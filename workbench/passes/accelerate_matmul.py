@@ -31,20 +31,27 @@ the same block lies in the dot's backward or forward slice.
 
 Taken: fp16/bf16 -> fp32, fp32 with ``inputPrecision = tf32`` -> fp32, int8 -> int32, with
 M % 16 == 0, N % 8 == 0, K a multiple of the instruction's K (16, 8, 32), on ``cuda:80`` and
-newer (we emit v2 on sm_90 too: no wgmma yet). Others keep the FMA layout
-(``convert-triton-to-tritongpu``'s blocked parent).
+newer. Others keep the FMA layout (``convert-triton-to-tritongpu``'s blocked parent).
+
+**MMA v3 (Hopper wgmma, reference 5.3)** on ``cuda:90`` unless ``mma = "v2"``
+(``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot whose tile the warp groups cover
+exactly (:func:`wgmma_unfit`) becomes ``ttng.warp_group_dot %a, %b, %c {inputPrecision,
+isAsync = false}`` with both operands ``!ttg.memdesc`` in ``#ttg.nvmma_shared``
+(:func:`workbench.layouts.mma.wgmma_operand_shared`: 128-byte swizzle for 64 fp16 along the
+contiguous dim) and the result in ``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
+[16, N, 16]}>``, as Triton's ttgir reads. A dot that stays on mma.sync on ``cuda:90`` gets a
+sentence in :attr:`AccelerateMatmul.notes` (the compile report's notes) saying why.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.core import Operation, functions
 from ..ir.types import FloatType, IntType, MemDescType, TensorType
-from ..layouts.encodings import BlockedLayout, DotOperandLayout
-from ..layouts.mma import mma_layout_for, mma_operand_shared
+from ..layouts.encodings import BlockedLayout, DotOperandLayout, NVMMASharedLayout
+from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shared
 from .manager import Pass
-from .mma_propagation import (cleanup, hoist_invariant_operands, operands_in_registers,
-                              propagate_mma)
+from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
 
 
 def _arch(target) -> int:
@@ -77,12 +84,17 @@ def mma_kind(dot: Operation):
     return kw, kin
 
 
+#: the dot ops of ttgir: ``tt.dot`` (FMA, MMA v2) and Hopper's ``ttng.warp_group_dot``.
+DOT_OPS = ("tt.dot", "ttng.warp_group_dot")
+
+
 def _feeds_dot(v, depth=3) -> bool:
     for user, i in v.uses:
-        if user.name == "tt.dot" and i == 0:
+        if user.name in DOT_OPS and i == 0:
             return True
         if depth and user.results and user.name in ("ttg.convert_layout", "arith.truncf",
-                                                    "arith.extf", "tt.fp_to_fp"):
+                                                    "arith.extf", "tt.fp_to_fp",
+                                                    "ttg.local_alloc"):
             if _feeds_dot(user.result, depth - 1):
                 return True
     return False
@@ -111,6 +123,66 @@ def _stage_operand(dot, idx, mma, kw):
     dot.set_operand(idx, load.result)
     if conv is not None and not conv.result.uses:
         conv.erase()
+
+
+def _operand_source(dot, idx):
+    """(convert_layout feeding operand ``idx`` or None, the value it converts or the operand)."""
+    v = dot.operands[idx]
+    conv = v.defining_op if (v.defining_op is not None and
+                             v.defining_op.name == "ttg.convert_layout") else None
+    return conv, (conv.operands[0] if conv is not None else v)
+
+
+def _order(v) -> tuple:
+    enc = v.type.encoding
+    return tuple(enc.order) if isinstance(enc, BlockedLayout) else (1, 0)
+
+
+def _stage_operand_v3(dot, idx, shared):
+    """``ttg.local_alloc`` of operand ``idx`` into ``shared`` (nvmma_shared); the dot reads
+    the memdesc."""
+    v = dot.operands[idx]
+    conv, src = _operand_source(dot, idx)
+    alloc = Operation("ttg.local_alloc", [src],
+                      [MemDescType(tuple(v.type.shape), v.type.element, shared, mutable=False)],
+                      loc=dot.loc)
+    dot.parent.insert_before(dot, alloc)
+    dot.set_operand(idx, alloc.result)
+    if conv is not None and not conv.result.uses:
+        conv.erase()
+
+
+def wgmma_plan(dot: Operation, num_warps: int):
+    """``(mma layout, shared A, shared B)`` for a Hopper wgmma of ``dot``, or a sentence
+    saying why wgmma cannot take it (then mma.sync is kept)."""
+    a_t, b_t, c_t = (v.type for v in dot.operands)
+    e = a_t.element
+    if not (isinstance(e, FloatType) and e.name in ("f16", "bf16") and b_t.element == e and
+            c_t.element == FloatType("f32")):
+        return (f"wgmma is used for fp16/bf16 inputs with fp32 accumulation only "
+                f"(this dot: {e} x {b_t.element} -> {c_t.element})")
+    if num_warps % 4:
+        return f"wgmma needs whole warp groups (num_warps = {num_warps} is not a multiple of 4)"
+    m, k = a_t.shape
+    n = c_t.shape[1]
+    if k % 16 or n % 8:
+        return f"the tile ({m}x{n}, K = {k}) is not a multiple of wgmma's N = 8, K = 16"
+    chained = is_chained(dot) or _feeds_dot(dot.result)
+    try:
+        mma = mma_layout_for((m, n), num_warps, 3, 16, chained=chained)
+    except ValueError as err:
+        return f"no wgmma shape fits: {err}"
+    wm, wn = mma.warps_per_cta
+    if m % (16 * wm) or n % (mma.instr_shape[1] * wn):
+        return (f"the {m}x{n} tile is smaller than the {16 * wm}x{mma.instr_shape[1] * wn} "
+                f"that {num_warps} warps cover with wgmma (m64 per warp group)")
+    bits = 16
+    sh_a = wgmma_operand_shared(0, (m, k), _order(_operand_source(dot, 0)[1]), bits, 64)
+    sh_b = wgmma_operand_shared(1, (k, n), _order(_operand_source(dot, 1)[1]), bits,
+                                mma.instr_shape[1])
+    if sh_a is None or sh_b is None:
+        return "no 32/64/128-byte swizzled shared layout fits the operand tiles"
+    return mma, sh_a, sh_b
 
 
 def _to_layout(v, enc, before: Operation) -> object:
@@ -180,24 +252,50 @@ def _slice_ops(dot: Operation, forward: bool) -> set:
 def is_chained(dot: Operation) -> bool:
     """True when another ``tt.dot`` of the same block is in ``dot``'s backward or forward
     slice (attention's ``Q @ K^T`` and ``P @ V``)."""
-    others = {id(o) for o in dot.parent.ops if o.name == "tt.dot" and o is not dot}
+    others = {id(o) for o in dot.parent.ops if o.name in DOT_OPS and o is not dot}
     if not others:
         return False
     return bool(others & (_slice_ops(dot, True) | _slice_ops(dot, False))) or \
         _feeds_dot(dot.result)
 
 
-def accelerate(dot: Operation, num_warps: int) -> bool:
-    """Rewrite one ``tt.dot`` for MMA v2 (see the module docstring). Returns True if done."""
+def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
+    """Rewrite one ``tt.dot`` for MMA v2, or for MMA v3 when ``v3`` is the
+    :func:`wgmma_plan` of it (see the module docstring). Returns True if done."""
     kind = mma_kind(dot)
     old = dot.result.type.encoding
     if kind is None or not isinstance(old, BlockedLayout):
         return False
     kw, _ = kind
-    mma = mma_layout_for(tuple(dot.result.type.shape), num_warps, 2,
-                         chained=is_chained(dot) or _feeds_dot(dot.result))
-    _stage_operand(dot, 0, mma, kw)
-    _stage_operand(dot, 1, mma, kw)
+    if v3 is not None:
+        mma, sh_a, sh_b = v3
+        _stage_operand_v3(dot, 0, sh_a)
+        _stage_operand_v3(dot, 1, sh_b)
+    else:
+        mma = mma_layout_for(tuple(dot.result.type.shape), num_warps, 2,
+                             chained=is_chained(dot) or _feeds_dot(dot.result))
+        _stage_operand(dot, 0, mma, kw)
+        _stage_operand(dot, 1, mma, kw)
+    _accumulator(dot, mma, old)
+    if v3 is not None:
+        _to_warp_group_dot(dot)
+    return True
+
+
+def _to_warp_group_dot(dot: Operation) -> Operation:
+    """Replace ``tt.dot`` (operands already memdescs) by ``ttng.warp_group_dot``."""
+    prec = dot.attributes.get("inputPrecision", "tf32") or "tf32"
+    new = Operation("ttng.warp_group_dot", list(dot.operands), [dot.result.type],
+                    {"inputPrecision": prec, "isAsync": False}, loc=dot.loc)
+    new.result.name = dot.result.name
+    dot.parent.insert_before(dot, new)
+    dot.result.replace_all_uses_with(new.result)
+    dot.erase()
+    return new
+
+
+def _accumulator(dot: Operation, mma, old) -> None:
+    """Carry the accumulator and the result in ``mma`` (module docstring)."""
     carried = _loop_carried(dot)
     new_t = dot.result.type.with_encoding(mma)
     if carried is not None:
@@ -211,34 +309,80 @@ def accelerate(dot: Operation, num_warps: int) -> bool:
         yield_op = loop.regions[0].blocks[0].ops[-1]
         _convert_uses_back(dot.result, old, dot, skip=(yield_op,))
         _convert_uses_back(res, old, loop)
-        return True
+        return
     dot.set_operand(2, _to_layout(dot.operands[2], mma, dot))
     dot.result.type = new_t
     _convert_uses_back(dot.result, old, dot)
-    return True
+
+
+def _alloc_from_source(func: Operation) -> None:
+    """``ttg.local_alloc (convert_layout x)`` into ``#ttg.nvmma_shared`` -> ``local_alloc x``:
+    the stores take any register layout, so the conversion's own trip through shared memory
+    is saved (attention's ``P``, staged for the second wgmma straight from ``#mma``)."""
+    for op in list(func.walk()):
+        if op.name != "ttg.local_alloc" or not op.operands or \
+                not isinstance(op.result.type.encoding, NVMMASharedLayout):
+            continue
+        d = op.operands[0].defining_op
+        if d is not None and d.name == "ttg.convert_layout" and \
+                isinstance(d.operands[0].type, TensorType):
+            op.set_operand(0, d.operands[0])
+            if not d.result.uses:
+                d.erase()
+
+
+def _line(op) -> str:
+    line = op.loc.root().line if op.loc is not None else 0
+    return f"the tl.dot at line {line}" if line else "a tl.dot"
 
 
 @dataclass
 class AccelerateMatmul(Pass):
     """The ``tritongpu-accelerate-matmul`` pass. Options: ``target`` (``"cuda:90"``; MMA
-    needs ``cuda:80`` or newer), ``num_warps`` (None: the module's ``ttg.num-warps``)."""
+    needs ``cuda:80`` or newer), ``num_warps`` (None: the module's ``ttg.num-warps``),
+    ``mma`` (``"auto"``/``"v3"``: wgmma on ``cuda:90`` where it fits; ``"v2"``: mma.sync
+    everywhere). :attr:`notes`: why a dot kept mma.sync on ``cuda:90``."""
 
     name = "tritongpu-accelerate-matmul"
     target: str = "cuda:90"
     num_warps: int | None = None
+    mma: str = "auto"
+    notes: list = field(default_factory=list, compare=False, repr=False)
+
+    def _plan(self, dot, nw):
+        if _arch(self.target) < 90 or mma_kind(dot) is None or \
+                not isinstance(dot.result.type.encoding, BlockedLayout):
+            return None
+        if self.mma == "v2":
+            self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: "
+                              f"WORKBENCH_CUDA_MMA=v2 (cuda_mma = 'v2') asks for it.")
+            return None
+        plan = wgmma_plan(dot, nw)
+        if isinstance(plan, str):
+            self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: {plan}.")
+            return None
+        return plan
 
     def run(self, module: Operation, ctx=None) -> None:
+        self.notes = []
         if _arch(self.target) < 80:
             return
         nw = self.num_warps or int(module.attributes.get("ttg.num-warps", 4))
         tpw = int(module.attributes.get("ttg.threads-per-warp", 32))
         for func in functions(module):
-            done = [accelerate(op, nw) for op in list(func.walk()) if op.name == "tt.dot"]
+            done = [accelerate(op, nw, self._plan(op, nw)) for op in list(func.walk())
+                    if op.name == "tt.dot"]
             if any(done):
                 propagate_mma(func, nw, tpw)
                 operands_in_registers(func)
                 hoist_invariant_operands(func)
+                _alloc_from_source(func)
                 cleanup(func, nw)
 
 
-__all__ = ["AccelerateMatmul", "accelerate", "mma_kind", "is_chained"]
+    @property
+    def options(self) -> dict:
+        return {"target": self.target, "num_warps": self.num_warps, "mma": self.mma}
+
+
+__all__ = ["AccelerateMatmul", "accelerate", "mma_kind", "is_chained", "wgmma_plan", "DOT_OPS"]

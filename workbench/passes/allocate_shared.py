@@ -3,7 +3,8 @@
 Every ``ttg.local_alloc`` gets an ``allocation.offset`` (bytes from the start of the dynamic
 ``global_smem`` array) and the module the attribute ``ttg.shared`` (the bytes the buffers
 take), as Triton's ``allocate-shared-memory-nv`` does (reference 3.4, make_llir; Triton
-``lib/Analysis/Allocation.cpp``). Buffers are aligned to 128 bytes.
+``lib/Analysis/Allocation.cpp``). Buffers are aligned to 128 bytes, swizzled
+``#ttg.nvmma_shared`` ones (read by wgmma) to 1024.
 
 Liveness: a buffer is live from its ``local_alloc`` to its last use (uses through
 ``ttg.memdesc_index`` count; a use inside an ``scf.for`` keeps it live to the end of that
@@ -22,9 +23,22 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation, functions
 from ..ir.types import FloatType, IntType
+from ..layouts.encodings import NVMMASharedLayout
 from .manager import Pass
 
 ALIGN = 128
+#: wgmma's swizzle modes XOR address bits 4-6 with bits 7-9 of the shared address (PTX ISA
+#: 9.7.15.5.1): a swizzled ``nvmma_shared`` buffer starts on a 1024-byte boundary so that the
+#: pattern the hardware applies is the one its layout describes.
+NVMMA_ALIGN = 1024
+
+
+def align_of(t) -> int:
+    """Byte alignment of a buffer of memdesc type ``t``."""
+    enc = t.encoding
+    if isinstance(enc, NVMMASharedLayout) and enc.swizzling_byte_width:
+        return NVMMA_ALIGN
+    return ALIGN
 
 
 def _bytes(t) -> int:
@@ -80,7 +94,8 @@ def allocate(func: Operation) -> int:
             for o, s, f, la in sorted(placed):
                 overlap_time = not (la < first or last < f)
                 if overlap_time and off < o + s and o < off + size:
-                    off, moved = o + s, True
+                    a = align_of(op.result.type)
+                    off, moved = (o + s + a - 1) // a * a, True
         op.attributes["allocation.offset"] = off
         placed.append((off, size, first, last))
         total = max(total, off + size)

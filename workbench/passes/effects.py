@@ -13,9 +13,10 @@ from ..ir.core import Operation
 SIDE_EFFECTS = frozenset({
     "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert", "tt.call",
     "ttg.local_store", "ttg.local_dealloc", "gpu.barrier", "tt.func", "builtin.module",
+    "ttng.warp_group_dot_wait",
 })
 #: Ops that read memory: removable when unused (unless volatile) but never merged by CSE.
-READS = frozenset({"tt.load", "ttg.local_load", "ttg.local_alloc"})
+READS = frozenset({"tt.load", "ttg.local_load", "ttg.local_alloc", "ttng.warp_group_dot"})
 #: Terminators: never removed by DCE.
 TERMINATORS = frozenset({"tt.return", "scf.yield", "scf.condition", "tt.reduce.return",
                          "tt.scan.return"})

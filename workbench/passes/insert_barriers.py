@@ -6,15 +6,20 @@ of the CTA's threads).
 The explicit buffers (``ttg.local_alloc``/``local_store``/``local_load``, the pipeline's
 ``ttg.async_copy_global_to_local``/``async_wait``) are treated as one resource, so buffers that
 share bytes after ``tritongpu-allocate-shared-memory``'s reuse are safe. The state at each
-point is three flags: reads since the last barrier, writes since the last barrier, and async
-copies not yet waited for.
+point is four flags: reads since the last barrier, writes since the last barrier, async
+copies not yet waited for, and asynchronous wgmma reads not yet waited for.
 
 * a read (``local_load``) after writes needs a barrier (read-after-write);
 * a write (``local_alloc`` with a source, ``local_store``) or an async copy after reads or
   writes needs a barrier (write-after-read, write-after-write);
 * ``async_wait`` turns copies in flight into writes (this thread's copies have landed; other
   threads see them only after a barrier);
-* ``gpu.barrier`` clears reads and writes.
+* ``gpu.barrier`` clears reads and writes;
+* an asynchronous ``ttng.warp_group_dot`` (Hopper wgmma left in flight) is a read that is
+  still going on; ``ttng.warp_group_dot_wait`` turns the groups it waits for into finished
+  reads of this thread, so the next write waits at a barrier for every warp group's wait.
+  Writes while a group is still in flight are allowed: the pipeline pass only writes slots
+  that the in-flight group does not read.
 
 Loops iterate the analysis of their body to a fixed point (the state entering the body is the
 join of the state before the loop and at the end of the body), then insert; ``scf.if`` joins
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 from ..ir.core import Operation, functions
 from .manager import Pass
 
-_READS = {"ttg.local_load"}
+_READS = {"ttg.local_load", "ttng.warp_group_dot"}
 _WRITES = {"ttg.local_store"}
 
 
@@ -38,7 +43,7 @@ def _join(a: tuple, b: tuple) -> tuple:
 
 
 def _block(block, state: tuple, insert: bool) -> tuple:
-    rd, wr, fly = state
+    rd, wr, fly, rfly = state
     for op in list(block.ops):
         name = op.name
         need = False
@@ -53,8 +58,13 @@ def _block(block, state: tuple, insert: bool) -> tuple:
             rd = wr = False
         if name == "gpu.barrier":
             rd = wr = False
+        elif name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
+            rfly = True
         elif name in _READS:
             rd = True
+        elif name == "ttng.warp_group_dot_wait":
+            rd = rd or rfly
+            rfly = rfly and int(op.attributes.get("pendings", 0)) > 0
         elif name == "ttg.async_copy_global_to_local":
             fly = True
         elif name == "ttg.async_wait":
@@ -63,14 +73,15 @@ def _block(block, state: tuple, insert: bool) -> tuple:
         elif name in _WRITES or (name == "ttg.local_alloc" and op.operands):
             wr = True
         elif name == "scf.for":
-            rd, wr, fly = _loop(op, (rd, wr, fly), insert)
+            rd, wr, fly, rfly = _loop(op, (rd, wr, fly, rfly), insert)
         elif name == "scf.if":
-            outs = [_block(r.blocks[0], (rd, wr, fly), insert) for r in op.regions if r.blocks]
-            st = (rd, wr, fly) if len(outs) < 2 else (False, False, False)
+            outs = [_block(r.blocks[0], (rd, wr, fly, rfly), insert) for r in op.regions
+                    if r.blocks]
+            st = (rd, wr, fly, rfly) if len(outs) < 2 else (False, False, False, False)
             for o in outs:
                 st = _join(st, o)
-            rd, wr, fly = st
-    return rd, wr, fly
+            rd, wr, fly, rfly = st
+    return rd, wr, fly, rfly
 
 
 def _loop(loop: Operation, entry: tuple, insert: bool) -> tuple:
@@ -89,7 +100,7 @@ def _loop(loop: Operation, entry: tuple, insert: bool) -> tuple:
 def insert_barriers(func: Operation) -> int:
     """Insert the barriers of ``func`` (module docstring); returns how many were added."""
     before = sum(1 for op in func.walk() if op.name == "gpu.barrier")
-    _block(func.regions[0].blocks[0], (False, False, False), True)
+    _block(func.regions[0].blocks[0], (False, False, False, False), True)
     return sum(1 for op in func.walk() if op.name == "gpu.barrier") - before
 
 

@@ -24,16 +24,19 @@ from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_base
 from .remove_layout_conversions import _Rewriter
 
 
+_DOTS = ("tt.dot", "ttng.warp_group_dot")
+
+
 class _MmaRewriter(_Rewriter):
     """The layout rewriter with ``tt.dot`` results (``#mma``) as fixed anchors."""
     pin_anchors = True
 
     def anchors(self) -> list:
         return [(op.result, op.result.type.encoding) for op in self.func.walk()
-                if op.name == "tt.dot" and isinstance(op.result.type.encoding, MmaLayout)]
+                if op.name in _DOTS and isinstance(op.result.type.encoding, MmaLayout)]
 
     def stops_at(self, user: Operation) -> bool:
-        return user.name == "tt.dot"
+        return user.name in _DOTS
 
 
 def propagate_mma(func: Operation, num_warps: int, threads_per_warp: int = 32) -> None:
@@ -113,7 +116,8 @@ def _outside(v, loop: Operation) -> bool:
 def hoist_invariant_operands(func: Operation) -> int:
     """Move ``ttg.local_alloc x`` + its ``ttg.local_load``s out of an ``scf.for`` when ``x`` is
     defined outside the loop (attention's ``Q``: staged and read into ``#dot_op`` registers
-    once, as Triton's ``triton-licm`` does). Returns the number of allocations hoisted."""
+    once, as Triton's ``triton-licm`` does; ``ttng.warp_group_dot`` readers of the buffer stay
+    in the loop). Returns the number of allocations hoisted."""
     n = 0
     for op in list(func.walk()):
         if op.name != "ttg.local_alloc" or not op.operands or op.parent is None:
@@ -122,9 +126,10 @@ def hoist_invariant_operands(func: Operation) -> int:
         if loop is None or loop.name != "scf.for" or not _outside(op.operands[0], loop):
             continue
         users = [u for u, _ in op.result.uses]
-        if not all(u.name == "ttg.local_load" and u.parent is op.parent for u in users):
+        if not all(u.name in ("ttg.local_load", "ttng.warp_group_dot") and
+                   u.parent is op.parent for u in users):
             continue
-        for o in [op] + users:
+        for o in [op] + [u for u in users if u.name == "ttg.local_load"]:
             o.parent.ops.remove(o)
             o.parent = None
             loop.parent.insert_before(loop, o)

@@ -38,6 +38,17 @@ that read the induction variable (``offs_k < K - k * BLOCK_K``) are computed for
 Loads of a dot's operands that cannot be pipelined are named, with the reason, in
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
 
+**Hopper, asynchronous wgmma.** When the body's only dot is a ``ttng.warp_group_dot`` whose
+operands are both pipelined buffers and whose accumulator is carried from one iteration to the
+next, the dot is made asynchronous (``isAsync = true``) and followed by
+``ttng.warp_group_dot_wait {pendings = 1}`` (Triton 3.6's form; PTX ISA 9.7.15.7
+``wgmma.wait_group``): the wgmma group of iteration ``i`` stays in flight while the loop goes
+on, the one of ``i - 1`` is finished. The prefetch of iteration ``i + S - 1`` is then issued
+after that wait (it overwrites slot ``(i - 1) % S``, which only the finished group read), and
+after the loop ``warp_group_dot_wait {pendings = 0}`` drains the last group.
+:mod:`.insert_barriers` puts a ``gpu.barrier`` between the wait and the copies (every warp
+group's reads of the slot are done) in addition to the one after ``async_wait``.
+
 The ``gpu.barrier`` is placed by :mod:`.insert_barriers` (run after this pass). One
 ``bar.sync`` per iteration does both jobs (visibility of the landed copies, and no
 thread still reading the slot about to be overwritten, which was read in the previous
@@ -174,6 +185,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
+    async_dot = _async_dot(body, cands)
     bufs = []
     for c in cands:
         t = c.alloc.result.type
@@ -208,11 +220,14 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     pred.defining_op.attributes["predicate"] = "slt"
     body.insert_before(first, Operation("ttg.async_wait", [], [], {"num": stages - 2},
                                         loc=loop.loc))
+    issue_at = first
+    if async_dot is not None:
+        issue_at = _make_async(async_dot)
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     for c, buf in zip(cands, bufs):
-        _issue(c, buf, mapping, wr, pred, first)
-    body.insert_before(first, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
+        _issue(c, buf, mapping, wr, pred, issue_at)
+    body.insert_before(issue_at, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
     for c, buf in zip(cands, bufs):
         for u in c.users:
             t = c.alloc.result.type
@@ -220,15 +235,75 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
                             [MemDescType(tuple(t.shape), t.element, t.encoding, True)],
                             loc=u.loc)
             body.insert_before(u, idx)
-            u.set_operand(0, idx.result)
+            for j, o in enumerate(list(u.operands)):
+                if o is c.alloc.result:
+                    u.set_operand(j, idx.result)
         c.alloc.erase()
         c.load.erase()
     blk = loop.parent
     blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [], {"num": 0},
                                                   loc=loop.loc))
+    if async_dot is not None:
+        _drain_after(loop)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
+
+
+def _async_dot(body, cands: list):
+    """The body's ``ttng.warp_group_dot`` that can stay in flight across iterations, or None:
+    the only dot of the body, both operands pipelined buffers, its accumulator an iter arg
+    read only by it and its result only yielded back into that iter arg."""
+    dots = [op for op in body.ops if op.name in ("tt.dot", "ttng.warp_group_dot")]
+    if len(dots) != 1 or dots[0].name != "ttng.warp_group_dot":
+        return None
+    dot = dots[0]
+    allocs = {id(c.alloc.result) for c in cands}
+    if not all(id(v) in allocs for v in dot.operands[:2]):
+        return None
+    acc, y = dot.operands[2], body.terminator
+    if acc.defining_op is not None or acc.owner is not body or acc.index == 0 or y is None:
+        return None
+    users = [u for u, _ in dot.result.uses]
+    if [u for u, _ in acc.uses] != [dot] or users != [y] or \
+            y.operands[acc.index - 1] is not dot.result:
+        return None
+    return dot
+
+
+def _make_async(dot: Operation) -> Operation:
+    """Mark ``dot`` asynchronous and wait for all but the newest wgmma group right after it
+    (``ttng.warp_group_dot_wait {pendings = 1}``: the previous iteration's group, which read
+    the slot the prefetch overwrites next, is done). Returns the op the prefetch goes before."""
+    body = dot.parent
+    dot.attributes["isAsync"] = True
+    wait = Operation("ttng.warp_group_dot_wait", [dot.result], [dot.result.type],
+                     {"pendings": 1}, loc=dot.loc)
+    wait.result.name = dot.result.name
+    body.insert(body.ops.index(dot) + 1, wait)
+    for u, i in list(dot.result.uses):
+        if u is not wait:
+            u.set_operand(i, wait.result)
+    return body.ops[body.ops.index(wait) + 1]
+
+
+def _drain_after(loop: Operation) -> None:
+    """``ttng.warp_group_dot_wait {pendings = 0}`` on the loop's accumulator result after the
+    loop: the last wgmma group has finished before anything reads it."""
+    y = loop.regions[0].block.terminator
+    for j, v in enumerate(y.operands):
+        d = v.defining_op
+        if d is None or d.name != "ttng.warp_group_dot_wait":
+            continue
+        res = loop.results[j]
+        wait = Operation("ttng.warp_group_dot_wait", [res], [res.type], {"pendings": 0},
+                         loc=loop.loc)
+        wait.result.name = res.name
+        blk = loop.parent
+        blk.insert(blk.ops.index(loop) + 1, wait)
+        for u, i in list(res.uses):
+            if u is not wait:
+                u.set_operand(i, wait.result)
 
 
 def _dce(block) -> None:
@@ -259,8 +334,8 @@ class Pipeline(Pass):
             return
         for func in functions(module):
             for op in list(func.walk()):
-                if op.name == "scf.for" and any(o.name == "tt.dot" for o in
-                                                op.regions[0].block.ops):
+                if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
+                                                for o in op.regions[0].block.ops):
                     pipeline_loop(op, self.num_stages, self.notes)
 
     @property

@@ -41,7 +41,8 @@ class Affine:
 @dataclass
 class Candidate:
     """A pipelinable load: the ``tt.load``, the ``ttg.local_alloc`` it feeds, the
-    ``ttg.local_load`` users of the alloc, the body ``ops`` its pointer and mask depend on
+    ``ttg.local_load`` (or ``ttng.warp_group_dot``) users of the alloc, the body ``ops`` its
+    pointer and mask depend on
     (topological order) and the affine iter args (``carried``) they read."""
 
     load: Operation
@@ -143,7 +144,7 @@ def _check(load: Operation, body, iv, affine) -> tuple:
                       "buffer read by the dot (nothing to copy asynchronously)")
     alloc = uses[0]
     users = [u for u, _ in alloc.result.uses]
-    if not users or any(u.name != "ttg.local_load" for u in users):
+    if not users or any(u.name not in ("ttg.local_load", "ttng.warp_group_dot") for u in users):
         return None, "its shared-memory copy is used by other ops than local_load"
     if len(load.operands) == 3 and not _is_zero(load.operands[2]):
         return None, "its `other` is not zero (cp.async can only zero-fill)"
@@ -193,7 +194,7 @@ def find_candidates(loop: Operation) -> tuple:
                     done.add(id(load))
                     cands.append(c)
     for op in body.ops:
-        if op.name != "tt.dot":
+        if op.name not in ("tt.dot", "ttng.warp_group_dot"):
             continue
         for v in op.operands[:2]:
             load = _dot_operand_load(v, body)

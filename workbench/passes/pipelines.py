@@ -65,7 +65,8 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions(),
-              AccelerateMatmul(target=str(target), num_warps=num_warps)]
+              AccelerateMatmul(target=str(target), num_warps=num_warps,
+                               mma=getattr(options, "cuda_mma", "auto") or "auto")]
     text = str(target)
     if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
         stages = getattr(options, "num_stages", 3) if options is not None else 3

@@ -18,7 +18,7 @@ from .grid import normalize_grid
 
 
 # environment variables Options.from_env reads (workbench.config)
-_OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG")
+_OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA")
 
 
 def interpret_enabled() -> bool:
@@ -104,7 +104,8 @@ class JITFunction:
         return frozenset(out)
 
     def base_options(self) -> Options:
-        """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``) and
+        """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``,
+        ``WORKBENCH_CUDA_MMA``) and
         ``@jit(debug=...)``."""
         env = tuple(os.environ.get(k) for k in _OPTION_ENV)
         opts = self._options_memo.get(env)

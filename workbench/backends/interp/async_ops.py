@@ -9,7 +9,9 @@ numpy.
   zero (``cp.async`` with ``src-size`` 0); when it does not, nothing is read or written (the
   copy of an iteration past the end);
 * ``ttg.async_commit_group`` and ``ttg.async_wait``: no-ops (copies complete at once here, so
-  the interpreter checks what is copied where, not the wait counts).
+  the interpreter checks what is copied where, not the wait counts);
+* ``ttng.warp_group_dot`` (Hopper wgmma, operands read from the buffers) is ``tt.dot`` of the
+  buffers' contents, and ``ttng.warp_group_dot_wait`` passes its inputs through.
 
 Multi-buffers come from ``ttg.local_alloc`` without a source, poisoned with NaN, so a slot
 read before a copy landed in it shows up as NaN in the result.
@@ -64,6 +66,27 @@ class AsyncOpsMixin:
         return None
 
     def op_ttg_async_wait(self, op):
+        return None
+
+    # Hopper's ttng.warp_group_dot reads its operands straight from the buffers (memdescs) and
+    # completes at once here; its wait passes the accumulators through.
+    def op_ttng_warp_group_dot(self, op):
+        from ...ir.types import TensorType
+        from .tensor_ops import dot
+        a, b, c = (self.slot(v) for v in op.operands)
+        r = self.slot(op.result)
+        ta, tb = (TensorType(tuple(v.type.shape), v.type.element) for v in op.operands[:2])
+        tc = op.operands[2].type
+        prec = op.attributes.get("inputPrecision", "tf32")
+        prec = str(prec).lower() if prec is not None else None
+
+        def warp_group_dot(env):
+            env[r] = dot(env[a], env[b], env[c], ta, tb, tc, prec)
+        return warp_group_dot
+
+    def op_ttng_warp_group_dot_wait(self, op):
+        for v, r in zip(op.operands, op.results):
+            self.slots[r] = self.slot(v)
         return None
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .memory import vector_width
-from .smem import _record, contiguous_run, swizzle_offset
+from .smem import _record, contiguous_run, shared_order, swizzle_offset
 from .types import I32, I64, byte_size
 
 
@@ -66,8 +66,9 @@ def lower_async_copy(kl, op) -> None:
     base = kl.smem_offsets[id(dst_v)]
     tl = kl.layout(src_t)
     vmem, dim = vector_width(kl, src_v, mask_v)
-    vsh = contiguous_run(tl, enc.order[0], max(1, min(enc.vec, 16 // eb)))
-    v = min(vmem, vsh) if dim == enc.order[0] else 1
+    order = shared_order(enc)
+    vsh = contiguous_run(tl, order[0], max(1, min(enc.vec, 16 // eb)))
+    v = min(vmem, vsh) if dim == order[0] else 1
     ptrs = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None
     (pred,) = kl.get(pred_v)
@@ -122,8 +123,14 @@ def lower_commit(kl, op) -> None:
 
 
 def lower_wait(kl, op) -> None:
-    """``cp.async.wait_group num``."""
+    """``cp.async.wait_group num``; in a kernel whose dots are wgmma (which read shared memory
+    through the async proxy) followed by ``fence.proxy.async.shared::cta``, so the copies this
+    thread saw land are ordered before the tensor cores' reads (the barrier after it extends
+    that to the other threads)."""
     _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
+    if getattr(kl, "uses_wgmma", False):
+        from .wgmma import fence_proxy_async
+        fence_proxy_async(kl)
 
 
 __all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait",

@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
 from . import async_copy, atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
-from . import misc_ops, shape_ops
+from . import misc_ops, shape_ops, wgmma
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -72,6 +72,10 @@ class KernelLowering:
         self.sync = smem.SharedSync()
         self.shared_accesses: list = []
         self.axis = axisinfo.analyse(func_op)
+        #: the kernel's dots are Hopper wgmma (operands read through the async proxy)
+        self.uses_wgmma = any(o.name == "ttng.warp_group_dot" for o in func_op.walk())
+        if self.uses_wgmma and arch < 90:
+            raise UnsupportedError(f"ttng.warp_group_dot (wgmma) needs sm_90a, not sm_{arch}")
         for ia, a in zip(block.args, self.fn.args):
             self.vals[id(ia)] = [a]
         self.tid = _sreg(self, "tid.x")
@@ -163,6 +167,10 @@ class KernelLowering:
             reduce.lower_reduce(self, op)
         elif name == "tt.dot":
             dot.lower_dot(self, op)
+        elif name == "ttng.warp_group_dot":
+            wgmma.lower_warp_group_dot(self, op)
+        elif name == "ttng.warp_group_dot_wait":
+            wgmma.lower_wait(self, op)
         elif name == "ttg.local_alloc":
             smem.lower_local_alloc(self, op)
         elif name == "ttg.local_load":

@@ -26,7 +26,12 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
 from ...layouts import bank_conflicts
-from ...layouts.encodings import DotOperandLayout, MmaLayout, SwizzledSharedLayout
+from ...layouts.encodings import (
+    DotOperandLayout,
+    MmaLayout,
+    NVMMASharedLayout,
+    SwizzledSharedLayout,
+)
 from . import shared
 from .memory import _pack, _unpack
 from .types import I32, byte_size, llvm_type
@@ -72,7 +77,8 @@ def plan(func_op) -> tuple[dict, int]:
             if assigned and "allocation.offset" in op.attributes:
                 start = int(op.attributes["allocation.offset"])
             else:
-                start = off
+                a = 1024 if isinstance(t.encoding, NVMMASharedLayout) else 128
+                start = (off + a - 1) // a * a
                 op.attributes["allocation.offset"] = start
             offsets[id(op.result)] = start
             off = max(off, start + (n + 127) // 128 * 128)
@@ -81,9 +87,57 @@ def plan(func_op) -> tuple[dict, int]:
     return offsets, off
 
 
+def shared_order(enc) -> tuple:
+    """``order`` of a rank-2 shared encoding (fastest dim first): ``#ttg.swizzled_shared``'s
+    own; ``#ttg.nvmma_shared``: (0, 1) when ``transposed`` (dim 0 contiguous), else (1, 0)."""
+    if isinstance(enc, NVMMASharedLayout):
+        return (0, 1) if enc.transposed else (1, 0)
+    return tuple(enc.order)
+
+
+def nvmma_offset_py(enc, shape, coord) -> int:
+    """Element offset of ``coord`` in a rank-2 ``#ttg.nvmma_shared`` buffer of ``shape``:
+    with ``r``/``c`` the non-contiguous/contiguous dims, ``TC = swizzle bytes / element
+    bytes`` columns per swizzle atom (8 rows x swizzle bytes; PTX ISA 9.7.15.5.1)::
+
+        (col / TC) * R * TC + row * TC + (((col % TC) / vec) ^ ((row / perPhase) % maxPhase)) * vec
+        + col % vec
+
+    i.e. atoms stacked along the rows, then column blocks of ``TC`` (no swizzle: row-major).
+    Matches :func:`workbench.layouts.convert.nvmma_shared_to_linear`."""
+    c, r = shared_order(enc)
+    row, col = coord[r], coord[c]
+    if not enc.swizzling_byte_width:
+        return row * shape[c] + col
+    tc = enc.swizzling_byte_width * 8 // enc.element_bit_width
+    cc = col % tc
+    phase = (row // enc.per_phase) % enc.max_phase
+    return (col // tc) * shape[r] * tc + row * tc + ((cc // enc.vec) ^ phase) * enc.vec + \
+        cc % enc.vec
+
+
+def nvmma_offset(kl, enc, shape, coords):
+    """LLVM i32 form of :func:`nvmma_offset_py`."""
+    b = kl.b
+    c, r = shared_order(enc)
+    row, col = coords[r], coords[c]
+    if not enc.swizzling_byte_width:
+        return b.add(b.mul(row, I32(shape[c])), col)
+    tc = enc.swizzling_byte_width * 8 // enc.element_bit_width
+    vec = enc.vec
+    cc = b.urem(col, I32(tc))
+    phase = b.urem(b.udiv(row, I32(enc.per_phase)), I32(enc.max_phase))
+    hi = b.mul(b.xor(b.udiv(cc, I32(vec)), phase), I32(vec))
+    inner = b.add(hi, b.urem(cc, I32(vec)))
+    blk = b.mul(b.udiv(col, I32(tc)), I32(shape[r] * tc))
+    return b.add(b.add(blk, b.mul(row, I32(tc))), inner)
+
+
 def swizzle_offset_py(enc, shape, coord) -> int:
     """The element offset formula above on Python ints (tests compare it with the layout
     algebra's :func:`workbench.layouts.banks.shared_offsets`)."""
+    if isinstance(enc, NVMMASharedLayout):
+        return nvmma_offset_py(enc, shape, coord)
     c, r = enc.order[0], enc.order[1]
     row, col = coord[r], coord[c]
     phase = (row // enc.per_phase) % enc.max_phase
@@ -92,6 +146,8 @@ def swizzle_offset_py(enc, shape, coord) -> int:
 
 def swizzle_offset(kl, enc, shape, coords):
     """LLVM i32 element offset of per-dim i32 ``coords`` in a swizzled buffer of ``shape``."""
+    if len(shape) == 2 and isinstance(enc, NVMMASharedLayout):
+        return nvmma_offset(kl, enc, shape, coords)
     if len(shape) != 2 or not isinstance(enc, SwizzledSharedLayout):
         raise UnsupportedError(f"shared buffers of rank {len(shape)} / {enc} are not supported")
     b = kl.b
@@ -187,7 +243,7 @@ def lower_local_alloc(kl, op) -> None:
     tl = kl.layout(src_t)
     elem_t = src_t.element
     limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
-    v = contiguous_run(tl, enc.order[0], limit)
+    v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
     coords = kl.coords(src_t)
     kl.sync.before_write(kl)
@@ -198,6 +254,12 @@ def lower_local_alloc(kl, op) -> None:
         seen.add(tl.regs[g])
         off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
         _vector_store(kl, _ptr(kl, base, off, elem_t), regs[g:g + v], elem_t)
+    if isinstance(enc, NVMMASharedLayout):
+        # wgmma reads shared memory through the async proxy: order these generic-proxy
+        # stores before it (PTX ISA 9.7.13.4.x membar/fence: fence.proxy.async); the barrier
+        # before the wgmma makes them visible to the other threads.
+        from .wgmma import fence_proxy_async
+        fence_proxy_async(kl)
     _record(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
             src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
 
@@ -221,7 +283,7 @@ def lower_local_load(kl, op) -> None:
             return
     tl = kl.layout(dst_t)
     limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
-    v = contiguous_run(tl, enc.order[0], limit)
+    v = contiguous_run(tl, shared_order(enc)[0], limit)
     coords = kl.coords(dst_t)
     out = [None] * tl.num_regs
     first = {}
@@ -239,4 +301,5 @@ def lower_local_load(kl, op) -> None:
 
 
 __all__ = ["SharedSync", "plan", "swizzle_offset", "swizzle_offset_py", "contiguous_run",
+           "shared_order", "nvmma_offset", "nvmma_offset_py",
            "lower_local_alloc", "lower_local_load", "TensorType"]

@@ -109,6 +109,13 @@ OPS: dict[str, OpSpec] = {
                                          "cp.async global -> shared", 0, "0"),
     "ttg.async_commit_group": _s([], [], "cp.async.commit_group", 0, "0"),
     "ttg.async_wait": _s([], ["num"], "cp.async.wait_group num", 0, "0"),
+    "ttng.warp_group_dot": _s(["a", "b", "c"], ["inputPrecision", "isAsync"],
+                              "Hopper wgmma: a (M x K) and b (K x N) memdescs in nvmma_shared, "
+                              "c the MMA v3 accumulator; isAsync: leaves the group in flight"),
+    "ttng.warp_group_dot_wait": _s(["*inputs"], ["pendings"],
+                                   "wgmma.wait_group pendings; returns its inputs (the "
+                                   "accumulators) once the older groups have finished",
+                                   0, "*"),
 }
 
 for _n in BINARY_INT + BINARY_FLOAT:

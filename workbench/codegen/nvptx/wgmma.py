@@ -1,0 +1,258 @@
+"""``ttng.warp_group_dot``: Hopper ``wgmma`` with both operands in shared memory (MMA v3).
+
+A warp group (4 consecutive warps, the first one's index a multiple of 4) issues
+``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` (PTX ISA 9.7.15.5.2):
+D (64 x N, fp32, registers) += A (64 x 16) * B (16 x N), A and B read by the tensor cores from
+shared memory through 64-bit *matrix descriptors* (PTX ISA 9.7.15.5.1, "Matrix descriptor
+format")::
+
+    bits  0-13  start address >> 4 (shared-window byte address)
+    bits 16-29  leading dimension byte offset >> 4
+    bits 32-45  stride dimension byte offset >> 4
+    bits 62-63  swizzle mode: 0 none, 1 = 128-byte, 2 = 64-byte, 3 = 32-byte
+
+The operand buffers are ``#ttg.nvmma_shared``: 8-row atoms of ``S`` = 32/64/128 bytes per row,
+16-byte chunks XOR-ed by the row within the atom (the hardware's swizzle of address bits 4-6
+by bits 7-9, hence 1024-byte aligned buffers), atoms stacked along the rows, then column
+blocks of ``S`` bytes (:func:`workbench.codegen.nvptx.smem.nvmma_offset_py`). With ``R`` the
+buffer's row count and ``eb`` the element bytes:
+
+* **K-major** (K is the contiguous dim; ``imm-trans`` 0): the instruction's 16 K elements lie
+  in one atom row; start = block of K + ``mn * S + (k % TC) * eb``; stride byte offset (between
+  8-row groups along M/N) ``8 * S``; leading byte offset unused for swizzled K-major layouts
+  (encoded 1, as CUTLASS does).
+* **MN-major** (M or N contiguous; ``imm-trans`` 1, 16-bit types only): start =
+  ``(mn / TC) * R * S + k * S``; leading byte offset = ``R * S`` (next ``S``-byte column block
+  along M/N), stride byte offset = ``8 * S`` (next 8 K rows). CUTLASS ``make_gmma_desc``'s
+  canonical MN-major layouts.
+
+Accumulator: the ``#ttg.nvidia_mma<{versionMajor = 3, warpsPerCTA = [wm, wn], instrShape =
+[16, N, 16]}>`` registers; register ``i`` of one wgmma is row ``16 * (warp % 4) + lane / 4 +
+8 * ((i / 2) % 2)``, column ``8 * (i / 4) + 2 * (lane % 4) + i % 2`` (PTX ISA 9.7.15.5.1.1
+"Matrix fragments for wgmma.m64nNk16", the m16n8 C fragment repeated along N), which is
+:func:`workbench.layouts.convert.mma_to_linear`'s v3 tile, so each register's coordinate says
+which instruction (M/N repetition) and slot it is.
+
+Each dot: ``wgmma.fence.sync.aligned`` (the accumulator registers were written by other
+instructions), one wgmma per (M repetition, N repetition, K step of 16), K innermost and
+chained through the accumulator, then ``wgmma.commit_group.sync.aligned``; a synchronous dot
+(``isAsync = false``) then waits with ``wgmma.wait_group.sync.aligned 0``; an asynchronous one
+leaves the group in flight for a later ``ttng.warp_group_dot_wait {pendings}``
+(:func:`lower_wait`). Waits pass the accumulator registers through inline asm so that no use
+of them is scheduled before the wait.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...errors import UnsupportedError
+from ...layouts.encodings import MmaLayout, NVMMASharedLayout
+from .types import F32, I32, I64, byte_size
+
+SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
+
+
+def matrix_descriptor(address: int, leading_byte_offset: int, stride_byte_offset: int,
+                      swizzle_bytes: int) -> int:
+    """The 64-bit wgmma shared-memory matrix descriptor (PTX ISA 9.7.15.5.1): ``address`` >> 4
+    in bits 0-13, ``leading_byte_offset`` >> 4 in bits 16-29, ``stride_byte_offset`` >> 4 in
+    bits 32-45, swizzle mode (1: 128 B, 2: 64 B, 3: 32 B, 0: none) in bits 62-63; base
+    offset (bits 49-51) 0. Byte quantities must be multiples of 16; raises ValueError."""
+    for name, v in (("address", address), ("leading byte offset", leading_byte_offset),
+                    ("stride byte offset", stride_byte_offset)):
+        if v % 16 or v < 0 or (v >> 4) > 0x3FFF:
+            raise ValueError(f"{name} {v} must be a multiple of 16 below 256 KiB")
+    if swizzle_bytes not in SWIZZLE_MODE:
+        raise ValueError(f"swizzle {swizzle_bytes} bytes: use 0, 32, 64 or 128")
+    return ((address >> 4) | ((leading_byte_offset >> 4) << 16) |
+            ((stride_byte_offset >> 4) << 32) | (SWIZZLE_MODE[swizzle_bytes] << 62))
+
+
+class OperandGeometry:
+    """Where wgmma finds one operand in its ``#ttg.nvmma_shared`` buffer of ``shape``
+    (A: M x K, ``op_idx`` 0; B: K x N, ``op_idx`` 1): ``k_major``, ``trans`` (the
+    instruction's imm-trans), ``lbo``/``sbo`` (bytes), :meth:`offset` (byte offset of the
+    8-row-aligned element (mn, k)) and ``mn_stride`` (bytes per M/N element at atom
+    boundaries, to add a warp group's run-time M/N origin)."""
+
+    def __init__(self, enc: NVMMASharedLayout, shape, op_idx: int, elem_bytes: int):
+        if not isinstance(enc, NVMMASharedLayout) or not enc.swizzling_byte_width:
+            raise UnsupportedError(f"wgmma operands need a swizzled #ttg.nvmma_shared buffer, "
+                                   f"got {enc}")
+        k_dim = 1 if op_idx == 0 else 0
+        contig = 0 if enc.transposed else 1
+        self.swizzle = s = enc.swizzling_byte_width
+        self.rows = int(shape[1 - contig])
+        self.tc = s // elem_bytes
+        self.eb = elem_bytes
+        self.k_major = contig == k_dim
+        self.trans = 0 if self.k_major else 1
+        self.sbo = 8 * s
+        self.lbo = 16 if self.k_major else self.rows * s
+        self.mn_stride = s if self.k_major else self.rows * elem_bytes
+
+    def offset(self, mn: int, k: int) -> int:
+        """Byte offset of the wgmma tile whose first element is (mn, k) (mn a multiple of 8,
+        k of 16; MN-major: mn a multiple of the atom's ``TC`` columns)."""
+        s, tc = self.swizzle, self.tc
+        if self.k_major:
+            return (k // tc) * self.rows * s + mn * s + (k % tc) * self.eb
+        return (mn // tc) * self.rows * s + k * s + (mn % tc) * self.eb
+
+    def high_bits(self) -> int:
+        """The descriptor without its address field."""
+        return matrix_descriptor(0, self.lbo, self.sbo, self.swizzle)
+
+
+def _asm(kl, text, cons, args, ret=None, side_effect=True):
+    fty = ir.FunctionType(ret or ir.VoidType(), [a.type for a in args])
+    return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=side_effect), args)
+
+
+def fence_proxy_async(kl) -> None:
+    """``fence.proxy.async.shared::cta``: order this thread's generic-proxy shared-memory
+    accesses before later async-proxy ones (wgmma operand reads)."""
+    _asm(kl, "fence.proxy.async.shared::cta;", "~{memory}", [])
+
+
+def _pass_through(kl, regs: list, chunk: int = 64) -> list:
+    """The registers, redefined by empty inline asm after the preceding side-effecting asm
+    (so no read of them moves above a wgmma wait); chunks of one register type."""
+    out = []
+    i = 0
+    while i < len(regs):
+        j = i + 1
+        while j < len(regs) and j - i < chunk and regs[j].type == regs[i].type:
+            j += 1
+        part = regs[i:j]
+        i = j
+        n = len(part)
+        ty = part[0].type
+        code = "f" if ty == F32 else "r"
+        cons = ",".join([f"={code}"] * n + [str(j) for j in range(n)])
+        ret = ir.LiteralStructType([ty] * n) if n > 1 else ty
+        res = _asm(kl, "", cons, part, ret)
+        out.extend([kl.b.extract_value(res, j) for j in range(n)] if n > 1 else [res])
+    return out
+
+
+def _wait(kl, pendings: int, regs: list) -> list:
+    _asm(kl, f"wgmma.wait_group.sync.aligned {int(pendings)};", "~{memory}", [])
+    return _pass_through(kl, regs)
+
+
+def _groups(kl, c_t, enc: MmaLayout):
+    """``{(rep_m, rep_n): [register index per wgmma slot]}`` of the accumulator."""
+    wm, wn = enc.warps_per_cta
+    n_in = enc.instr_shape[1]
+    tl = kl.layout(c_t)
+    groups: dict = {}
+    for r, (m, n) in enumerate(tl.regs):
+        key = (m // (16 * wm), n // (n_in * wn))
+        slot = ((n % n_in) // 8) * 4 + ((m % 16) // 8) * 2 + n % 2
+        groups.setdefault(key, {})
+        if slot in groups[key]:
+            raise UnsupportedError("ttng.warp_group_dot: the accumulator layout repeats "
+                                   "elements; the tile must fill the warp groups")
+        groups[key][slot] = r
+    out = {}
+    for key, d in groups.items():
+        if sorted(d) != list(range(n_in // 2)):
+            raise UnsupportedError("ttng.warp_group_dot: accumulator registers do not form "
+                                   f"whole m64n{n_in} fragments")
+        out[key] = [d[i] for i in range(n_in // 2)]
+    return out
+
+
+def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
+    """i64 descriptor of the operand tile at the warp group's M/N origin ``mn_origin`` (i32)
+    and K = 0; per-instruction descriptors add ``offset >> 4``."""
+    from .async_copy import shared_address
+    b = kl.b
+    base = kl.smem_offsets.get(id(mem_v))
+    if base is None:
+        raise UnsupportedError("ttng.warp_group_dot of a buffer not made by ttg.local_alloc")
+    addr = shared_address(kl, base, b.mul(mn_origin, I32(geo.mn_stride)))
+    field = b.zext(b.and_(b.lshr(addr, I32(4)), I32(0x3FFF)), I64)
+    return b.or_(field, I64(geo.high_bits()))
+
+
+def lower_warp_group_dot(kl, op) -> None:
+    """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
+    from .shared import smem_base
+    a_v, b_v, c_v = op.operands
+    a_t, b_t, c_t = (v.type for v in op.operands)
+    enc = c_t.encoding
+    if not isinstance(enc, MmaLayout) or enc.version_major != 3:
+        raise UnsupportedError("ttng.warp_group_dot needs an MMA v3 result layout", op.loc)
+    name = getattr(a_t.element, "name", "")
+    if name not in ("f16", "bf16") or getattr(c_t.element, "name", "") != "f32":
+        raise UnsupportedError(f"wgmma is emitted for f16/bf16 -> f32 only, got {a_t.element} "
+                               f"-> {c_t.element}", op.loc)
+    smem_base(kl).align = 1024  # swizzled operand buffers sit on 1024-byte boundaries
+    eb = byte_size(a_t.element)
+    wm, wn = enc.warps_per_cta
+    n_in = enc.instr_shape[1]
+    K = int(a_t.shape[1])
+    ga = OperandGeometry(a_t.encoding, a_t.shape, 0, eb)
+    gb = OperandGeometry(b_t.encoding, b_t.shape, 1, eb)
+    b = kl.b
+    C = kl.get(c_v)
+    groups = _groups(kl, c_t, enc)
+    # warp group origin: warps run along M first (warp w: M index w % wm, N index w // wm)
+    wg_m = b.mul(b.udiv(b.urem(kl.warp, I32(wm)), I32(4)), I32(64))
+    wg_n = b.mul(b.udiv(kl.warp, I32(wm)), I32(n_in))
+    da = _desc_base(kl, a_v, ga, wg_m)
+    db = _desc_base(kl, b_v, gb, wg_n)
+    kl.sync.before_read(kl)
+    _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
+    n = n_in // 2
+    outs = ",".join(f"${i}" for i in range(n))
+    text = ("{\n.reg .pred p;\n"
+            f"setp.ne.b32 p, ${2 * n + 2}, 0;\n"
+            f"wgmma.mma_async.sync.aligned.m64n{n_in}k16.f32.{name}.{name} "
+            f"{{{outs}}}, ${2 * n}, ${2 * n + 1}, p, 1, 1, {ga.trans}, {gb.trans};\n}}")
+    cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + ["l", "l", "r"])
+    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n + [I64, I64, I32])
+    asm = ir.InlineAsm(fty, text, cons, side_effect=True)
+    out = list(C)
+    for (rm, rn), regs in sorted(groups.items()):
+        acc = [C[r] for r in regs]
+        m0, n0 = rm * 16 * wm, rn * n_in * wn
+        for ks in range(K // 16):
+            a_desc = b.add(da, I64(ga.offset(m0, ks * 16) >> 4))
+            b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
+            res = b.call(asm, acc + [a_desc, b_desc, I32(1)])
+            acc = [b.extract_value(res, i) for i in range(n)]
+        for r, v in zip(regs, acc):
+            out[r] = v
+    _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
+    if not op.attributes.get("isAsync"):
+        out = _wait(kl, 0, out)
+    kl.set(op.result, out)
+
+
+def lower_wait(kl, op) -> None:
+    """``ttng.warp_group_dot_wait %acc... {pendings}``: ``wgmma.wait_group.sync.aligned
+    pendings``; the results are the inputs' registers, read only after the wait."""
+    regs, sizes = [], []
+    for v in op.operands:
+        r = kl.get(v)
+        regs.extend(r)
+        sizes.append(len(r))
+    if any(x.type not in (F32, I32) for x in regs):
+        raise UnsupportedError("ttng.warp_group_dot_wait passes f32/i32 registers only", op.loc)
+    done = _wait(kl, int(op.attributes.get("pendings", 0)), regs)
+    i = 0
+    for res, k in zip(op.results, sizes):
+        kl.set(res, done[i:i + k])
+        i += k
+
+
+__all__ = [
+    "OperandGeometry",
+    "fence_proxy_async",
+    "lower_wait",
+    "lower_warp_group_dot",
+    "matrix_descriptor",
+]
