@@ -8,14 +8,14 @@ tensors; outputs are checked against torch. Our kernel is launched once through
 ``kernel[grid](...)`` (compiling it) and then timed through its compiled launcher with the
 arguments already bound, so the time is the GPU's, not our Python binding's (which the
 "host launch overhead" lines measure separately: wall time per call of an already-compiled
-tiny kernel, 2000 calls, then one synchronize). For matmul we take the best of a few tile
-configurations (printed; BM, BN, BK, warps, stages: our K loop is software-pipelined with
-``cp.async``, no wgmma yet); Triton runs its tutorial configuration with 3 stages. Matmul has
+tiny kernel, 2000 calls, then one synchronize). For matmul both sides take the best of the
+same tile configurations (``MATMUL_CONFIGS``, each printed; BM, BN, BK, warps, stages; on
+sm_90 our dot is wgmma, ``WORKBENCH_CUDA_MMA=v2`` forces mma.sync for comparison). Matmul has
 two rows: ``matmul_fp16_kernel`` (addresses recomputed from the loop index) and
 :func:`matmul_tutorial_kernel`, the Triton tutorial's own form, which advances its pointers in
 the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 
-Run on a GPU machine: ``PYTHONPATH=. python benchmarks/gpu.py`` (needs torch, triton,
+Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING]`` (needs torch, triton,
 cuda-bindings). Prints one table.
 """
 from __future__ import annotations
@@ -207,15 +207,16 @@ def main() -> None:
         for who, mod in (("ours", ours), ("triton", theirs)):
             try:
                 ms = _bench(launch(mod))
-                if tuned and mod is ours:
+                if tuned:  # both sides get the best of the same tile configurations
                     for cfg in MATMUL_CONFIGS:
                         try:
                             t = _bench(tuned[0](mod, cfg))
                         except Exception as e:  # noqa: BLE001
-                            print(f"  matmul config {cfg}: {type(e).__name__}: "
+                            print(f"  {who}, matmul config {cfg}: {type(e).__name__}: "
                                   f"{str(e).splitlines()[0][:80]}")
                             continue
-                        print(f"  ours, matmul BM, BN, BK, warps, stages = {cfg}: {t:.3f} ms")
+                        print(f"  {who}, matmul BM, BN, BK, warps, stages = {cfg}: "
+                              f"{t:.3f} ms")
                         ms = min(ms, t)
                 torch.cuda.synchronize()
                 err = check()
