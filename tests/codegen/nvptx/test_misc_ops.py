@@ -435,3 +435,20 @@ def test_ldexp_on_the_host():
                  (0.75, -1075), (np.inf, -3000), (5e-324, 1100)]:
         with np.errstate(all="ignore"):
             assert f(x, e) == np.ldexp(x, e), (x, e)
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh"])
+def test_float64_sinh_cosh_near_overflow(name):
+    """Finite up to the true overflow (e^x alone overflows above 709.78)."""
+    f, _ee = _host_function(name, 1)
+    rng = np.random.default_rng()
+    xs = np.concatenate([[19.9, 20.0, 20.1, 709.0, 709.5, 709.79, 710.0, 710.47, 710.475,
+                          710.48, 711.0], rng.uniform(15.0, 710.475, 300)])
+    xs = np.concatenate([xs, -xs])
+    got = np.array([f(x) for x in xs])
+    with np.errstate(over="ignore"):
+        want = HOST_REF[name](xs)
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.isinf(want).sum() == 4
+    fin = np.isfinite(want)
+    assert (np.abs(got[fin] - want[fin]) <= 4e-15 * np.abs(want[fin])).all()
+    assert (np.sign(got) == np.sign(want)).all()

@@ -8,7 +8,8 @@ arguments avoid cancellation:
 * ``expm1(x) = (u - 1) x / log u`` with ``u = e^x`` (Kahan), ``x`` when ``u = 1``
 * ``log1p(x) = log(u) x / (u - 1)`` with ``u = 1 + x`` (Goldberg 1991, "What every computer
   scientist should know about floating-point arithmetic", thm. 4), ``x`` when ``u = 1``
-* ``sinh = (expm1(x) - expm1(-x)) / 2``, ``cosh = (e^x + e^-x) / 2``,
+* ``sinh = (expm1(x) - expm1(-x)) / 2``, ``cosh = (e^x + e^-x) / 2`` (above |x| = 20,
+  ``±(e^(|x|/2) / 2) e^(|x|/2)``, finite up to the true overflow at 710.4758),
   ``tanh = expm1(2x) / (expm1(2x) + 2)`` (``|x| > 20``: ``sign(x)``)
 * ``asinh = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``,
   ``acosh = log(x + sqrt(x^2 - 1))``, ``atanh = (log1p(x) - log1p(-x)) / 2``
@@ -73,10 +74,20 @@ def special(kl, name, xs):
         return expm1(kl, x)
     if name == "log1p":
         return log1p(kl, x)
-    if name == "sinh":
-        return b.fmul(b.fsub(expm1(kl, x), expm1(kl, b.fneg(x))), _c(0.5))
-    if name == "cosh":
-        return b.fmul(b.fadd(exp_f64(kl, x), exp_f64(kl, b.fneg(x))), _c(0.5))
+    if name in ("sinh", "cosh"):
+        if name == "sinh":
+            r = b.fmul(b.fsub(expm1(kl, x), expm1(kl, b.fneg(x))), _c(0.5))
+        else:
+            r = b.fmul(b.fadd(exp_f64(kl, x), exp_f64(kl, b.fneg(x))), _c(0.5))
+        # above |x| = 20, e^-|x| is below half an ulp of e^|x|, so the result is e^|x| / 2,
+        # computed as (e^(|x|/2) / 2) * e^(|x|/2) (the halvings exact): finite up to the true
+        # overflow at 710.4758, where e^|x| alone (and expm1's (u - 1) x) overflow earlier
+        ax = _call(kl, "fabs", [x])
+        h = exp_f64(kl, b.fmul(ax, _c(0.5)))
+        big = b.fmul(b.fmul(h, _c(0.5)), h)
+        if name == "sinh":
+            big = _sign(kl, big, x)
+        return b.select(b.fcmp_ordered(">", ax, _c(20.0)), big, r)
     if name == "tanh":
         e = expm1(kl, b.fmul(x, _c(2.0)))
         t = b.fdiv(e, b.fadd(e, _c(2.0)))
