@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 from tests.passes.pipeline_kernels import SIG_ANY, pipelined_ttgir, run_ttgir, tutorial_mm
+from tests.passes.test_insert_barriers import barrier_ops
 from workbench.config import Options, Target
-from workbench.ir.core import functions
 from workbench.ir.parser import parse_module
 from workbench.ir.printer import print_module
-from workbench.passes.insert_barriers import insert_barriers
 from workbench.passes.pipelines import ttgir_passes
 
 TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, MASK=True, WRAP=True)
@@ -96,21 +95,7 @@ ACC = f"tensor<64x64xf32, {MMA}>"
 
 
 def _barriers(body: str) -> list:
-    text = ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%x: '
-            f'tensor<64x64xf16, {BL}>, %c: {ACC}) attributes {{noinline = false}} {{\n' + body +
-            "    tt.return\n  }\n}\n")
-    m = parse_module(text)
-    for f in functions(m):
-        insert_barriers(f)
-    out = []
-    for ln in print_module(m, locations=False).splitlines():
-        ln = ln.strip()
-        if ln.startswith("#"):
-            continue
-        word = ln.split(" = ", 1)[1].split()[0] if " = " in ln else ln.split(" ")[0]
-        if word.startswith(("ttg.", "gpu.", '"ttng.', "ttng.")):
-            out.append(word.split("(")[0].strip('"'))
-    return out
+    return barrier_ops(body, f", %c: {ACC}")
 
 
 def test_barrier_after_the_wait_of_an_async_dot():

@@ -14,10 +14,13 @@ BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA
 MD = f"!ttg.memdesc<64x64xf16, {SH}, #smem>"
 
 
-def _run(body: str) -> list:
+def barrier_ops(body: str, extra_params: str = "") -> list:
+    """The ``ttg.``/``ttng.``/``gpu.`` op names of a 4-warp function (parameters ``%x``, a
+    64x64 fp16 blocked tensor, then ``extra_params``) holding ``body``, after
+    ``insert_barriers``, in order."""
     text = ('module attributes {"ttg.num-warps" = 4 : i32} {\n  tt.func public @k(%x: '
-            f'tensor<64x64xf16, {BL}>) attributes {{noinline = false}} {{\n' + body +
-            "    tt.return\n  }\n}\n")
+            f'tensor<64x64xf16, {BL}>{extra_params}) attributes {{noinline = false}} {{\n' +
+            body + "    tt.return\n  }\n}\n")
     m = parse_module(text)
     for f in functions(m):
         insert_barriers(f)
@@ -27,13 +30,13 @@ def _run(body: str) -> list:
         if ln.startswith("#"):
             continue
         word = ln.split(" = ", 1)[1].split()[0] if " = " in ln else ln.split(" ")[0]
-        if word.startswith(("ttg.", "gpu.")):
-            out.append(word)
+        if word.startswith(("ttg.", "gpu.", '"ttng.', "ttng.")):
+            out.append(word.split("(")[0].strip('"'))
     return out
 
 
 def test_raw_and_war():
-    ops = _run(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
+    ops = barrier_ops(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
     %b = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
     %c = ttg.local_alloc %b : (tensor<64x64xf16, {BL}>) -> {MD}
     %d = ttg.local_load %c : {MD} -> tensor<64x64xf16, {BL}>
@@ -43,7 +46,7 @@ def test_raw_and_war():
 
 
 def test_two_reads_need_no_barrier_between():
-    ops = _run(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
+    ops = barrier_ops(f"""    %a = ttg.local_alloc %x : (tensor<64x64xf16, {BL}>) -> {MD}
     %b = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
     %c = ttg.local_load %a : {MD} -> tensor<64x64xf16, {BL}>
 """)
