@@ -173,6 +173,17 @@ def test_compile_with_signature_strings_and_examples():
         ck[(1,)](x[1:], y[1:], out[1:], 3.0, n - 1)
     with pytest.raises(LaunchError, match="BLOCK=32"):
         ck[(1,)](x, y, out, 3.0, n, BLOCK=64)
+    # a second launch with arguments of the same kind takes the fast path (checked once);
+    # others are still checked
+    out[:] = np.nan
+    ck[(wb.cdiv(n, 32),)](x, y, out, 2.0, n, BLOCK=32)
+    ck[(wb.cdiv(n, 32),)](x, y, out, 2.0, n, BLOCK=32)
+    np.testing.assert_allclose(out, 2.0 * x + y, rtol=1e-6)
+    assert len(ck._fits) == 1
+    with pytest.raises(LaunchError, match="divisibility by 16"):
+        ck[(1,)](x[1:], y[1:], out[1:], 3.0, n - 1, BLOCK=32)
+    with pytest.raises(LaunchError, match="BLOCK=32"):
+        ck[(1,)](x, y, out, 3.0, n, BLOCK=64)
     # same specialisation as a launch -> the cached binary
     ex = wb.compile(k, x, y, out, 3.0, 70, BLOCK=32)
     assert ex.spec.signature_text() == "*fp32:16, *fp32:16, *fp32:16, fp32, i32"

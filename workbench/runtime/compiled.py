@@ -1,10 +1,12 @@
 """A compiled kernel: every stage's text with its line map, metadata, and a launcher."""
 from __future__ import annotations
 
+import dataclasses
 import html
 
 from ..errors import LaunchError, ToolMissingError, user_facing
 from .binding import bind_arguments, launch_error, specialize
+from .fastpath import FastBinder, FastEntry
 from .grid import normalize_grid
 
 
@@ -39,6 +41,9 @@ class CompiledKernel:
         self.extra = extra if extra is not None else {}
         self._launcher = launcher
         self._launch_error = launch_error
+        self._fast = None    # FastBinder for run(): a launch key from the raw arguments
+        self._fits = set()   # keys whose arguments passed _check_fits
+        self._passed = ()
 
     @property
     def stages(self) -> list[str]:
@@ -66,6 +71,17 @@ class CompiledKernel:
         specialisation: same types, a pointer or int compiled as divisible by 16 must be, an
         int compiled as the constant 1 must be 1, arrays on this kernel's device.
         Raises :class:`LaunchError` otherwise. Returns ``self``."""
+        fast = self._fast_binder()
+        hit = fast.key(args, kwargs) if fast is not None else None
+        if hit is not None:
+            try:
+                fits = hit[0] in self._fits
+            except TypeError:  # an unhashable option value
+                fits = hit = False
+            if fits:
+                launched = FastEntry(self, self._passed, self.options, ())
+                fast.launch(launched, grid, hit[1], hit[2])
+                return self
         params = self.params
         given = dict(kwargs)
         fixed = {a.name: a.value for a in self.spec.args if a.kind == "constexpr"}
@@ -80,7 +96,24 @@ class CompiledKernel:
                     num_stages=self.options.num_stages)
         runtime = [v for want, v in zip(self.spec.args, bound.per_param) if want.passed]
         self.launch(normalize_grid(grid, meta), runtime)
+        if hit:  # these argument types fit: later launches with the same key skip the checks
+            if len(self._fits) >= 1024:
+                self._fits.clear()
+            self._fits.add(hit[0])
         return self
+
+    def _fast_binder(self):
+        """The :class:`~workbench.runtime.fastpath.FastBinder` of this kernel's parameters,
+        constexprs defaulting to their compiled values (built at the first :meth:`run`), or
+        None when the kernel has no parameter list."""
+        if self._fast is None and self.params is not None:
+            # constexprs may be left out: their compiled values are the binder's defaults
+            fixed = {a.name: a.value for a in self.spec.args if a.kind == "constexpr"}
+            params = [dataclasses.replace(p, default=fixed[p.name])
+                      if p.constexpr and p.name in fixed else p for p in self.params]
+            self._fast = FastBinder(params)
+            self._passed = tuple(i for i, a in enumerate(self.spec.args) if a.passed)
+        return self._fast
 
     def _check_fits(self, bound) -> None:
         for want, got in zip(self.spec.args, bound.spec.args):
