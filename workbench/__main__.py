@@ -39,6 +39,8 @@ def quickstart(args) -> int:
     compiled = workbench.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32",
                                  target=args.target, BLOCK_SIZE=1024)
     print(f"stages of add_kernel for {args.target}: {', '.join(compiled.stages)}")
+    for note in compiled.extra.get("notes", []):
+        print(f"note: {note}")
     # the source, the tile IR, then the GPU IR and PTX (cuda) or LLVM IR and host asm (cpu)
     lower = ("ttgir", "ptx") if "ttgir" in compiled.asm else ("llir", "asm")
     shown = [s for s in ("source", "ttir") + lower if s in compiled.asm]

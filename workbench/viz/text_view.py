@@ -39,7 +39,8 @@ def side_by_side(compiled, stages=("source", "ttir", "llir"), width: int | None 
     ``compiled`` needs ``.asm`` (stage -> text) and ``.line_maps`` (stage -> one Location or
     None per line). Lines that come from the same kernel source line share a colour in every
     column. ``width``: total characters (default: the terminal's). Stages missing from
-    ``compiled.asm`` are skipped.
+    ``compiled.asm`` are skipped. ``max_lines`` cuts the columns; a last line then says how
+    many lines of which stages were left out.
     """
     stages = [s for s in stages if s in compiled.asm]
     total = width or shutil.get_terminal_size((160, 40)).columns
@@ -67,4 +68,8 @@ def side_by_side(compiled, stages=("source", "ttir", "llir"), width: int | None 
             code = _PALETTE[src_lines[loc.root().line] % len(_PALETTE)] if loc else None
             cells.append(_colour(code, text, colour))
         out.append(" | ".join(cells))
+    cut = [f"{stage} {len(lines) - height} more" for stage, lines, _ in columns
+           if len(lines) > height]
+    if cut:
+        out.append(f"... cut at {height} lines ({', '.join(cut)})")
     return "\n".join(out)
