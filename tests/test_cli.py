@@ -12,6 +12,8 @@ def test_quickstart_runs_checks_and_writes_the_view(tmp_path, capsys):
     assert "stages of add_kernel for cpu: source, ttir, llir, asm" in out
     header = next(line for line in out.splitlines() if "source" in line and "|" in line)
     assert [c.strip() for c in header.split("|")] == ["source", "ttir", "llir", "asm"]
+    cut = next(line for line in out.splitlines() if line.startswith("... cut at 5 lines"))
+    assert "ttir" in cut and "asm" in cut and " more" in cut
     text = html.read_text()
     assert text.startswith("<!doctype html>") and "data-src" in text
 
