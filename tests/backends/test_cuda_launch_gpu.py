@@ -96,3 +96,19 @@ def test_a_failing_launch_raises_launch_error_with_the_driver_error():
     add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)  # the context is still usable
     torch.cuda.synchronize()
     assert torch.equal(out, x + y)
+
+
+def test_compiled_kernel_launches_on_the_gpu_through_its_fast_path():
+    torch = pytest.importorskip("torch")
+    n = 4096 + 17
+    x, y, out = _tensors(torch, n)
+    ck = add_kernel.warmup(x, y, out, n, BLOCK_SIZE=1024, grid=None)
+    for scale in (1.0, 2.0):  # the second launch takes the checked-once fast path
+        xs = x * scale
+        out.fill_(float("nan"))
+        ck[((n + 1023) // 1024,)](xs, y, out, n)
+        torch.cuda.synchronize()
+        assert torch.equal(out, xs + y)
+    assert len(ck._fits) == 1
+    with pytest.raises(LaunchError, match="compiled for"):
+        ck[(1,)](x.cpu(), y.cpu(), out.cpu(), n)  # host tensors for a cuda kernel
