@@ -25,7 +25,7 @@ _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.langu
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)
 _SUBMODULES = frozenset({"language", "testing", "viz", "layouts", "ir", "runtime", "backends",
-                         "passes", "frontend", "notebook", "codegen"})
+                         "passes", "frontend", "notebook", "codegen", "cuda"})
 
 
 def __getattr__(name):

@@ -396,3 +396,32 @@ def test_generated_binder_positional_keyword_and_clashing_names():
     plain[(1,)](x, n=16)
     np.testing.assert_allclose(x, want)
     assert "def _wb_bind(x_ptr, n, BLOCK=_wb_DEFAULTS[2], **_wb_options):" in plain._fast.source
+
+
+class _CaiArray:
+    """A device array known only by ``__cuda_array_interface__`` (as CuPy's, a class
+    property); no GPU memory is touched."""
+
+    def __init__(self, ptr, n, typestr="<f4"):
+        self._cai = {"data": (ptr, False), "shape": (n,), "typestr": typestr, "strides": None,
+                     "version": 3}
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._cai
+
+
+@pytest.mark.parametrize("ptr", [0x7000_0000, 0x7000_0004])
+def test_cuda_array_interface_objects_take_the_fast_path(ptr):
+    from workbench.runtime import argkeys
+    assert argkeys.handler_for(_CaiArray) is argkeys._cuda_array
+    jf = wb.jit(axpy_src)
+    x, y, out = _CaiArray(ptr, 40), _CaiArray(0x7100_0000, 40), _CaiArray(0x7200_0000, 40)
+    compiled = jf.warmup(x, y, out, 2.0, 40, BLOCK=64, grid=None)  # compiles for cuda, no GPU
+    assert compiled.target.backend == "cuda"
+    fast, slow = _runtime_pairs(jf, (x, y, out, 2.0, 40), {"BLOCK": 64})
+    assert fast[:3] == [p.address for p in slow[:3]] == [ptr, 0x7100_0000, 0x7200_0000]
+    code, _ = argkeys._cuda_array(x, argkeys.ParamInfo("x", True, None))
+    assert code == ("fp32", 0, ptr % 16 == 0)
+    bad, _ = argkeys._cuda_array(_CaiArray(ptr, 40, "<c8"), argkeys.ParamInfo("x", True, None))
+    assert bad is argkeys.MISS  # complex64: the slow path's error

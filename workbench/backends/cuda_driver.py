@@ -8,7 +8,7 @@ a GPU, :func:`driver_status` returns a sentence saying why and launchers raise
 Driver calls used (CUDA Driver API reference): cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain,
 cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
-cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
+cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
 Launches themselves go through :mod:`workbench.backends.cuda_launch` (a native trampoline
 calling ``cuLaunchKernel`` from ``libcuda.so.1`` with a packed parameter block), or through
 cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
@@ -251,6 +251,9 @@ class DeviceArray:
             check(self._dev.driver.cuMemcpyDtoH(out.ctypes.data, self.ptr, out.nbytes),
                   "cuMemcpyDtoH")
         return out
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
 
     def pointer_arg(self) -> PointerArg:
         """The launch argument for this buffer."""

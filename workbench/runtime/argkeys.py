@@ -23,7 +23,8 @@ from dataclasses import fields
 import numpy as np
 
 from ..backends.base import PointerArg
-from .devices import byte_span
+from .devices import ArrayTypeError, byte_span
+from .devices import from_cuda_array_interface as cai_array_info
 from .specialization import NUMPY_TO_SHORT
 
 MISS = object()  # "take the slow path"
@@ -222,6 +223,21 @@ def _torch(t, pi: ParamInfo):
     return (dt, dev, pi.hints and not addr % 16), addr
 
 
+def _cuda_array(v, pi: ParamInfo):
+    """An object with ``__cuda_array_interface__`` (CuPy, Numba, ``workbench.cuda`` arrays):
+    read by the same function as the slow path (:func:`workbench.runtime.devices.array_info`
+    for such objects), so the code ``(dtype, device index, aligned)`` means what it does
+    there; runtime value the device address. Unsupported element types -> MISS."""
+    try:
+        info = cai_array_info(v)
+    except ArrayTypeError:
+        return MISS, None
+    if pi.fixed_ptr and pi.fixed != "*" + info.dtype:
+        return MISS, None
+    addr = info.address
+    return (info.dtype, info.device_index, pi.hints and not addr % 16), addr
+
+
 HANDLERS: dict = {int: _int, float: _float, bool: _bool, type(None): _none,
                   np.ndarray: _ndarray, np.bool_: _np_bool}
 for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
@@ -240,7 +256,13 @@ def handler_for(t: type):
     h = HANDLERS.get(t)
     if h is None:
         torch = sys.modules.get("torch")
-        h = _torch if torch is not None and t is getattr(torch, "Tensor", None) else _miss
+        if torch is not None and t is getattr(torch, "Tensor", None):
+            h = _torch
+        elif hasattr(t, "__cuda_array_interface__") and not issubclass(t, np.ndarray) \
+                and not (t.__module__ or "").startswith("torch"):
+            h = _cuda_array  # the order of devices.array_info: numpy, torch, then this
+        else:
+            h = _miss
         HANDLERS[t] = h
     return h
 

@@ -97,7 +97,11 @@ def _from_torch(t) -> ArrayInfo:
     return ArrayInfo("cpu", None, addr, lo, hi, itemsize, _short_dtype(name), t)
 
 
-def _from_cai(v) -> ArrayInfo:
+def from_cuda_array_interface(v) -> ArrayInfo:
+    """The :class:`ArrayInfo` of an object with ``__cuda_array_interface__`` (version 2 or 3):
+    device address, byte span, element type (bfloat16 from the object's ``dtype``), device
+    index from ``v.device.id`` / ``.index`` (0 when absent). Raises :class:`ArrayTypeError`
+    for an unsupported element type."""
     cai = v.__cuda_array_interface__
     dt = np.dtype(cai["typestr"])
     shape = tuple(cai["shape"])
@@ -182,7 +186,7 @@ def array_info(v) -> ArrayInfo | None:
     if _is_torch_tensor(v):
         return _from_torch(v)
     if hasattr(v, "__cuda_array_interface__"):
-        return _from_cai(v)
+        return from_cuda_array_interface(v)
     if hasattr(v, "__array_interface__"):
         return _from_numpy(np.asarray(v), v)
     if hasattr(v, "__dlpack_device__") and hasattr(v, "__dlpack__"):

@@ -1,0 +1,58 @@
+"""``workbench.cuda``: device arrays for users with neither torch nor CuPy. Without a GPU the
+functions say what is missing; the gpu-marked tests copy, launch and copy back."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.errors import ToolMissingError
+from workbench.testing.examples import add_kernel
+
+
+def test_without_a_gpu_everything_says_what_is_missing(monkeypatch):
+    import workbench.cuda as wcuda
+    from workbench.backends import cuda_driver
+
+    def no_bindings():
+        raise ToolMissingError("cannot launch on CUDA: the cuda-bindings package is not "
+                               "installed (pip install 'tile-workbench[cuda]')")
+    monkeypatch.setattr(cuda_driver, "import_driver", no_bindings)
+    assert wcuda.is_available() is False
+    for call in (lambda: wcuda.to_device(np.ones(4)), lambda: wcuda.empty(4),
+                 lambda: wcuda.zeros((2, 2)), wcuda.device_name):
+        with pytest.raises(ToolMissingError, match="cuda-bindings package is not installed"):
+            call()
+
+
+@pytest.mark.gpu
+def test_round_trip_and_launches_through_the_fast_path():
+    import workbench.cuda as wcuda
+    rng = np.random.default_rng()
+    n = 5000
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    dx, dy = wcuda.to_device(x), wcuda.to_device(y)
+    np.testing.assert_array_equal(dx.to_numpy(), x)
+    assert wcuda.zeros((3, 7), np.int32).to_numpy().tolist() == [[0] * 7] * 3
+    out = wcuda.empty(n, np.float32)
+    for scale in (1.0, -2.0):  # the second launch is a fast-path hit
+        dxs = wcuda.to_device(x * scale)
+        add_kernel[(wb.cdiv(n, 1024),)](dxs, dy, out, n, BLOCK_SIZE=1024)
+        np.testing.assert_array_equal(out.to_numpy(), x * scale + y)
+    assert len(add_kernel.cache.fast) >= 1
+    assert isinstance(wcuda.device_name(), str) and wcuda.device_name()
+
+
+@pytest.mark.gpu
+def test_cupy_arrays_take_the_fast_path():
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng()
+    n = 3000
+    x = cp.asarray(rng.standard_normal(n).astype(np.float32))
+    y = cp.asarray(rng.standard_normal(n).astype(np.float32))
+    for _ in range(2):
+        out = cp.full(n, cp.nan, dtype=cp.float32)
+        add_kernel[(wb.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
+        np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x) + cp.asnumpy(y))
+    from workbench.runtime import argkeys
+    assert argkeys.HANDLERS[type(x)] is argkeys._cuda_array
