@@ -56,3 +56,21 @@ def torch_args(args) -> list:
     import numpy as np
     import torch
     return [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def require_gpu(script: str, doc: str):
+    """``torch`` when it is installed and sees a CUDA GPU; otherwise print why ``script`` cannot
+    run here (and ``doc``, the script's usage, for ``--help``) and exit with status 1."""
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(doc)
+        raise SystemExit(0)
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit(f"{script} runs on a machine with an NVIDIA GPU and needs torch, triton "
+                         "and the cuda extra (pip install 'tile-workbench[cuda]'); torch is not "
+                         "installed here") from None
+    if not torch.cuda.is_available():
+        raise SystemExit(f"{script} needs an NVIDIA GPU: torch sees none here")
+    return torch
+

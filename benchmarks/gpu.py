@@ -30,7 +30,7 @@ import types
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import workbench.language as tl  # noqa: E402
-from benchmarks.common import triton_twins  # noqa: E402
+from benchmarks.common import require_gpu, triton_twins  # noqa: E402
 from workbench import jit  # noqa: E402
 
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
@@ -191,7 +191,7 @@ MATMUL_CONFIGS = [(128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 256, 32, 8, 
 
 
 def main() -> None:
-    import torch
+    torch = require_gpu("benchmarks/gpu.py", __doc__)
 
     from workbench.testing import examples
     ours = types.SimpleNamespace(matmul_tutorial_kernel=matmul_tutorial_kernel,

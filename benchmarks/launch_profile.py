@@ -22,7 +22,7 @@ import os
 # run as ``python benchmarks/<name>.py``: make the repository root importable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import triton_twins  # noqa: E402
+from benchmarks.common import require_gpu, triton_twins  # noqa: E402
 from workbench.testing.examples import add_kernel as add  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000)
     opts = ap.parse_args(argv)
-    import torch
+    torch = require_gpu("benchmarks/launch_profile.py", __doc__)
     n = opts.n
     x, y = torch.rand(1024, device="cuda"), torch.rand(1024, device="cuda")
     out = torch.empty_like(x)

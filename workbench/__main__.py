@@ -44,6 +44,8 @@ def quickstart(args) -> int:
     # the source, the tile IR, then the GPU IR and PTX (cuda) or LLVM IR and host asm (cpu)
     lower = ("ttgir", "ptx") if "ttgir" in compiled.asm else ("llir", "asm")
     shown = [s for s in ("source", "ttir") + lower if s in compiled.asm]
+    print(f"the terminal shows {', '.join(shown)} (--lines N for longer columns); the HTML "
+          "view below has every stage")
     print(side_by_side(compiled, shown, colour=sys.stdout.isatty(), max_lines=args.lines))
     html = Path(args.html or Path(tempfile.gettempdir()) / "workbench_quickstart.html")
     html.write_text("<!doctype html><meta charset='utf-8'><title>add_kernel</title>"

@@ -70,11 +70,11 @@ def test_missing_tools_omit_stages_with_a_note(monkeypatch):
 
 def test_launch_without_cuda_bindings_is_a_clear_error(monkeypatch):
     def missing():
-        raise ToolMissingError("cannot launch on CUDA: the cuda-bindings package is not "
+        raise ToolMissingError("cannot use the GPU: the cuda-bindings package is not "
                                "installed (pip install 'tile-workbench[cuda]')")
     monkeypatch.setattr(cuda_driver, "import_driver", missing)
     _, res, _ = _compile(samples.vector_add())
-    assert res.launch_error.startswith("cannot launch on CUDA: the cuda-bindings package")
+    assert res.launch_error.startswith("cannot use the GPU: the cuda-bindings package")
     with pytest.raises(ToolMissingError, match="tile-workbench\\[cuda\\]"):
         res.launcher((1, 1, 1), [0, 0, 0, 16])
 

@@ -15,12 +15,12 @@ def test_without_a_gpu_everything_says_what_is_missing(monkeypatch):
     from workbench.backends import cuda_driver
 
     def no_bindings():
-        raise ToolMissingError("cannot launch on CUDA: the cuda-bindings package is not "
+        raise ToolMissingError("cannot use the GPU: the cuda-bindings package is not "
                                "installed (pip install 'tile-workbench[cuda]')")
     monkeypatch.setattr(cuda_driver, "import_driver", no_bindings)
     assert wcuda.is_available() is False
     for call in (lambda: wcuda.to_device(np.ones(4)), lambda: wcuda.empty(4),
-                 lambda: wcuda.zeros((2, 2)), wcuda.device_name):
+                 lambda: wcuda.zeros((2, 2)), wcuda.device_name, wcuda.synchronize):
         with pytest.raises(ToolMissingError, match="cuda-bindings package is not installed"):
             call()
 

@@ -119,3 +119,17 @@ def test_missing_constexpr_value_asks_for_a_define(shell):
     assert "add needs a value for its constexpr parameter BLOCK" in text
     assert "Add -D BLOCK=... to the %%tilekernel line" in text
     assert "to the launch" not in text and "Traceback" not in text
+
+
+def test_signature_and_define_mistakes_are_named(shell):
+    result, outputs, _ = shell.run(f'%%tilekernel --target cpu --signature "*fp32,*fp32,i32" '
+                                   f"-D BLOCK=64\n{ADD}")
+    assert shell.failed(result)
+    text = outputs[0]["text/plain"]
+    assert "--signature has 3 entries; add has 4 non-constexpr parameters (x_ptr, y_ptr, " \
+           "out_ptr, n)" in text
+    result, outputs, _ = shell.run(f'%%tilekernel --target cpu --signature '
+                                   f'"*fp32,*fp32,*fp32,i32" -D BLOK=64\n{ADD}')
+    assert shell.failed(result)
+    text = outputs[0]["text/plain"]
+    assert "-D BLOK: 'BLOK' is not a parameter of add" in text and "BLOCK" in text

@@ -38,7 +38,7 @@ def import_driver():
         from cuda import cuda as driver  # cuda-python < 12.6 layout
         return driver
     except ImportError:
-        raise ToolMissingError(f"cannot launch on CUDA: the cuda-bindings package is not "
+        raise ToolMissingError(f"cannot use the GPU: the cuda-bindings package is not "
                                f"installed ({INSTALL_HINT})") from None
 
 
@@ -205,9 +205,10 @@ def _error_name(drv, code: int) -> str:
 
 
 def synchronize() -> None:
-    """cuCtxSynchronize; raises LaunchError when a kernel faulted."""
-    drv = import_driver()
-    check(drv.cuCtxSynchronize(), "cuCtxSynchronize")
+    """Wait for all work on the GPU (cuCtxSynchronize). Raises LaunchError when a kernel
+    faulted, ToolMissingError (saying which) without cuda-bindings or a GPU."""
+    dev = open_device()
+    check(dev.driver.cuCtxSynchronize(), "cuCtxSynchronize")
 
 
 class DeviceArray:

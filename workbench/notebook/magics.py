@@ -46,6 +46,28 @@ def _constexpr_names(kernel) -> list[str]:
             if getattr(p, "constexpr", False)]
 
 
+def _signature_problem(kernel, name, signature, defines):
+    """(title, hint) when ``--signature``/``-D`` cannot fit ``kernel``'s parameters (a -D name
+    that is not a parameter, a signature of the wrong length), else None."""
+    params = list(getattr(kernel, "params", None) or [])
+    if not params:
+        return None
+    names = [p.name for p in params]
+    unknown = [d for d in defines if d not in names]
+    if unknown:
+        consts = [p.name for p in params if p.constexpr]
+        return (f"-D {unknown[0]}: '{unknown[0]}' is not a parameter of {name}",
+                f"Its constexpr parameters: {', '.join(consts) or '(none)'}.")
+    runtime = [p.name for p in params if not p.constexpr]
+    if len(signature) != len(runtime):
+        return (f"--signature has {len(signature)} entr{'y' if len(signature) == 1 else 'ies'};"
+                f" {name} has {len(runtime)} non-constexpr parameters "
+                f"({', '.join(runtime)})",
+                "Give one type per parameter, in order, e.g. --signature "
+                f'"{signature_hint(kernel)}".')
+    return None
+
+
 def _missing_constexprs(kernel, given) -> list[str]:
     """Constexpr parameters of ``kernel`` with neither a default nor a ``-D`` value."""
     import inspect
@@ -198,6 +220,10 @@ class TileKernelMagics(Magics):
             consts = {k: eval(v, ns) for k, v in opts.defines}  # noqa: S307
         except Exception as exc:  # noqa: BLE001
             self._error(exc, "evaluating a -D value")
+            return None
+        problem = _signature_problem(kernel, name, opts.signature, consts)
+        if problem:
+            self._error_box(*problem)
             return None
         kw = dict(consts, target=str(target))
         if opts.num_warps is not None:
