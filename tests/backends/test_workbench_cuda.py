@@ -56,3 +56,23 @@ def test_cupy_arrays_take_the_fast_path():
         np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x) + cp.asnumpy(y))
     from workbench.runtime import argkeys
     assert argkeys.HANDLERS[type(x)] is argkeys._cuda_array
+
+
+def test_synchronize_without_a_driver_library_is_a_tool_error(monkeypatch):
+    """cuda-bindings installed on a machine without NVIDIA's driver: its calls raise (a
+    DynamicLibNotFoundError from cuda.pathfinder); synchronize says no GPU was found."""
+    import types
+
+    import workbench.cuda as wcuda
+    from workbench.backends import cuda_driver
+
+    class NoDriverLibrary(RuntimeError):
+        pass
+
+    def fail():
+        raise NoDriverLibrary('"cuda" is an NVIDIA driver library and can only be found via '
+                              "system search")
+    fake = types.SimpleNamespace(cuCtxSynchronize=fail)
+    monkeypatch.setattr(cuda_driver, "import_driver", lambda: fake)
+    with pytest.raises(ToolMissingError, match="no NVIDIA GPU found .NoDriverLibrary"):
+        wcuda.synchronize()

@@ -207,8 +207,13 @@ def _error_name(drv, code: int) -> str:
 def synchronize() -> None:
     """Wait for all work on the GPU (cuCtxSynchronize). Raises LaunchError when a kernel
     faulted, ToolMissingError (saying which) without cuda-bindings or a GPU."""
-    dev = open_device()
-    check(dev.driver.cuCtxSynchronize(), "cuCtxSynchronize")
+    drv = import_driver()
+    try:
+        res = drv.cuCtxSynchronize()
+    except Exception as e:  # noqa: BLE001 - the bindings cannot load the driver: no GPU here
+        raise ToolMissingError(f"no NVIDIA GPU found ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else e!r})") from None
+    check(res, "cuCtxSynchronize")
 
 
 class DeviceArray:
