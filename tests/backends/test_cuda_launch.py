@@ -138,3 +138,50 @@ def test_current_stream_without_gpu_libraries_is_the_default_stream(monkeypatch)
     monkeypatch.delitem(sys.modules, "torch", raising=False)
     monkeypatch.delitem(sys.modules, "cupy", raising=False)
     assert cuda_launch.current_stream() == 0
+
+
+def _launcher_with(packed, driver):
+    """A CudaLauncher whose module is "loaded" (no GPU): its function, device and packed
+    parameter blocks are the given stand-ins."""
+    from types import SimpleNamespace
+
+    from workbench.backends.cuda_driver import CudaLauncher
+    launcher = CudaLauncher(b"", "k", packed.kinds, num_warps=4, shared=50_000)
+    launcher._func = "CUfunction"
+    launcher._dev = SimpleNamespace(driver=driver, make_current=lambda: None)
+    launcher._packed = packed
+    return launcher
+
+
+def test_without_the_trampoline_the_same_block_goes_through_cuda_bindings():
+    from types import SimpleNamespace
+    kinds = ["ptr", "i32", "f32"]
+    calls = []
+
+    def cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        p = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        calls.append((f, (gx, gy, gz), (bx, by, bz), shared, stream, extra,
+                      [ctypes.string_at(p[i], SIZES[k]) for i, k in enumerate(kinds)]))
+        return (0,)
+    packed = cuda_launch.PackedLaunch(None, function=0xF00D, context=0x1234, kinds=kinds,
+                                      block_x=128, shared=50_000)
+    assert not packed.direct
+    launcher = _launcher_with(packed, SimpleNamespace(cuLaunchKernel=cuLaunchKernel))
+    addr = random.randrange(1, 2 ** 40) * 16
+    launcher((3, 2, 1), [PointerArg(addr, addr, addr + 64, 4, None), -7, 1.5], stream=9)
+    assert calls == [("CUfunction", (3, 2, 1), (128, 1, 1), 50_000, 9, 0,
+                      [struct.pack("<Q", addr), struct.pack("<i", -7), struct.pack("<f", 1.5)])]
+
+
+def test_launcher_turns_driver_errors_and_bad_arguments_into_launch_errors():
+    from types import SimpleNamespace
+
+    from workbench.errors import LaunchError
+    drv, packed = _packed(["ptr", "f32"], rc=700)
+    launcher = _launcher_with(packed, SimpleNamespace())
+    with pytest.raises(LaunchError, match=r"cuLaunchKernel\(k\) failed with CUDA error 700"):
+        launcher((1, 1, 1), [16, 2.0], stream=0)
+    with pytest.raises(LaunchError, match="kernel k: argument 1 .str. cannot be passed as f32"):
+        launcher((1, 1, 1), [16, "x"], stream=0)
+    launcher((0, 1, 1), [16, 2.0], stream=0)  # an empty grid launches nothing
+    assert len(drv.launches) == 1

@@ -15,7 +15,6 @@ cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
 """
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,7 +115,7 @@ class CudaLauncher:
         self.num_warps, self.shared = num_warps, shared
         self._dev = None
         self._func = None
-        self._packed = None  # cuda_launch.PackedLaunch, or None: launch through the bindings
+        self._packed = None  # cuda_launch.PackedLaunch, built by _load
 
     def _load(self):
         if self._func is not None:
@@ -130,41 +129,13 @@ class CudaLauncher:
         if self.shared > 48 * 1024:
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             check(drv.cuFuncSetAttribute(func, attr, self.shared), "cuFuncSetAttribute")
-        tramp = cuda_launch.trampoline()
-        if tramp is not None:
-            try:
-                packed = cuda_launch.PackedLaunch(tramp, int(func), int(dev.context),
-                                                  self.param_kinds, 32 * self.num_warps,
-                                                  self.shared)
-            except (ValueError, TypeError):
-                packed = None
-            self._packed = packed
+        try:
+            self._packed = cuda_launch.PackedLaunch(cuda_launch.trampoline(), int(func),
+                                                    int(dev.context), self.param_kinds,
+                                                    32 * self.num_warps, self.shared)
+        except ValueError as e:  # a parameter kind no launch can pass
+            raise LaunchError(f"kernel {self.name}: {e}") from None
         self._dev, self._func = dev, func
-
-    def _pack(self, args):
-        if len(args) != len(self.param_kinds):
-            raise LaunchError(f"kernel {self.name} takes {len(self.param_kinds)} arguments, "
-                              f"got {len(args)}")
-        holders = []
-        for a, kind in zip(args, self.param_kinds):
-            if kind == "ptr":
-                addr = a.address if isinstance(a, PointerArg) else int(a)
-                holders.append(ctypes.c_uint64(addr))
-            elif kind in ("f32", "fp32"):
-                holders.append(ctypes.c_float(float(a)))
-            elif kind in ("f64", "fp64"):
-                holders.append(ctypes.c_double(float(a)))
-            elif kind in ("i64", "u64"):
-                holders.append(ctypes.c_uint64(int(a) & (2**64 - 1)))
-            elif kind in ("i1", "i8", "u8"):
-                holders.append(ctypes.c_uint8(int(a) & 0xFF))
-            elif kind in ("i16", "u16"):
-                holders.append(ctypes.c_uint16(int(a) & 0xFFFF))
-            else:
-                holders.append(ctypes.c_uint32(int(a) & 0xFFFFFFFF))
-        ptrs = (ctypes.c_void_p * max(len(holders), 1))(
-            *[ctypes.addressof(h) for h in holders])
-        return holders, ptrs
 
     def __call__(self, grid3, args, stream=None) -> None:
         """Launch over ``grid3`` (3 ints >= 0; an empty grid launches nothing) on ``stream``
@@ -178,22 +149,20 @@ class CudaLauncher:
         if stream is None:
             stream = cuda_launch.current_stream()
         packed = self._packed
-        if packed is not None:
-            try:
+        try:
+            if packed.direct:
                 rc = packed.launch(gx, gy, gz, stream, args)
-            except ValueError as e:
-                raise LaunchError(f"kernel {self.name}: {e}") from None
-            if rc:
-                raise LaunchError(f"cuLaunchKernel({self.name}) failed with CUDA error {rc} "
-                                  f"({_error_name(self._dev.driver, rc)})")
-            return
-        holders, ptrs = self._pack(args)
-        drv = self._dev.driver
-        self._dev.make_current()
-        check(drv.cuLaunchKernel(self._func, int(gx), int(gy), int(gz), 32 * self.num_warps,
-                                 1, 1, self.shared, stream, ctypes.addressof(ptrs), 0),
-              f"cuLaunchKernel({self.name})")
-        del holders
+            else:  # no trampoline here: the same parameter block through cuda-bindings
+                params = packed.fill(gx, gy, gz, stream, args)
+                self._dev.make_current()
+                rc = int(self._dev.driver.cuLaunchKernel(
+                    self._func, int(gx), int(gy), int(gz), 32 * self.num_warps, 1, 1,
+                    self.shared, stream, params, 0)[0])
+        except ValueError as e:
+            raise LaunchError(f"kernel {self.name}: {e}") from None
+        if rc:
+            raise LaunchError(f"cuLaunchKernel({self.name}) failed with CUDA error {rc} "
+                              f"({_error_name(self._dev.driver, rc)})")
 
 
 def _error_name(drv, code: int) -> str:

@@ -163,7 +163,9 @@ def current_stream(ordinal: int = 0) -> int:
 
 
 class PackedLaunch:
-    """Launches one loaded kernel through the :class:`Trampoline` (see the module docstring).
+    """The parameter blocks of one loaded kernel (see the module docstring), launched through
+    the :class:`Trampoline` (``tramp``; None where it cannot be built: then the caller passes
+    :meth:`fill`'s ``kernelParams`` address to cuda-bindings' ``cuLaunchKernel``).
 
     ``function`` and ``context``: the ``CUfunction`` and ``CUcontext`` handles as ints;
     ``kinds``: per passed parameter its kind (keys of :data:`SLOT_CODES`); ``block_x``:
@@ -183,7 +185,8 @@ class PackedLaunch:
         self._header = (function, context, block_x, shared)
         self._fmt = struct.Struct("<4Q" + "".join(SLOT_CODES[k] for k in self.kinds))
         self._tramp = tramp  # keeps the JIT-compiled code alive
-        self._call = tramp.call
+        self._call = tramp.call if tramp is not None else None
+        self.direct = tramp is not None  # launch() works; else fill() + cuda-bindings
         self._blocks: dict = {}
 
     def _new_block(self, ident: int):
@@ -209,6 +212,17 @@ class PackedLaunch:
         except struct.error:
             self._pack_slow(entry[0], gx, gy, gz, stream, args)
         return self._call(entry[1])
+
+    def fill(self, gx, gy, gz, stream, args) -> int:
+        """Write this thread's block as :meth:`launch` does, without launching; returns the
+        address of its ``kernelParams`` array (for cuda-bindings' ``cuLaunchKernel``)."""
+        ident = threading.get_ident()
+        buf, base = self._blocks.get(ident) or self._new_block(ident)
+        try:
+            self._fmt.pack_into(buf, 40, gx, gy, gz, stream, *args)
+        except struct.error:
+            self._pack_slow(buf, gx, gy, gz, stream, args)
+        return base + 8 * (HEADER_SLOTS + self.n)
 
     def _pack_slow(self, buf, gx, gy, gz, stream, args) -> None:
         """The slow packing: PointerArgs to addresses, ints taken modulo 2**bits."""
