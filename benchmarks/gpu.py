@@ -12,7 +12,7 @@ tiny kernel, 2000 calls, then one synchronize). For matmul both sides take the b
 same tile configurations (``MATMUL_CONFIGS``, each printed; BM, BN, BK, warps, stages; on
 sm_90 our dot is wgmma, ``WORKBENCH_CUDA_MMA=v2`` forces mma.sync for comparison). Matmul has
 two rows: ``matmul_fp16_kernel`` (addresses recomputed from the loop index) and
-:func:`matmul_tutorial_kernel`, the Triton tutorial's own form, which advances its pointers in
+:func:`~workbench.testing.examples.matmul_tutorial_kernel`, the Triton tutorial's own form, which advances its pointers in
 the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 
 Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING]`` (needs torch, triton,
@@ -29,50 +29,11 @@ import types
 # run as ``python benchmarks/<name>.py``: make the repository root importable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import workbench.language as tl  # noqa: E402
 from benchmarks.common import require_gpu, triton_twins  # noqa: E402
-from workbench import jit  # noqa: E402
 
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
 KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",
-           "matmul_fp16_kernel", "attention_fwd_kernel")
-
-
-@jit
-def matmul_tutorial_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
-                           stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
-                           BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                           GROUP_SIZE_M: tl.constexpr):
-    """Triton's matmul tutorial kernel (03-matrix-multiplication.py, without the activation):
-    C (fp16) = A @ B, fp32 accumulation, grouped 1-D grid, pointers advanced in the K loop,
-    K tail masked."""
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    c = accumulator.to(tl.float16)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
+           "matmul_fp16_kernel", "matmul_tutorial_kernel", "attention_fwd_kernel")
 
 
 def _bench(fn):
@@ -194,9 +155,8 @@ def main() -> None:
     torch = require_gpu("benchmarks/gpu.py", __doc__)
 
     from workbench.testing import examples
-    ours = types.SimpleNamespace(matmul_tutorial_kernel=matmul_tutorial_kernel,
-                                 **{name: getattr(examples, name) for name in KERNELS})
-    theirs = triton_twins(*(getattr(ours, name) for name in KERNELS), matmul_tutorial_kernel)
+    ours = types.SimpleNamespace(**{name: getattr(examples, name) for name in KERNELS})
+    theirs = triton_twins(*(getattr(ours, name) for name in KERNELS))
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None

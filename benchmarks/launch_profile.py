@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import gc
-import statistics
+import os
 import sys
 import time
-
-import os
 
 # run as ``python benchmarks/<name>.py``: make the repository root importable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import require_gpu, triton_twins  # noqa: E402
+from benchmarks.launch_overhead import median_us  # noqa: E402
 from workbench.testing.examples import add_kernel as add  # noqa: E402
 
 
@@ -34,21 +32,6 @@ def loop_us(fn, n: int) -> float:
     for _ in range(n):
         fn()
     return (time.perf_counter() - t0) / n * 1e6
-
-
-def median_us(fn, n: int) -> float:
-    """Median wall time of ``fn()`` timed alone, gc off."""
-    clock = time.perf_counter
-    times = []
-    gc.disable()
-    try:
-        for _ in range(n):
-            t0 = clock()
-            fn()
-            times.append(clock() - t0)
-    finally:
-        gc.enable()
-    return statistics.median(times) * 1e6
 
 
 def main(argv=None) -> None:

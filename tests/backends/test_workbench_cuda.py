@@ -43,21 +43,6 @@ def test_round_trip_and_launches_through_the_fast_path():
     assert isinstance(wcuda.device_name(), str) and wcuda.device_name()
 
 
-@pytest.mark.gpu
-def test_cupy_arrays_take_the_fast_path():
-    cp = pytest.importorskip("cupy")
-    rng = np.random.default_rng()
-    n = 3000
-    x = cp.asarray(rng.standard_normal(n).astype(np.float32))
-    y = cp.asarray(rng.standard_normal(n).astype(np.float32))
-    for _ in range(2):
-        out = cp.full(n, cp.nan, dtype=cp.float32)
-        add_kernel[(wb.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
-        np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x) + cp.asnumpy(y))
-    from workbench.runtime import argkeys
-    assert argkeys.HANDLERS[type(x)] is argkeys._cuda_array
-
-
 def test_synchronize_without_a_driver_library_is_a_tool_error(monkeypatch):
     """cuda-bindings installed on a machine without NVIDIA's driver: its calls raise (a
     DynamicLibNotFoundError from cuda.pathfinder); synchronize says no GPU was found."""

@@ -92,9 +92,12 @@ def test_cupy_arrays():
     n = 3000
     x = cp.asarray(rng.standard_normal(n).astype(np.float32))
     y = cp.asarray(rng.standard_normal(n).astype(np.float32))
-    out = cp.full(n, cp.nan, dtype=cp.float32)
-    add_kernel[(wb.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
-    np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x) + cp.asnumpy(y))
+    for _ in range(2):  # the second launch is a fast-path hit (a __cuda_array_interface__ key)
+        out = cp.full(n, cp.nan, dtype=cp.float32)
+        add_kernel[(wb.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+        np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(x) + cp.asnumpy(y))
+    from workbench.runtime import argkeys
+    assert argkeys.HANDLERS[type(x)] is argkeys._cuda_array
 
 
 def test_mixed_host_and_device_is_refused():

@@ -142,12 +142,7 @@ def _np_int(v, pi: ParamInfo):
     if pi.fixed is None:
         typ = NUMPY_TO_SHORT[v.dtype.name]
         return (type(v), _int_code(iv, pi, _codes(typ))), iv
-    if pi.fixed_float:
-        return "fp", float(iv)
-    rng = pi.int_range
-    if rng is None or not rng[0] <= iv < rng[1]:
-        return MISS, None
-    return _int_code(iv, pi, pi.int_codes), iv
+    return _int(iv, pi)  # an annotated type: as for a Python int
 
 
 def _np_float(v, pi: ParamInfo):
@@ -189,17 +184,8 @@ def _ndarray(a, pi: ParamInfo):
             lo, hi = addr, addr + a.nbytes
         else:
             lo, hi = byte_span(addr, a.shape, a.strides, a.itemsize)
-    if not _FAST_PA:
-        return codes[1 if pi.hints and not addr % 16 else 0], PointerArg(addr, lo, hi,
-                                                                          a.itemsize, a)
-    p = _new(PointerArg)  # pointer_arg, inlined
-    d = p.__dict__
-    d["address"] = addr
-    d["lo"] = lo
-    d["hi"] = hi
-    d["itemsize"] = a.itemsize
-    d["obj"] = a
-    return codes[1 if pi.hints and not addr % 16 else 0], p
+    return codes[1 if pi.hints and not addr % 16 else 0], pointer_arg(addr, lo, hi,
+                                                                       a.itemsize, a)
 
 
 _TORCH_SHORT: dict = {}  # torch dtype -> short name or None
