@@ -47,6 +47,12 @@ _MASKS = {"i64": 2 ** 64 - 1, "u64": 2 ** 64 - 1, "i32": 2 ** 32 - 1, "u32": 2 *
 _UNSIGNED = {"i64": "Q", "i32": "I4x", "i16": "H6x", "i8": "B7x", "i1": "B7x"}
 HEADER_SLOTS = 9
 
+#: the 32-bit launch fields of the block: (name in the IR, slot)
+_U32_FIELDS = (("bx", 3), ("sh", 4), ("gx", 5), ("gy", 6), ("gz", 7))
+_U32_LOADS = "\n".join(f"  %{n}p = getelementptr i64, ptr %blk, i64 {slot}\n"
+                       f"  %{n}64 = load i64, ptr %{n}p\n"
+                       f"  %{n} = trunc i64 %{n}64 to i32" for n, slot in _U32_FIELDS)
+
 _IR = """
 define i32 @workbench_cuda_launch(ptr %blk) {{
 entry:
@@ -69,21 +75,7 @@ go:
   %f = load ptr, ptr %blk
   %pp = getelementptr i64, ptr %blk, i64 2
   %params = load ptr, ptr %pp
-  %bxp = getelementptr i64, ptr %blk, i64 3
-  %bx64 = load i64, ptr %bxp
-  %bx = trunc i64 %bx64 to i32
-  %shp = getelementptr i64, ptr %blk, i64 4
-  %sh64 = load i64, ptr %shp
-  %sh = trunc i64 %sh64 to i32
-  %gxp = getelementptr i64, ptr %blk, i64 5
-  %gx64 = load i64, ptr %gxp
-  %gx = trunc i64 %gx64 to i32
-  %gyp = getelementptr i64, ptr %blk, i64 6
-  %gy64 = load i64, ptr %gyp
-  %gy = trunc i64 %gy64 to i32
-  %gzp = getelementptr i64, ptr %blk, i64 7
-  %gz64 = load i64, ptr %gzp
-  %gz = trunc i64 %gz64 to i32
+""" + _U32_LOADS + """
   %stp = getelementptr i64, ptr %blk, i64 8
   %st = load ptr, ptr %stp
   %launch = inttoptr i64 {launch} to ptr
