@@ -8,6 +8,9 @@ from pathlib import Path
 from .errors import TargetError
 
 TARGETS = ("cpu", "cuda:80", "cuda:90", "interpreter")
+#: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
+#: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)
+OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA")
 #: values of ``Options.cuda_mma`` / ``WORKBENCH_CUDA_MMA``: "auto" (wgmma on cuda:90 where it
 #: applies), "v3" (the same), "v2" (always mma.sync).
 CUDA_MMA_CHOICES = ("auto", "v2", "v3")
@@ -98,6 +101,7 @@ class Options:
 
     @staticmethod
     def from_env(**overrides) -> "Options":
+        """Options from the environment variables in :data:`OPTION_ENV`, then ``overrides``."""
         mma = os.environ.get("WORKBENCH_CUDA_MMA", "").strip().lower() or "auto"
         base = Options(bounds_check=_env_bool("WORKBENCH_BOUNDS_CHECK", True),
                        debug=_env_bool("WORKBENCH_DEBUG", False), cuda_mma=mma)

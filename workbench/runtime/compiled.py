@@ -43,7 +43,7 @@ class CompiledKernel:
         self._launch_error = launch_error
         self._fast = None    # FastBinder for run(): a launch key from the raw arguments
         self._fits = set()   # keys whose arguments passed _check_fits
-        self._passed = ()
+        self._entry = None   # FastEntry of this kernel for FastBinder.launch
 
     @property
     def stages(self) -> list[str]:
@@ -79,8 +79,7 @@ class CompiledKernel:
             except TypeError:  # an unhashable option value
                 fits = hit = False
             if fits:
-                launched = FastEntry(self, self._passed, self.options, ())
-                fast.launch(launched, grid, hit[1], hit[2])
+                fast.launch(self._entry, grid, hit[1], hit[2])
                 return self
         params = self.params
         given = dict(kwargs)
@@ -112,7 +111,8 @@ class CompiledKernel:
             params = [dataclasses.replace(p, default=fixed[p.name])
                       if p.constexpr and p.name in fixed else p for p in self.params]
             self._fast = FastBinder(params)
-            self._passed = tuple(i for i, a in enumerate(self.spec.args) if a.passed)
+            passed = tuple(i for i, a in enumerate(self.spec.args) if a.passed)
+            self._entry = FastEntry(self, passed, self.options, ())
         return self._fast
 
     def _check_fits(self, bound) -> None:

@@ -2,9 +2,9 @@
 
 Triton's approach (reference §2.3, ``JITFunction.run``): from the raw arguments compute a
 specialisation key with minimal work (per parameter a code from
-:mod:`workbench.runtime.argkeys`, plus the keyword layout, the option values and the raw
-``WORKBENCH_INTERPRET`` / ``WORKBENCH_BOUNDS_CHECK`` / ``WORKBENCH_DEBUG`` /
-``WORKBENCH_CUDA_MMA`` strings), and look it
+:mod:`workbench.runtime.argkeys`, computed by a binder generated per kernel, plus the launch
+options given as keywords and the raw
+``WORKBENCH_INTERPRET`` and option variables' strings, :data:`ENV_NAMES`), and look it
 up in a dict giving straight the :class:`CompiledKernel` and which arguments it is passed.
 Equal keys imply the slow path (bind, specialise, options, target, in-memory cache) would
 give the same kernel, so the fast path launches it at once. Any miss or unusual argument
@@ -21,11 +21,12 @@ from __future__ import annotations
 import inspect
 import os
 
+from ..config import OPTION_ENV
 from .argkeys import CX_PLAIN, HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
 from .grid import grid3_fast, normalize_grid
 
-ENV_NAMES = ("WORKBENCH_INTERPRET", "WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG",
-             "WORKBENCH_CUDA_MMA")
+#: environment variables a launch's kernel depends on: the interpreter switch and the options'
+ENV_NAMES = ("WORKBENCH_INTERPRET",) + OPTION_ENV
 OPTION_KWARGS = frozenset({"num_warps", "num_stages", "bounds_check", "debug",
                            "enable_fp_fusion", "num_ctas"})
 MAX_FAST_ENTRIES = 4096
@@ -49,8 +50,7 @@ def _env_reader(names=ENV_NAMES):
             ok = False
         if ok:
             get = data.get
-            k0, k1, k2, k3 = keys  # one per ENV_NAMES entry
-            return lambda: (get(k0), get(k1), get(k2), get(k3))
+            return lambda: tuple(map(get, keys))
     return lambda: tuple(os.environ.get(n) for n in names)
 
 

@@ -9,16 +9,12 @@ import dataclasses
 import functools
 import os
 
-from ..config import Options, Target
+from ..config import OPTION_ENV, Options, Target
 from ..errors import LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
-
-
-# environment variables Options.from_env reads (workbench.config)
-_OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA")
 
 
 def interpret_enabled() -> bool:
@@ -107,7 +103,7 @@ class JITFunction:
         """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``,
         ``WORKBENCH_CUDA_MMA``) and
         ``@jit(debug=...)``."""
-        env = tuple(os.environ.get(k) for k in _OPTION_ENV)
+        env = tuple(os.environ.get(k) for k in OPTION_ENV)
         opts = self._options_memo.get(env)
         if opts is None:
             opts = Options.from_env() if self.debug is None else \
