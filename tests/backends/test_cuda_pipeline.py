@@ -10,37 +10,13 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
-from workbench.backends import nvidia_tools
 from tests.passes.pipeline_kernels import SIG_1024, tutorial_mm
+from workbench.backends import nvidia_tools
+from workbench.testing.examples import attention_fwd_kernel
+
+attn_k = attention_fwd_kernel  # the benchmarked flash-attention forward kernel
 
 PTXAS = nvidia_tools.find_tool("ptxas")
-
-
-@wb.jit
-def attn_k(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr, BM: tl.constexpr,
-           BN: tl.constexpr):
-    start_m = tl.program_id(0)
-    off = tl.program_id(1) * N_CTX * D
-    rm = start_m * BM + tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rd = tl.arange(0, D)
-    q = tl.load(q_ptr + off + rm[:, None] * D + rd[None, :])
-    m_i = tl.zeros((BM,), dtype=tl.float32) - float("inf")
-    l_i = tl.zeros((BM,), dtype=tl.float32)
-    acc = tl.zeros((BM, D), dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    for start_n in range(0, N_CTX, BN):
-        kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
-        qk = tl.dot(q, kt) * qk_scale
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_new[:, None])
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(v_ptr + off + (start_n + rn)[:, None] * D + rd[None, :])
-        acc = tl.dot(p.to(tl.float16), v, acc)
-        m_i = m_new
-    tl.store(o_ptr + off + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
 
 
 @wb.jit
