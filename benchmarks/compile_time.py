@@ -23,7 +23,6 @@ import numpy as np
 import workbench as wb
 from workbench.testing.examples import add_kernel, softmax_kernel
 
-
 CASES = {
     "vector_add": (add_kernel, ("*fp32:16", "*fp32:16", "*fp32:16", "i32:16"),
                    dict(BLOCK_SIZE=1024)),

@@ -47,8 +47,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import workbench as wb  # noqa: E402
 from benchmarks.common import torch_args, triton_twins  # noqa: E402
 from workbench.testing.ceilings import cpu_model  # noqa: E402
-from workbench.testing.examples import (add_kernel, layer_norm_fwd_kernel,  # noqa: E402
-                                        matmul_kernel, softmax_kernel)
+from workbench.testing.examples import (  # noqa: E402
+    add_kernel,
+    layer_norm_fwd_kernel,
+    matmul_kernel,
+    softmax_kernel,
+)
 
 
 # ----------------------------------------------------------------------------- timing

@@ -1,8 +1,8 @@
 """Builtins and Python constructs on compile-time values, checked in the emitted ttir."""
 import pytest
+from fe_helpers import const, filecheck, ptr, scalar, ttir
 
 import workbench.language as tl
-from fe_helpers import const, filecheck, ptr, scalar, ttir
 from workbench.errors import CompilationError
 
 

@@ -3,9 +3,9 @@ under the construct, and saying what to do."""
 import linecache
 
 import pytest
+from fe_helpers import const, ptr, scalar, ttir
 
 import workbench.language as tl
-from fe_helpers import const, ptr, scalar, ttir
 from workbench.errors import CompilationError, UnsupportedError
 from workbench.frontend import KernelSource
 

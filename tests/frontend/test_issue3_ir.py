@@ -5,9 +5,9 @@ debug ops; and the caret errors of their misuse."""
 import linecache
 
 import pytest
+from fe_helpers import const, filecheck, ptr, scalar, ttir
 
 import workbench.language as tl
-from fe_helpers import const, filecheck, ptr, scalar, ttir
 from workbench.errors import CompilationError, UnsupportedError
 from workbench.language.core import jit_helper
 

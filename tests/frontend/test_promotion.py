@@ -1,8 +1,8 @@
 """Type promotion, integer division and casts in emitted ttir (reference §1.6, §1.7, §1.12)."""
 import pytest
+from fe_helpers import const, filecheck, ptr, ttir
 
 import workbench.language as tl
-from fe_helpers import const, filecheck, ptr, ttir
 from workbench.errors import CompilationError
 
 

@@ -1,7 +1,8 @@
 """ttir of whole kernels, checked FileCheck style: vector add, 2-D tiles, softmax, control
 flow, helpers, specialisation."""
-import workbench.language as tl
 from fe_helpers import const, filecheck, ptr, scalar, ttir
+
+import workbench.language as tl
 
 THIS_FILE = __file__
 

@@ -2,10 +2,10 @@
 returns, shape ops, block pointers, math, casts and debug ops."""
 import numpy as np
 import pytest
+from lang_helpers import launch
 
 import workbench as wb
 import workbench.language as tl
-from lang_helpers import launch
 
 
 @pytest.fixture

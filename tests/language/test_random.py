@@ -2,11 +2,11 @@
 (philox_ref.py, checked on Random123's known-answer vectors), on every backend."""
 import numpy as np
 import pytest
+from lang_helpers import launch
+from philox_ref import normal, philox4x32, triton_randint4x, uniform
 
 import workbench as wb
 import workbench.language as tl
-from lang_helpers import launch
-from philox_ref import normal, philox4x32, triton_randint4x, uniform
 
 
 @pytest.mark.parametrize("ctr,key,expected", [

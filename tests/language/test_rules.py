@@ -8,8 +8,12 @@ import workbench.language as tl
 from workbench.ir import types as irt
 from workbench.language import dtypes as dt
 from workbench.language.core import LanguageError
-from workbench.language.semantic import (computation_type, integer_promote, type_of_py,
-                                         validate_block_shape)
+from workbench.language.semantic import (
+    computation_type,
+    integer_promote,
+    type_of_py,
+    validate_block_shape,
+)
 from workbench.language.utils import cdiv, next_power_of_2
 
 

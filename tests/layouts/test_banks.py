@@ -2,8 +2,15 @@
 import numpy as np
 import pytest
 
-from workbench.layouts import (BlockedLayout, LayoutError, NVMMASharedLayout, PaddedRowMajor,
-                               SwizzledSharedLayout, bank_conflicts, dtype_bytes)
+from workbench.layouts import (
+    BlockedLayout,
+    LayoutError,
+    NVMMASharedLayout,
+    PaddedRowMajor,
+    SwizzledSharedLayout,
+    bank_conflicts,
+    dtype_bytes,
+)
 
 ROW_MAJOR = PaddedRowMajor(0)
 # one warp; lane i holds row i; its 32 registers walk along the row

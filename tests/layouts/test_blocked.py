@@ -5,10 +5,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from workbench.layouts import (BlockedLayout, blocked_for_shape, default_blocked, ownership,
-                               parse_aliases, to_linear)
+from workbench.layouts import (
+    BlockedLayout,
+    blocked_for_shape,
+    default_blocked,
+    ownership,
+    parse_aliases,
+    to_linear,
+)
 from workbench.layouts.blocked import coalesced_blocked
 
 from .closed_forms import blocked_elements, blocked_owner_table

@@ -3,9 +3,19 @@ import itertools
 
 import pytest
 
-from workbench.layouts import (BlockedLayout, DotOperandLayout, MmaLayout, SliceLayout,
-                               SwizzledSharedLayout, elements_per_thread, is_disjoint,
-                               num_registers, ownership, register_offsets, thread_bases)
+from workbench.layouts import (
+    BlockedLayout,
+    DotOperandLayout,
+    MmaLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+    elements_per_thread,
+    is_disjoint,
+    num_registers,
+    ownership,
+    register_offsets,
+    thread_bases,
+)
 from workbench.layouts.codegen_support import thread_coords
 
 CASES = [

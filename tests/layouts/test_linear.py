@@ -1,11 +1,21 @@
 """LinearLayout algebra, slice and shared-memory conversions."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from workbench.layouts import (BlockedLayout, DotOperandLayout, LayoutError, LinearEncoding,
-                               LinearLayout, NVMMASharedLayout, SliceLayout,
-                               SwizzledSharedLayout, ownership, to_linear)
+from workbench.layouts import (
+    BlockedLayout,
+    DotOperandLayout,
+    LayoutError,
+    LinearEncoding,
+    LinearLayout,
+    NVMMASharedLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+    ownership,
+    to_linear,
+)
 
 LL = LinearLayout
 

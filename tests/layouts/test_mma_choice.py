@@ -1,7 +1,11 @@
 """MMA layout choices against the layouts Triton 3.6 printed (reference IR files)."""
 from workbench.layouts import MmaLayout, NVMMASharedLayout, SwizzledSharedLayout
-from workbench.layouts.mma import (mma_layout_for, mma_operand_shared, nvmma_shared_for,
-                                   warps_per_tile_v2)
+from workbench.layouts.mma import (
+    mma_layout_for,
+    mma_operand_shared,
+    nvmma_shared_for,
+    warps_per_tile_v2,
+)
 
 
 def test_sm80_matmul_layouts():

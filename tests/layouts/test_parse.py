@@ -4,10 +4,21 @@ from pathlib import Path
 
 import pytest
 
-from workbench.layouts import (BlockedLayout, DotOperandLayout, LayoutError, LinearEncoding,
-                               LinearLayout, MmaLayout, NVMMASharedLayout, SliceLayout,
-                               SwizzledSharedLayout, check_num_warps, parse, parse_aliases,
-                               to_linear)
+from workbench.layouts import (
+    BlockedLayout,
+    DotOperandLayout,
+    LayoutError,
+    LinearEncoding,
+    LinearLayout,
+    MmaLayout,
+    NVMMASharedLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+    check_num_warps,
+    parse,
+    parse_aliases,
+    to_linear,
+)
 
 IR_DIR = Path("/work/shared/reference/triton-3.6-ir")
 

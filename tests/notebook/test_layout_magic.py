@@ -8,8 +8,7 @@ import pytest  # noqa: E402
 
 from workbench.layouts import MmaLayout, PaddedRowMajor, SwizzledSharedLayout  # noqa: E402
 from workbench.notebook import layout_magic  # noqa: E402
-from workbench.notebook.layout_magic import (UsageError, parse_line, parse_shape,  # noqa: E402
-                                             parse_shared)
+from workbench.notebook.layout_magic import UsageError, parse_line, parse_shape, parse_shared  # noqa: E402
 
 BLOCKED = ("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
            "order = [1, 0]}>")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.ir.parser import parse_module
 from workbench.ir.core import functions
+from workbench.ir.parser import parse_module
 from workbench.passes.axis_info import MAX_DIVISOR, AxisInfo, AxisInfoAnalysis, join
 
 M = MAX_DIVISOR

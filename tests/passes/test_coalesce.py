@@ -11,8 +11,12 @@ from workbench.ir.printer import print_module
 from workbench.ir.verifier import verify
 from workbench.passes import ConvertToTTGIR, PassManager
 from workbench.passes.axis_info import AxisInfoAnalysis
-from workbench.passes.coalesce import (Coalesce, coalesced_encoding, elems_per_thread,
-                                       order_from_contiguity)
+from workbench.passes.coalesce import (
+    Coalesce,
+    coalesced_encoding,
+    elems_per_thread,
+    order_from_contiguity,
+)
 
 # TTIR of the reference kernels as our frontend emits them (after canonicalize/cse/dce).
 ADD = """\

@@ -9,7 +9,7 @@ from tests.passes.util import kernel, run
 from workbench.ir.parser import parse_module
 from workbench.ir.printer import print_module
 from workbench.ir.verifier import verify
-from workbench.passes import CSE, Canonicalize, ConvertToTTGIR, DCE, convert_to_ttgir
+from workbench.passes import CSE, DCE, Canonicalize, ConvertToTTGIR, convert_to_ttgir
 
 B1D_4W = ("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], "
           "order = [0]}>")

@@ -10,8 +10,17 @@ from workbench.config import CompileContext, Options, Target
 from workbench.ir.parser import parse_module
 from workbench.ir.printer import print_module
 from workbench.ir.verifier import VerificationError
-from workbench.passes import (CSE, DCE, Canonicalize, ConvertToTTGIR, Pass, PassManager,
-                              get_pass, ttgir_passes, ttir_passes)
+from workbench.passes import (
+    CSE,
+    DCE,
+    Canonicalize,
+    ConvertToTTGIR,
+    Pass,
+    PassManager,
+    get_pass,
+    ttgir_passes,
+    ttir_passes,
+)
 
 BODY = """
     %c = arith.constant 2 : i32

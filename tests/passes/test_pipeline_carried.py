@@ -12,14 +12,20 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
+from tests.passes.pipeline_kernels import (
+    SIG_1024,
+    SIG_ANY,
+    carried_after_loop,
+    pipelined_ttgir,
+    run_ttgir,
+    tutorial_mm,
+)
 from workbench.config import Options, Target
 from workbench.ir.parser import parse_module
 from workbench.ir.printer import print_module
 from workbench.passes import PassManager
 from workbench.passes.pipeline import Pipeline
 from workbench.passes.pipelines import ttgir_passes
-from tests.passes.pipeline_kernels import (SIG_1024, SIG_ANY, carried_after_loop,
-                                           pipelined_ttgir, run_ttgir, tutorial_mm)
 
 TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
 

@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from tests.filecheck_util import check
-from tests.passes.test_coalesce import (ADD, B1, B4, ROWSUM, SOFTMAX, TILE16, TRANSPOSED,
-                                        compile_ttgir)
+from tests.passes.test_coalesce import (
+    ADD,
+    B1,
+    B4,
+    ROWSUM,
+    SOFTMAX,
+    TILE16,
+    TRANSPOSED,
+    compile_ttgir,
+)
 from workbench.backends.base import PointerArg
 from workbench.backends.interpreter import interpret
 from workbench.ir.parser import parse_module

@@ -8,8 +8,15 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from workbench.layouts import (BlockedLayout, DotOperandLayout, MmaLayout,  # noqa: E402
-                               PaddedRowMajor, SliceLayout, SwizzledSharedLayout, ownership)
+from workbench.layouts import (  # noqa: E402
+    BlockedLayout,
+    DotOperandLayout,
+    MmaLayout,
+    PaddedRowMajor,
+    SliceLayout,
+    SwizzledSharedLayout,
+    ownership,
+)
 from workbench.viz.explorer import ExplorerState, layout_explorer, render  # noqa: E402
 
 # lane i holds row i of a 32x32 tile: reading a row-major tile column by column

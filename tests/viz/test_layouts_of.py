@@ -13,10 +13,23 @@ import pytest  # noqa: E402
 from workbench.codegen.nvptx import samples  # noqa: E402
 from workbench.ir.core import Location  # noqa: E402
 from workbench.ir.printer import print_module_with_map  # noqa: E402
-from workbench.layouts import (BlockedLayout, DotOperandLayout, LayoutError,  # noqa: E402
-                               MmaLayout, SliceLayout, SwizzledSharedLayout, ownership)
-from workbench.viz.layouts_of import (LayoutTable, draw_value, find_value, layouts,  # noqa: E402
-                                      shared_accesses, value_layouts)
+from workbench.layouts import (  # noqa: E402
+    BlockedLayout,
+    DotOperandLayout,
+    LayoutError,
+    MmaLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+    ownership,
+)
+from workbench.viz.layouts_of import (  # noqa: E402
+    LayoutTable,
+    draw_value,
+    find_value,
+    layouts,
+    shared_accesses,
+    value_layouts,
+)
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "triton-3.6-ir"
 BLOCKED_2D = BlockedLayout((1, 1), (1, 32), (1, 4), (1, 0))

@@ -4,27 +4,118 @@ Names and semantics follow ``triton.language`` 3.6 (see ``shared/reference``): d
 ``constexpr``, ``tensor`` and the builtins. The builtins only work inside ``@jit`` kernels,
 where the frontend compiles them to ttir.
 """
-from . import math  # noqa: F401
-from .advanced import (argmax, argmin, associative_scan, atomic_add, atomic_and, atomic_cas,
-                       atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor, cumprod,
-                       cumsum, dot, permute, reduce, trans, xor_sum)
-from . import random  # noqa: F401
+from . import (
+    math,  # noqa: F401
+    random,  # noqa: F401
+)
+from .advanced import (
+    argmax,
+    argmin,
+    associative_scan,
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+    cumprod,
+    cumsum,
+    dot,
+    permute,
+    reduce,
+    trans,
+    xor_sum,
+)
 from .blockptr import advance, make_block_ptr
-from .builtins import (PropagateNan, abs, arange, cast, cdiv, ceil, cos, erf, exp, exp2, floor,
-                       fma, full, load, log, log2, maximum, minimum, num_programs, program_id,
-                       rsqrt, sigmoid, sin, sqrt, store, where, zeros, zeros_like)
-from .mathops import clamp, div_rn, fdiv, sqrt_rn, to_tensor, umulhi
-from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,
-                     randint4x, randn, randn4x, uint_to_uniform_float)
-from .shapes import (broadcast, broadcast_to, cat, expand_dims, flip, interleave, join, ravel,
-                     reshape, sort, split, view)
-from .debug import (debug_barrier, device_assert, device_print, max_constancy, max_contiguous,
-                    multiple_of, static_assert, static_print)
+from .builtins import (
+    PropagateNan,
+    abs,
+    arange,
+    cast,
+    cdiv,
+    ceil,
+    cos,
+    erf,
+    exp,
+    exp2,
+    floor,
+    fma,
+    full,
+    load,
+    log,
+    log2,
+    maximum,
+    minimum,
+    num_programs,
+    program_id,
+    rsqrt,
+    sigmoid,
+    sin,
+    sqrt,
+    store,
+    where,
+    zeros,
+    zeros_like,
+)
 from .core import LanguageError, builtin, constexpr, tensor
-from .dtypes import (bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32,
-                     int64, pointer_type, uint8, uint16, uint32, uint64)
+from .debug import (
+    debug_barrier,
+    device_assert,
+    device_print,
+    max_constancy,
+    max_contiguous,
+    multiple_of,
+    static_assert,
+    static_print,
+)
+from .dtypes import (
+    bfloat16,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int1,
+    int8,
+    int16,
+    int32,
+    int64,
+    pointer_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .loops import range, static_range
+from .mathops import clamp, div_rn, fdiv, sqrt_rn, to_tensor, umulhi
+from .random import (
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 from .reductions import max, min, sum
+from .shapes import (
+    broadcast,
+    broadcast_to,
+    cat,
+    expand_dims,
+    flip,
+    interleave,
+    join,
+    ravel,
+    reshape,
+    sort,
+    split,
+    view,
+)
 from .utils import next_power_of_2
 
 bool_ = int1

@@ -21,8 +21,8 @@ from __future__ import annotations
 from .builtins import cos, log, maximum, sin, sqrt, where
 from .core import constexpr, jit_helper
 from .debug import static_assert
-from .loops import static_range
 from .dtypes import int32, int64, uint32, uint64
+from .loops import static_range
 from .mathops import to_tensor, umulhi
 
 N_ROUNDS_DEFAULT = constexpr(10)

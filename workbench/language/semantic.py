@@ -14,9 +14,9 @@ import numbers
 
 from ..ir import types as irt
 from . import dtypes as dt
-from .core import LanguageError, constexpr, tensor
 from .broadcasting import BroadcastRules
 from .casts import CastRules
+from .core import LanguageError, constexpr, tensor
 
 MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (reference §1.1)
 _ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod")

@@ -6,11 +6,25 @@ and the bank analysis all use. Nothing here imports the rest of the workbench.
 """
 from .banks import BankReport, BankRequest, PaddedRowMajor, bank_conflicts, dtype_bytes
 from .blocked import blocked_for_shape, coalesced_blocked, default_blocked
-from .codegen_support import (elements_per_thread, is_disjoint, num_registers, register_offsets,
-                              thread_bases)
+from .codegen_support import (
+    elements_per_thread,
+    is_disjoint,
+    num_registers,
+    register_offsets,
+    thread_bases,
+)
 from .convert import to_linear
-from .encodings import (BlockedLayout, DotOperandLayout, Encoding, LinearEncoding, MmaLayout,
-                        NVMMASharedLayout, SliceLayout, SwizzledSharedLayout, check_num_warps)
+from .encodings import (
+    BlockedLayout,
+    DotOperandLayout,
+    Encoding,
+    LinearEncoding,
+    MmaLayout,
+    NVMMASharedLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+    check_num_warps,
+)
 from .errors import LayoutError
 from .linear import LinearLayout
 from .ownership import Ownership, ownership

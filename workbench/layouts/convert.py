@@ -14,8 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from .encodings import (BlockedLayout, DotOperandLayout, LinearEncoding, MmaLayout,
-                        NVMMASharedLayout, SliceLayout, SwizzledSharedLayout)
+from .encodings import (
+    BlockedLayout,
+    DotOperandLayout,
+    LinearEncoding,
+    MmaLayout,
+    NVMMASharedLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+)
 from .errors import LayoutError
 from .linear import LinearLayout, is_pow2, log2_exact, product, standard_out_dims
 

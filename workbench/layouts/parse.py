@@ -13,8 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .encodings import (BlockedLayout, DotOperandLayout, Encoding, LinearEncoding, MmaLayout,
-                        NVMMASharedLayout, SliceLayout, SwizzledSharedLayout)
+from .encodings import (
+    BlockedLayout,
+    DotOperandLayout,
+    Encoding,
+    LinearEncoding,
+    MmaLayout,
+    NVMMASharedLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+)
 from .errors import LayoutError
 from .linear import LinearLayout
 

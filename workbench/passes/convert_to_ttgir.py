@@ -29,8 +29,13 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout, blocked_for_shape, \
-    default_blocked
+from ..layouts import (
+    BlockedLayout,
+    DotOperandLayout,
+    SliceLayout,
+    blocked_for_shape,
+    default_blocked,
+)
 from .insertion import insert_for_use
 from .manager import Pass
 

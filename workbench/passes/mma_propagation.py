@@ -23,7 +23,6 @@ from ..ir.types import TensorType
 from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
 from .remove_layout_conversions import _Rewriter
 
-
 _DOTS = ("tt.dot", "ttng.warp_group_dot")
 
 

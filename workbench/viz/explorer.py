@@ -16,9 +16,19 @@ import io
 from dataclasses import dataclass, field
 from typing import Optional
 
-from workbench.layouts import (BlockedLayout, DotOperandLayout, Encoding, LayoutError, MmaLayout,
-                               PaddedRowMajor, SwizzledSharedLayout, bank_conflicts, dtype_bytes,
-                               num_registers, parse)
+from workbench.layouts import (
+    BlockedLayout,
+    DotOperandLayout,
+    Encoding,
+    LayoutError,
+    MmaLayout,
+    PaddedRowMajor,
+    SwizzledSharedLayout,
+    bank_conflicts,
+    dtype_bytes,
+    num_registers,
+    parse,
+)
 
 KINDS = ("blocked", "mma", "dot_op", "fixed")
 SHARED_KINDS = ("swizzled", "padded", "none")

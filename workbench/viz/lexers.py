@@ -13,8 +13,19 @@ from pygments import lex
 from pygments.filter import simplefilter
 from pygments.lexer import Lexer, RegexLexer, bygroups
 from pygments.lexers import GasLexer, LlvmLexer, PtxLexer, PythonLexer
-from pygments.token import (STANDARD_TYPES, Comment, Keyword, Name, Number, Operator,
-                            Punctuation, String, Text, Token, Whitespace)
+from pygments.token import (
+    STANDARD_TYPES,
+    Comment,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Token,
+    Whitespace,
+)
 
 
 class MlirLexer(RegexLexer):

@@ -21,8 +21,15 @@ import math
 import numpy as np
 
 from ...ir.types import FloatType, IntType, Type
-from .dtypes import (float_value, from_float, is_bf16, np_dtype, round_toward_zero,
-                     signed_i1, unsigned)
+from .dtypes import (
+    float_value,
+    from_float,
+    is_bf16,
+    np_dtype,
+    round_toward_zero,
+    signed_i1,
+    unsigned,
+)
 from .extern import extern_fn
 
 

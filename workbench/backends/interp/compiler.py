@@ -20,12 +20,11 @@ from . import shape_ops
 from .analysis import analyse
 from .arith import elementwise_fn
 from .async_ops import AsyncOpsMixin
+from .block import FIRST_SLOT, MEM, NPROG, PID, PIDS, Return, run_block  # noqa: F401
 from .control import ControlFlowMixin
 from .dtypes import constant_array, np_dtype
 from .errors import InterpreterError
 from .memory_ops import MemoryOpsMixin
-
-from .block import FIRST_SLOT, MEM, NPROG, PID, PIDS, Return, run_block  # noqa: F401
 
 
 class CompiledFunction:
