@@ -49,7 +49,7 @@ def bound_launcher(jit_fn, grid, args):
     # ``args`` are the non-constexpr parameters in order; ints specialised to 1 are not passed
     params = [a for a in kern.spec.args if a.kind != "constexpr"]
     raw = [a.data_ptr() if hasattr(a, "data_ptr") else a
-           for a, p in zip(args, params) if p.passed]
+           for a, p in zip(args, params, strict=False) if p.passed]
     grid3 = tuple(grid) + (1,) * (3 - len(grid))
     return lambda: kern._launcher(grid3, raw)
 
@@ -93,9 +93,9 @@ def cases(torch, ours, theirs):
         a = torch.randn(M, N, device=dev, dtype=dt)
         so = torch.empty_like(a)
         out.append((f"softmax 8192x4096 {str(dt)[6:]}", "GB/s", 2 * M * N * a.element_size(),
-                    lambda m, a=a, so=so: timed(m, ours, "softmax_fp32_acc_kernel", (M,),
-                                                (so, a, N, N, N), BLOCK_SIZE=4096,
-                                                num_warps=8),
+                    lambda m, a=a, so=so, M=M, N=N: timed(
+                        m, ours, "softmax_fp32_acc_kernel", (M,), (so, a, N, N, N),
+                        BLOCK_SIZE=4096, num_warps=8),
                     lambda a=a, so=so: (so.float() - torch.softmax(a.float(), 1)).abs().max()
                     .item()))
     M, N = 8192, 4096
@@ -204,7 +204,7 @@ def main() -> None:
     xs = torch.rand(1024, device="cuda")
     ys, zs = torch.rand_like(xs), torch.empty_like(xs)
     for who, mod in (("ours", ours), ("triton", theirs)):
-        us = _overhead(lambda: mod.add_kernel[(1,)](xs, ys, zs, 1024, BLOCK_SIZE=1024))
+        us = _overhead(lambda mod=mod: mod.add_kernel[(1,)](xs, ys, zs, 1024, BLOCK_SIZE=1024))
         print(f"host launch overhead ({who}, kernel[grid](...)): {us:.1f} us per call")
     raw = bound_launcher(ours.add_kernel, (1,), (xs, ys, zs, 1024))
     print(f"host launch overhead (ours, compiled launcher, bound args): {_overhead(raw):.1f} us "

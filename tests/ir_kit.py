@@ -27,7 +27,7 @@ def ptr_arg(a: np.ndarray) -> PointerArg:
     view covers (negative strides reach below element 0)."""
     addr = a.ctypes.data
     lo = hi = 0
-    for n, s in zip(a.shape, a.strides):
+    for n, s in zip(a.shape, a.strides, strict=True):
         if n == 0:
             return PointerArg(addr, addr, addr, a.itemsize, a)
         if s < 0:
@@ -147,7 +147,7 @@ class K:
             name = combine
 
             def combine(k, accs, xs):
-                return [k.bin(name, a, x) for a, x in zip(accs, xs)]
+                return [k.bin(name, a, x) for a, x in zip(accs, xs, strict=True)]
         shape = list(shape_of(srcs[0].type))
         del shape[axis]
         rts = [TensorType(tuple(shape), s.type.scalar) if shape else s.type.scalar for s in srcs]
@@ -182,7 +182,7 @@ class K:
 
     def if_(self, cond, then, els, types):
         op = self.b.create("scf.if", [cond], list(types), regions=2)
-        for region, fn in zip(op.regions, (then, els)):
+        for region, fn in zip(op.regions, (then, els), strict=False):
             blk = region.add_block()
             with self.b.at_end_of(blk):
                 self.b.create("scf.yield", list(fn(self)), [])

@@ -50,7 +50,7 @@ class FakeDriver:
 
         self._cbs = (GET(get), SET(set_), LAUNCH(launch))  # keep the callbacks alive
         self.entry_points = {k: ctypes.cast(cb, ctypes.c_void_p).value
-                             for k, cb in zip(("get", "set", "launch"), self._cbs)}
+                             for k, cb in zip(("get", "set", "launch"), self._cbs, strict=True)}
 
 
 def _packed(kinds, current=0x1234, rc=0):

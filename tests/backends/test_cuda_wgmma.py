@@ -288,7 +288,7 @@ def test_wgmma_attention_gpu(n_ctx, bm, nw):
 
 def test_gpu_cases_fit_shared_memory():
     """The GPU cases above compile for cuda:90 with wgmma and fit the 227 KB a block may use."""
-    for m, n, k, bm, bn, bk, nw, stages in _GPU_CASES:
+    for _m, _n, _k, bm, bn, bk, nw, stages in _GPU_CASES:
         c = wb.compile(mm_any, *_sig(), target="cuda:90", BM=bm, BN=bn, BK=bk, num_warps=nw,
                        num_stages=stages)
         assert "versionMajor = 3" in c.asm["ttgir"], (bm, bn, bk, nw, c.extra["notes"])

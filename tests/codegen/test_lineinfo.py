@@ -25,7 +25,7 @@ def test_llir_survives_o3_with_source_lines():
     lines = llir.text.splitlines()
     assert len(llir.line_locs) == len(lines)
     by_line = {}
-    for text, loc in zip(lines, llir.line_locs):
+    for text, loc in zip(lines, llir.line_locs, strict=False):
         if loc is not None:
             assert loc.file == FILE
             by_line.setdefault(loc.line, []).append(text)
@@ -45,7 +45,7 @@ def test_asm_has_loc_directives_mapped_to_instructions():
     assert asm.name == "asm" and ".loc" in asm.text and ".file" in asm.text
     lines = asm.text.splitlines()
     assert len(asm.line_locs) == len(lines)
-    mapped = [(t, loc) for t, loc in zip(lines, asm.line_locs) if loc is not None]
+    mapped = [(t, loc) for t, loc in zip(lines, asm.line_locs, strict=False) if loc is not None]
     assert {loc.line for _, loc in mapped} >= {14, 16}
     assert all(loc.file == FILE for _, loc in mapped)
     for t, _ in mapped:  # only instruction lines are mapped, never directives or labels

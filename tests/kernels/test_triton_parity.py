@@ -95,7 +95,7 @@ def test_integer_division_shifts_match_triton():
     arrays = [a, b, np.zeros(N, np.int32), np.zeros(N, np.int32), np.zeros(N, np.int32)]
     ref, ours = _both(intops_k, arrays, BLOCK=N)
     for got in ours:
-        for g, r in zip(got[2:], ref[2:]):
+        for g, r in zip(got[2:], ref[2:], strict=True):
             np.testing.assert_array_equal(g, r)
 
 

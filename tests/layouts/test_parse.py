@@ -90,7 +90,9 @@ def test_every_layout_in_the_reference_ir_parses_and_round_trips():
         # inline slices / dot_ops inside tensor types
         for inline in set(re.findall(r"#ttg\.(?:slice|dot_op)<\{[^{}]*\}>", text)):
             enc = parse(inline, aliases)
-            assert enc.to_text(lambda e: next((k for k, v in aliases.items() if v == e), None)) == inline
+            def alias_of(e, aliases=aliases):
+                return next((k for k, v in aliases.items() if v == e), None)
+            assert enc.to_text(alias_of) == inline
             count += 1
     assert count >= 15
 

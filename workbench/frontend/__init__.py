@@ -27,7 +27,7 @@ def _param_values(src, spec, block, sem, fn_loc):
             f"has {len(spec.args)}", fn_loc, "pass one argument per parameter")
     values = {}
     args = iter(block.args)
-    for pname, a in zip(src.params, spec.args):
+    for pname, a in zip(src.params, spec.args, strict=False):
         if a.kind == "constexpr":
             values[pname] = getattr(a.value, "value", a.value)
         elif a.equal_to_1:
@@ -68,7 +68,7 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
     func = Operation("tt.func", [], [], attrs, regions=1, loc=fn_loc)
     module.regions[0].block.append(func)
     block = func.regions[0].add_block(types)
-    for arg, a in zip(block.args, passed):
+    for arg, a in zip(block.args, passed, strict=False):
         arg.name = a.name
     builder = NamingBuilder(block, loc=fn_loc)
     sem = Semantic(builder)

@@ -213,7 +213,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             if len(value) != len(target.elts):
                 raise self.error(target, f"cannot unpack {len(value)} values into "
                                  f"{len(target.elts)} names")
-            for t, v in zip(target.elts, value):
+            for t, v in zip(target.elts, value, strict=False):
                 self.assign(t, v)
             return
         what = {ast.Attribute: "an attribute", ast.Subscript: "an item of a tensor",

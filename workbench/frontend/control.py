@@ -113,10 +113,10 @@ class ControlFlowMixin:
                 self.builder.create("scf.yield", [v.handle for v in ys], [])
         op = self.builder.create("scf.if", [cond.handle], [v.handle.type for v in then_vals],
                                  regions=2)
-        for region, block in zip(op.regions, (then_block, else_block)):
+        for region, block in zip(op.regions, (then_block, else_block), strict=False):
             region.blocks.append(block)
             block.parent = region
-        return [self.sem.wrap(r, v.dtype, v.shape) for r, v in zip(op.results, then_vals)]
+        return [self.sem.wrap(r, v.dtype, v.shape) for r, v in zip(op.results, then_vals, strict=False)]
 
     def _merge_pair(self, node, what, a, b, then_block, else_block):
         """Make the two branch values of ``what`` mergeable: numbers become tensors (typed
@@ -187,7 +187,7 @@ class ControlFlowMixin:
         of ``block``; tuples element by element."""
         if isinstance(v, (tuple, list)) and isinstance(other, (tuple, list)) and \
                 len(v) == len(other):
-            return type(v)(self._materialize(x, block, o) for x, o in zip(v, other))
+            return type(v)(self._materialize(x, block, o) for x, o in zip(v, other, strict=False))
         if not isinstance(v, (int, float, bool)):
             return v
         with self.builder.at_end_of(block):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 
 from ..errors import UnsupportedError
 from ..ir.core import Block
@@ -181,7 +182,7 @@ class LoopsMixin:
             block = Block([ir_type(iv_type)] + self._leaf_types(carried))
             block.args[0].name = target
             iv = sem.wrap(block.args[0], iv_type)
-            ivf = (lambda: sem.sub(start, iv)) if reverse else iv
+            ivf = functools.partial(sem.sub, start, iv) if reverse else iv
             body_scope = self._loop_region(block, carried, node.body, {target: ivf})
             promote = self._promotions(node, node.body, carried, body_scope, (target,))
             if not promote:
@@ -247,7 +248,7 @@ class LoopsMixin:
         inits = [t for v in carried.values() for t in carry.flatten(v)]
         op = self.builder.create("scf.while", [t.handle for t in inits],
                                  [t.handle.type for t in inits], regions=2)
-        for region, block in zip(op.regions, (before, after)):
+        for region, block in zip(op.regions, (before, after), strict=False):
             region.blocks.append(block)
             block.parent = region
         self._bind_carried(self.scope, carried, op.results)

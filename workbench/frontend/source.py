@@ -72,7 +72,7 @@ class KernelSource:
         text = "".join(out)
         closure = {}
         if fn.__closure__:
-            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
                 try:
                     closure[name] = cell.cell_contents
                 except ValueError:

@@ -28,7 +28,7 @@ class BroadcastRules:
         a = (1,) * (n - len(a)) + tuple(a)
         b = (1,) * (n - len(b)) + tuple(b)
         out = []
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             if x != y and x != 1 and y != 1:
                 raise LanguageError(f"incompatible tile shapes {list(a)} and {list(b)} "
                                     f"(dimension {i}: {x} vs {y})",
@@ -54,7 +54,7 @@ class BroadcastRules:
             raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
         while len(x.shape) < len(shape):
             x = self.expand_dims(x, 0)
-        for i, (s, d) in enumerate(zip(x.shape, shape)):
+        for i, (s, d) in enumerate(zip(x.shape, shape, strict=False)):
             if s != d and s != 1:
                 raise LanguageError(f"cannot broadcast shape {list(x.shape)} to {list(shape)} "
                                     f"(dimension {i}: {s} vs {d})",

@@ -23,15 +23,15 @@ def _region_op(name, xs, axis, combine, sem, attrs, out_shape):
         arg.name = getattr(b.loc, "name", None)
     with b.at_end_of(block):
         n = len(xs)
-        accs = [sem.wrap(a, x.dtype) for a, x in zip(block.args[:n], xs)]
-        news = [sem.wrap(a, x.dtype) for a, x in zip(block.args[n:], xs)]
+        accs = [sem.wrap(a, x.dtype) for a, x in zip(block.args[:n], xs, strict=False)]
+        news = [sem.wrap(a, x.dtype) for a, x in zip(block.args[n:], xs, strict=False)]
         r = combine(sem, *accs, *news)
         r = list(r) if isinstance(r, (tuple, list)) else [r]
         if len(r) != n:
             raise LanguageError(f"the combine function returned {len(r)} values, expected {n}")
-        r = [sem.cast(v, x.dtype) for v, x in zip(r, xs)]
+        r = [sem.cast(v, x.dtype) for v, x in zip(r, xs, strict=False)]
         b.create(name + ".return", [v.handle for v in r], [])
-    return [sem.wrap(res, x.dtype, out_shape) for res, x in zip(op.results, xs)]
+    return [sem.wrap(res, x.dtype, out_shape) for res, x in zip(op.results, xs, strict=False)]
 
 
 def _check_axis(axis, rank):

@@ -75,5 +75,5 @@ def thread_coords(layout, shape: Sequence[int], warp: int, lane: int) -> list[tu
     for bits, vecs in ((lane, tb["lane"]), (warp, tb["warp"])):
         for i, vec in enumerate(vecs):
             if (bits >> i) & 1:
-                part = [a ^ b for a, b in zip(part, vec)]
-    return [tuple(a ^ b for a, b in zip(r, part)) for r in regs]
+                part = [a ^ b for a, b in zip(part, vec, strict=False)]
+    return [tuple(a ^ b for a, b in zip(r, part, strict=False)) for r in regs]

@@ -304,7 +304,7 @@ def nvmma_shared_to_linear(layout: NVMMASharedLayout, shape: Sequence[int]) -> L
             rem //= shape[d]
         coord[-1] = c
         vecs.append(tuple(coord))
-    return LinearLayout({"offset": vecs}, dict(zip(outs, shape)))
+    return LinearLayout({"offset": vecs}, dict(zip(outs, shape, strict=False)))
 
 
 # ---------------------------------------------------------------------- dispatch

@@ -31,7 +31,7 @@ def _as_ints(obj, name: str, param: str) -> tuple[int, ...]:
         vals = tuple(int(v) for v in obj)
     except TypeError:
         raise LayoutError(f"{param} must be a list of integers, got {obj!r}") from None
-    for v, raw in zip(vals, obj):
+    for raw in obj:
         if isinstance(raw, bool) or (isinstance(raw, float) and raw != int(raw)):
             raise LayoutError(f"{param} must contain integers, got {raw!r}")
     return vals
@@ -140,7 +140,7 @@ class BlockedLayout(Encoding):
     def cta_tile(self) -> tuple[int, ...]:
         """Elements covered by one pass of the CTA per dim: spt * tpw * wpc."""
         return tuple(a * b * c for a, b, c in
-                     zip(self.size_per_thread, self.threads_per_warp, self.warps_per_cta))
+                     zip(self.size_per_thread, self.threads_per_warp, self.warps_per_cta, strict=False))
 
     def to_text(self, alias_of: AliasFn = None) -> str:
         return (f"#ttg.blocked<{{sizePerThread = {_fmt(self.size_per_thread)}, "

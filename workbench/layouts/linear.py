@@ -98,11 +98,11 @@ class LinearLayout:
                         acc |= vec[k]
                 sizes.append(1 << acc.bit_length())
             sizes = tuple(sizes)
-        for n, s in zip(names, sizes):
+        for n, s in zip(names, sizes, strict=False):
             log2_exact(s, f"size of out-dim {n!r}")
         for in_name, vecs in norm.items():
             for i, vec in enumerate(vecs):
-                for n, s, v in zip(names, sizes, vec):
+                for n, s, v in zip(names, sizes, vec, strict=False):
                     if v >= s:
                         raise LayoutError(
                             f"basis {i} of in-dim {in_name!r} maps to {n}={v}, outside its size {s}")
@@ -142,7 +142,7 @@ class LinearLayout:
     @property
     def out_dim_sizes(self) -> dict[str, int]:
         """Mapping out-dim name -> size (a power of two)."""
-        return dict(zip(self._out_names, self._out_sizes))
+        return dict(zip(self._out_names, self._out_sizes, strict=True))
 
     @property
     def rank(self) -> int:
@@ -168,7 +168,7 @@ class LinearLayout:
 
     def out_dim_size(self, name: str) -> int:
         """Size of out-dim ``name``; 1 when absent."""
-        return dict(zip(self._out_names, self._out_sizes)).get(name, 1)
+        return dict(zip(self._out_names, self._out_sizes, strict=True)).get(name, 1)
 
     def total_in_size(self) -> int:
         """Product of all in-dim sizes."""
@@ -271,14 +271,14 @@ class LinearLayout:
         Returns a layout with ``self``'s in-dims and ``outer``'s out-dims.
         Raises: LayoutError when the dimensions do not line up.
         """
-        for n, s in zip(self._out_names, self._out_sizes):
+        for n, s in zip(self._out_names, self._out_sizes, strict=True):
             if outer.in_dim_size(n) < s or (n not in outer._bases and s > 1):
                 raise LayoutError(
                     f"cannot compose: out-dim {n!r} of size {s} is not an in-dim of the outer "
                     f"layout of size >= {s} (outer in-dims: {dict((d, outer.in_dim_size(d)) for d in outer.in_dims)})")
         bases = {}
         for name, vecs in self._bases.items():
-            bases[name] = [outer.apply(**dict(zip(self._out_names, v))) for v in vecs]
+            bases[name] = [outer.apply(**dict(zip(self._out_names, v, strict=False))) for v in vecs]
         return LinearLayout(bases, outer.out_dim_sizes)
 
     def transpose_outs(self, names: Sequence[str]) -> "LinearLayout":
@@ -299,7 +299,7 @@ class LinearLayout:
 
     # -- GF(2) matrix view ------------------------------------------------
     def _out_bits(self) -> list[tuple[str, int]]:
-        return [(n, b) for n, s in zip(self._out_names, self._out_sizes)
+        return [(n, b) for n, s in zip(self._out_names, self._out_sizes, strict=True)
                 for b in range(s.bit_length() - 1)]
 
     def matrix(self) -> np.ndarray:
@@ -385,7 +385,7 @@ class LinearLayout:
                 lines.append(f"{lead}{name}={1 << i} -> ({', '.join(map(str, v))})")
             if not vecs:
                 lines.append(f" - {name} is a size 1 dimension")
-        outs = ", ".join(f"{n} (size {s})" for n, s in zip(self._out_names, self._out_sizes))
+        outs = ", ".join(f"{n} (size {s})" for n, s in zip(self._out_names, self._out_sizes, strict=True))
         lines.append(f"where out dims are: [{outs}]")
         return "\n".join(lines)
 

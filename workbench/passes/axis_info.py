@@ -103,9 +103,9 @@ def join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
     """Triton's ``AxisInfo::join``: what holds for both (gcd per dim)."""
     if a.rank != b.rank:
         return AxisInfo.unknown(max(a.rank, b.rank))
-    return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, b.contiguity)),
+    return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, b.contiguity, strict=False)),
                     tuple(_div_from_contiguity(a, b, d) for d in range(a.rank)),
-                    tuple(gcd(x, y) for x, y in zip(a.constancy, b.constancy)),
+                    tuple(gcd(x, y) for x, y in zip(a.constancy, b.constancy, strict=False)),
                     a.value if a.value is not None and a.value == b.value else None)
 
 
@@ -227,23 +227,23 @@ class AxisInfoAnalysis:
         inits = [self.get(v) for v in op.operands[3:]]
         cur = list(inits)
         for _ in range(self.MAX_LOOP_ITERS):
-            for a, inf in zip(body.args[1:], cur):
+            for a, inf in zip(body.args[1:], cur, strict=False):
                 self._set(a, inf)
             self._block(body)
             y = body.terminator
             yielded = [self.get(v) for v in y.operands] if y is not None else []
             new = [join(i, yv) if i.rank == yv.rank else AxisInfo.unknown(i.rank)
-                   for i, yv in zip(inits, yielded)]
-            new = [join(n, c) for n, c in zip(new, cur)]
+                   for i, yv in zip(inits, yielded, strict=False)]
+            new = [join(n, c) for n, c in zip(new, cur, strict=False)]
             if new == cur:
                 break
             cur = new
         else:
             cur = [AxisInfo.unknown(i.rank) for i in inits]
-            for a, inf in zip(body.args[1:], cur):
+            for a, inf in zip(body.args[1:], cur, strict=False):
                 self._set(a, inf)
             self._block(body)
-        for r, inf in zip(op.results, cur):
+        for r, inf in zip(op.results, cur, strict=False):
             self._set(r, inf)
 
 
@@ -292,10 +292,10 @@ def _binary_value(name: str, a, b, elem_bytes: int):
     return None
 
 
-def _binary_dim(name, l: AxisInfo, r: AxisInfo, d: int, shape, elem_bytes):
+def _binary_dim(name, lhs: AxisInfo, rhs: AxisInfo, d: int, shape, elem_bytes):
     """(contiguity, divisibility, constancy) of dim ``d`` of a binary integer op."""
-    lc, ld, lk, rc, rd, rk = (l.contiguity[d], l.divisibility[d], l.constancy[d],
-                              r.contiguity[d], r.divisibility[d], r.constancy[d])
+    lc, ld, lk, rc, rd, rk = (lhs.contiguity[d], lhs.divisibility[d], lhs.constancy[d],
+                              rhs.contiguity[d], rhs.divisibility[d], rhs.constancy[d])
     n = shape[d]
     k = gcd(lk, rk)
     if name in ("arith.addi", "tt.addptr"):
@@ -304,39 +304,39 @@ def _binary_dim(name, l: AxisInfo, r: AxisInfo, d: int, shape, elem_bytes):
     if name == "arith.subi":
         return gcd(lc, rk), gcd(ld, rd), k
     if name == "arith.muli":
-        c = max(lc if r.value == 1 else 1, rc if l.value == 1 else 1)
-        ldv = 1 if lc > 1 and r.value != 1 else ld
-        rdv = 1 if rc > 1 and l.value != 1 else rd
+        c = max(lc if rhs.value == 1 else 1, rc if lhs.value == 1 else 1)
+        ldv = 1 if lc > 1 and rhs.value != 1 else ld
+        rdv = 1 if rc > 1 and lhs.value != 1 else rd
         return c, _mul_div(ldv, rdv), k
     if name in ("arith.divsi", "arith.divui"):
-        c = lc if r.value == 1 else 1
+        c = lc if rhs.value == 1 else 1
         if lc == n and rk == n:
             k = max(k, gcd(lc, ld, rd))
-        if l.value == 0 or r.value == 1:
+        if lhs.value == 0 or rhs.value == 1:
             dv = ld
-        elif r.value is not None and r.value != 0 and pow2_divisor(r.value) == abs(r.value) \
+        elif rhs.value is not None and rhs.value != 0 and pow2_divisor(rhs.value) == abs(rhs.value) \
                 and lc == 1:
-            dv = max(1, ld // abs(r.value))
+            dv = max(1, ld // abs(rhs.value))
         else:
             dv = 1
         return c, dv, k
     if name in ("arith.remsi", "arith.remui"):
         c = gcd(lc, ld, rd) if lc == n and rk == n else 1
         dv = gcd(ld, rd) if rk > 1 else 1
-        return c, dv, (n if r.value == 1 else k)
+        return c, dv, (n if rhs.value == 1 else k)
     if name == "arith.shli":
-        shift = r.value or 0
+        shift = rhs.value or 0
         ldv = 1 if lc > 1 and shift else ld
-        return (lc if r.value == 0 else 1), _mul_div(ldv, 1 << max(shift, 0)), k
+        return (lc if rhs.value == 0 else 1), _mul_div(ldv, 1 << max(shift, 0)), k
     if name in ("arith.shrsi", "arith.shrui"):
-        if r.value is None:
+        if rhs.value is None:
             return (1, 1, k)
-        ldv = 1 if lc > 1 and r.value else ld
-        return (lc if r.value == 0 else 1), max(1, ldv >> max(r.value, 0)), k
+        ldv = 1 if lc > 1 and rhs.value else ld
+        return (lc if rhs.value == 0 else 1), max(1, ldv >> max(rhs.value, 0)), k
     if name in ("arith.andi", "arith.ori", "arith.xori"):
         return 1, 1, k
     if name in ("arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui"):
-        return gcd(lc, rc), _div_from_contiguity(l, r, d), k
+        return gcd(lc, rc), _div_from_contiguity(lhs, rhs, d), k
     return None
 
 
@@ -371,9 +371,11 @@ def visit(op: Operation, ops: list) -> AxisInfo | None:
         if s.value is not None:
             nd = pow2_divisor(s.value)
         else:
-            nd = gcd(*[1 if c > 1 else dv for c, dv in zip(s.contiguity, s.divisibility)])
+            nd = gcd(*[1 if c > 1 else dv for c, dv in zip(s.contiguity, s.divisibility, strict=False)])
         c, dv, k = list(s.contiguity), list(s.divisibility), list(s.constancy)
-        c.insert(ax, 1); dv.insert(ax, nd); k.insert(ax, 1)
+        c.insert(ax, 1)
+        dv.insert(ax, nd)
+        k.insert(ax, 1)
         return AxisInfo(tuple(c), tuple(dv), tuple(k), s.value)
     if name == "tt.broadcast":
         s, src = ops[0], shape_of(op.operands[0].type)
@@ -384,7 +386,7 @@ def visit(op: Operation, ops: list) -> AxisInfo | None:
     if name == "tt.load":
         mask = ops[1].constancy if len(ops) > 1 else (0,) * rank
         return AxisInfo((1,) * rank, (1,) * rank,
-                        tuple(gcd(p, m) for p, m in zip(ops[0].constancy, mask)))
+                        tuple(gcd(p, m) for p, m in zip(ops[0].constancy, mask, strict=False)))
     if name == "arith.cmpi":
         return _visit_cmp(a.get("predicate", "eq"), ops[0], ops[1], rank, shape)
     if name == "arith.select":
@@ -394,53 +396,53 @@ def visit(op: Operation, ops: list) -> AxisInfo | None:
     return None
 
 
-def _visit_binary(op, l: AxisInfo, r: AxisInfo, rank, shape) -> AxisInfo:
+def _visit_binary(op, lhs: AxisInfo, rhs: AxisInfo, rank, shape) -> AxisInfo:
     eb = pointee_bytes(op.result.type) if op.name == "tt.addptr" else 1
-    value = _binary_value(op.name, l.value, r.value, eb)
-    if op.name in ("arith.remsi", "arith.remui") and value is None and r.value == 1:
+    value = _binary_value(op.name, lhs.value, rhs.value, eb)
+    if op.name in ("arith.remsi", "arith.remui") and value is None and rhs.value == 1:
         value = 0
     if op.name.startswith(("arith.max", "arith.min")):
-        if l.value is not None and r.value is not None:
-            v = max(l.value, r.value) if "max" in op.name else min(l.value, r.value)
+        if lhs.value is not None and rhs.value is not None:
+            v = max(lhs.value, rhs.value) if "max" in op.name else min(lhs.value, rhs.value)
             return AxisInfo((1,) * rank, (1,) * rank, (1,) * rank, v)
         value = None
     if value is not None:
         return AxisInfo((1,) * rank, (pow2_divisor(value),) * rank,
-                        tuple(max(x, y) for x, y in zip(l.constancy, r.constancy)), value)
-    dims = [_binary_dim(op.name, l, r, d, shape, eb) for d in range(rank)]
+                        tuple(max(x, y) for x, y in zip(lhs.constancy, rhs.constancy, strict=False)), value)
+    dims = [_binary_dim(op.name, lhs, rhs, d, shape, eb) for d in range(rank)]
     return AxisInfo(tuple(x[0] for x in dims), tuple(x[1] for x in dims),
                     tuple(x[2] for x in dims))
 
 
-def _visit_cmp(pred, l: AxisInfo, r: AxisInfo, rank, shape) -> AxisInfo:
-    if l.rank != rank or r.rank != rank:
+def _visit_cmp(pred, lhs: AxisInfo, rhs: AxisInfo, rank, shape) -> AxisInfo:
+    if lhs.rank != rank or rhs.rank != rank:
         return AxisInfo.unknown(rank)
-    if l.value is not None and r.value is not None:
-        return AxisInfo((1,) * rank, (1,) * rank, l.constancy, int(_cmp(pred, l.value, r.value)))
+    if lhs.value is not None and rhs.value is not None:
+        return AxisInfo((1,) * rank, (1,) * rank, lhs.constancy, int(_cmp(pred, lhs.value, rhs.value)))
     kind = _CMP.get(pred, pred)
     const = []
     for d in range(rank):
-        k = gcd(l.constancy[d], r.constancy[d])
-        if kind in ("gt", "le") and l.constancy[d] == shape[d]:
-            k = max(k, gcd(r.contiguity[d], l.divisibility[d], r.divisibility[d]))
-        elif kind in ("lt", "ge") and r.constancy[d] == shape[d]:
-            k = max(k, gcd(l.contiguity[d], l.divisibility[d], r.divisibility[d]))
+        k = gcd(lhs.constancy[d], rhs.constancy[d])
+        if kind in ("gt", "le") and lhs.constancy[d] == shape[d]:
+            k = max(k, gcd(rhs.contiguity[d], lhs.divisibility[d], rhs.divisibility[d]))
+        elif kind in ("lt", "ge") and rhs.constancy[d] == shape[d]:
+            k = max(k, gcd(lhs.contiguity[d], lhs.divisibility[d], rhs.divisibility[d]))
         const.append(k)
     return AxisInfo((1,) * rank, (1,) * rank, tuple(const))
 
 
 def _visit_select(op, ops, rank) -> AxisInfo | None:
-    cond, l, r = ops
-    if l.rank != rank or r.rank != rank:
+    cond, lhs, rhs = ops
+    if lhs.rank != rank or rhs.rank != rank:
         return None
     if cond.value is not None:
-        return r if cond.value == 0 else l
+        return rhs if cond.value == 0 else lhs
     scalar_cond = not isinstance(op.operands[0].type, TensorType)
     ck = (0,) * rank if scalar_cond else cond.constancy
-    return AxisInfo(tuple(gcd(l.contiguity[d], r.contiguity[d], ck[d]) for d in range(rank)),
-                    tuple(_div_from_contiguity(l, r, d) for d in range(rank)),
-                    tuple(gcd(l.constancy[d], r.constancy[d], ck[d]) for d in range(rank)),
-                    l.value if l.value is not None and l.value == r.value else None)
+    return AxisInfo(tuple(gcd(lhs.contiguity[d], rhs.contiguity[d], ck[d]) for d in range(rank)),
+                    tuple(_div_from_contiguity(lhs, rhs, d) for d in range(rank)),
+                    tuple(gcd(lhs.constancy[d], rhs.constancy[d], ck[d]) for d in range(rank)),
+                    lhs.value if lhs.value is not None and lhs.value == rhs.value else None)
 
 
 __all__ = ["AxisInfo", "AxisInfoAnalysis", "MAX_DIVISOR", "join", "gcd", "pow2_divisor",

@@ -107,7 +107,7 @@ class _Converter:
             else:
                 demands = [self.default(v.type.shape) if _is_tensor(v) else None
                            for v in op.operands]
-            for v, want in zip(op.operands, demands):
+            for v, want in zip(op.operands, demands, strict=False):
                 if want is not None and _is_tensor(v):
                     wants.setdefault(id(v), set()).add(want)
 

@@ -51,7 +51,7 @@ def cse_block(block: Block, scope) -> int:
         if prev is None:
             scope[key] = op
             continue
-        for old, new in zip(op.results, prev.results):
+        for old, new in zip(op.results, prev.results, strict=False):
             old.replace_all_uses_with(new)
         op.erase()
         n += 1

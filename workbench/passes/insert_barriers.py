@@ -39,7 +39,7 @@ _WRITES = {"ttg.local_store"}
 
 
 def _join(a: tuple, b: tuple) -> tuple:
-    return tuple(x or y for x, y in zip(a, b))
+    return tuple(x or y for x, y in zip(a, b, strict=False))
 
 
 def _block(block, state: tuple, insert: bool) -> tuple:

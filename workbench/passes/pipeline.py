@@ -94,7 +94,7 @@ def _clone(ops: list, mapping: dict, before: Operation) -> None:
             continue
         new = Operation(op.name, [mapping.get(id(v), v) for v in op.operands],
                         [r.type for r in op.results], dict(op.attributes), loc=op.loc)
-        for r, nr in zip(op.results, new.results):
+        for r, nr in zip(op.results, new.results, strict=False):
             nr.name = r.name
             mapping[id(r)] = nr
         before.parent.insert_before(before, new)
@@ -203,7 +203,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         slot = _const(loop, s)
         mapping = {id(iv): iv_s}
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
-        for c, buf in zip(cands, bufs):
+        for c, buf in zip(cands, bufs, strict=False):
             _issue(c, buf, mapping, slot, pred, loop)
         loop.parent.insert_before(loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
     # steady state, at the top of the body: prefetch iteration i + S - 1
@@ -225,10 +225,10 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         issue_at = _make_async(async_dot)
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
-    for c, buf in zip(cands, bufs):
+    for c, buf in zip(cands, bufs, strict=False):
         _issue(c, buf, mapping, wr, pred, issue_at)
     body.insert_before(issue_at, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
-    for c, buf in zip(cands, bufs):
+    for c, buf in zip(cands, bufs, strict=False):
         for u in c.users:
             t = c.alloc.result.type
             idx = Operation("ttg.memdesc_index", [buf, rd],

@@ -117,7 +117,7 @@ def banks_figure(shared, access_layout, shape: Sequence[int], dtype, compare=Non
     fig = Figure(figsize=(8.5 * len(layouts), min(max(1.6 + 0.32 * rows, 2.6), 20)))
     FigureCanvasAgg(fig)
     grids = []
-    for k, (lay, rep) in enumerate(zip(layouts, reports)):
+    for k, (lay, rep) in enumerate(zip(layouts, reports, strict=False)):
         ax = fig.add_subplot(1, len(layouts), k + 1)
         grids.append(_draw(ax, rep, request, "\n".join(textwrap.wrap(str(lay), 80))))
     fig.suptitle(f"{list(shape)} {dtype}, {reports[0].vector_bytes} B per lane; colour and "

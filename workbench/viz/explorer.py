@@ -202,7 +202,7 @@ def _facts(lay, shape, eb: int) -> list[str]:
         out.append(f"CTA tile {list(lay.cta_tile)}; each thread holds {vec} contiguous element(s) "
                    f"along dim {fast}: {vec * eb}-byte accesses; a warp covers {row * eb} "
                    f"contiguous bytes per row ({lines})")
-        rep = [s for s, t in zip(shape, lay.cta_tile) if s < t]
+        rep = [s for s, t in zip(shape, lay.cta_tile, strict=False) if s < t]
         if rep:
             out.append("the tile is smaller than the CTA tile: elements are replicated")
     return out

@@ -135,7 +135,7 @@ def pane_html(stage: str, split: list[SplitLine], locs: list, src_of: list, colo
     source line it is attributed to (or None); ``colours`` maps source line -> colour."""
     bodies = highlight_lines([s.code for s in split], stage)
     out = []
-    for i, (s, body) in enumerate(zip(split, bodies)):
+    for i, (s, body) in enumerate(zip(split, bodies, strict=False)):
         src = src_of[i]
         loc = locs[i]
         # a tooltip only where it tells more than the linked source line: inlined helpers

@@ -140,4 +140,4 @@ def palette(n: int) -> list[str]:
 def colour_map(source_lines) -> dict[int, str]:
     """One colour per distinct source line number, in ascending line order."""
     lines = sorted(set(source_lines))
-    return dict(zip(lines, palette(len(lines))))
+    return dict(zip(lines, palette(len(lines)), strict=False))

@@ -100,7 +100,7 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
         for r, c in enumerate(own.thread_elements(sel_warp, sel_lane)):
             reg_at.setdefault(_grid_index(c, own.shape), r)
     if labelled:
-        for (i, j), w in np.ndenumerate(wg):
+        for i, j in np.ndindex(wg.shape):
             if not shown[i, j]:
                 continue
             if sel_lane is not None:

@@ -34,10 +34,10 @@ def _diff_pane(stage: str, before: list[str], after: list[str], context: int):
         else:
             kinds.append({"+": "add", "-": "del"}.get(d[:1], "ctx"))
             texts.append(d[1:])
-    code = [t if k != "hunk" else "" for k, t in zip(kinds, texts)]
+    code = [t if k != "hunk" else "" for k, t in zip(kinds, texts, strict=False)]
     bodies = highlight_lines(code, stage)
     rows = []
-    for i, (k, t, b) in enumerate(zip(kinds, texts, bodies)):
+    for i, (k, t, b) in enumerate(zip(kinds, texts, bodies, strict=False)):
         if k == "hunk":
             rows.append(line_html(i + 1, esc(t), extra_class="wb-diff-hunk", mark=""))
         else:

@@ -85,7 +85,7 @@ class AsyncOpsMixin:
         return warp_group_dot
 
     def op_ttng_warp_group_dot_wait(self, op):
-        for v, r in zip(op.operands, op.results):
+        for v, r in zip(op.operands, op.results, strict=False):
             self.slots[r] = self.slot(v)
         return None
 

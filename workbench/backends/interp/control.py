@@ -26,7 +26,7 @@ def _uniform(x: np.ndarray, what: str):
 
 
 def _set(env, slots, values):
-    for s, v in zip(slots, values):
+    for s, v in zip(slots, values, strict=False):
         env[s] = v
 
 
@@ -84,7 +84,7 @@ class ControlFlowMixin:
             run_block(else_fns, env)
             ev = [env[s] for s in else_ys]
             _set(env, res, [np.where(cv.reshape(cv.shape + (1,) * (np.ndim(t) - cv.ndim)), t, e)
-                            for t, e in zip(tv, ev)])
+                            for t, e in zip(tv, ev, strict=False)])
         return if_
 
     def op_scf_while(self, op):
@@ -173,7 +173,7 @@ class ControlFlowMixin:
             pids = env[PIDS]
             for b, pid in enumerate(pids):
                 parts = []
-                for s, t, sg in zip(ins, types, signed):
+                for s, t, sg in zip(ins, types, signed, strict=False):
                     v = env[s]
                     v = v[b] if v.shape[0] > 1 else v[0]
                     parts.append(fmt(v, t, sg))

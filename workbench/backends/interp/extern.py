@@ -107,12 +107,12 @@ def extern_fn(symbol: str, in_types: list, out: Type):
     if is_float_in:
         f = _lookup(symbol, PRED_FUNCS)
         if f is not None:
-            return lambda *xs: f(*[float_value(x, t) for x, t in zip(xs, in_types)]).astype(odt)
+            return lambda *xs: f(*[float_value(x, t) for x, t in zip(xs, in_types, strict=False)]).astype(odt)
         f = _lookup(symbol, FLOAT_FUNCS)
         if f is not None:
             def run(*xs):
                 args = [float_value(x, t).astype(np.float64) if isinstance(t.scalar, FloatType)
-                        else x for x, t in zip(xs, in_types)]
+                        else x for x, t in zip(xs, in_types, strict=False)]
                 r = np.asarray(f(*args))
                 if isinstance(out.scalar, FloatType):
                     return from_float(r.astype(np.float64), out)

@@ -63,7 +63,7 @@ class Launcher:
         env = list(cf.template)
         pointers = {}
         for i, (a, t, s, name) in enumerate(zip(args, cf.arg_types, cf.arg_slots,
-                                                cf.arg_names)):
+                                                cf.arg_names, strict=False)):
             if isinstance(t.scalar, PointerType):
                 if not isinstance(a, PointerArg):
                     raise LaunchError(f"argument '{name}' must be an array (pointer "
@@ -133,7 +133,7 @@ class Launcher:
         env[PID] = xs.astype(np.int32)
         env[PID + 1] = ys.astype(np.int32)
         env[PID + 2] = zs.astype(np.int32)
-        env[PIDS] = list(zip(xs.tolist(), ys.tolist(), zs.tolist()))
+        env[PIDS] = list(zip(xs.tolist(), ys.tolist(), zs.tolist(), strict=False))
         self._execute(env, env[PIDS][0])
 
     def _execute(self, env, pid) -> None:

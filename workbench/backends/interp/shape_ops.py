@@ -129,7 +129,7 @@ def _region(comp, op):
     n = len(op.operands)
 
     def combine(env, accs, xs):
-        for s, v in zip(arg_slots, list(accs) + list(xs)):
+        for s, v in zip(arg_slots, list(accs) + list(xs), strict=False):
             env[s] = v
         run_block(fns, env)
         return [env[s] for s in ret]
@@ -153,7 +153,7 @@ def tt_reduce(comp, op):
 
     def reduce(env, srcs=srcs, res=res, axis=axis, dts=dts):
         out = tree_reduce([env[s] for s in srcs], axis, lambda a, b: combine(env, a, b))
-        for r, v, dt in zip(res, out, dts):
+        for r, v, dt in zip(res, out, dts, strict=False):
             env[r] = np.asarray(v).astype(dt, copy=False)
     return reduce
 
@@ -168,7 +168,7 @@ def tt_scan(comp, op):
     def scan(env, srcs=srcs, res=res, axis=axis, reverse=reverse):
         out = hillis_steele_scan([env[s] for s in srcs], axis,
                                  lambda a, b: combine(env, a, b), reverse)
-        for r, v in zip(res, out):
+        for r, v in zip(res, out, strict=False):
             env[r] = v
     return scan
 

@@ -32,7 +32,7 @@ def tree_reduce(xs: list, axis: int, combine) -> list:
         r = [np.asarray(v) for v in combine(a, b)]
         r = [np.broadcast_to(v, a[0].shape) for v in r]
         if n % 2:
-            r = [np.concatenate([v, _take(x, axis, 2 * h, n)], axis=axis) for v, x in zip(r, xs)]
+            r = [np.concatenate([v, _take(x, axis, 2 * h, n)], axis=axis) for v, x in zip(r, xs, strict=False)]
         xs, n = r, h + n % 2
     return [np.squeeze(x, axis=axis) for x in xs]
 
@@ -50,7 +50,7 @@ def hillis_steele_scan(xs: list, axis: int, combine, reverse: bool = False) -> l
         cur = [_take(x, axis, d, n) for x in xs]
         new = [np.broadcast_to(np.asarray(v), prev[0].shape) for v in combine(prev, cur)]
         xs = [np.concatenate([_take(x, axis, 0, d), v.astype(x.dtype, copy=False)], axis=axis)
-              for x, v in zip(xs, new)]
+              for x, v in zip(xs, new, strict=False)]
         d *= 2
     if reverse:
         xs = [np.flip(x, axis=axis) for x in xs]
