@@ -17,7 +17,7 @@ the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 
 Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING]`` (needs torch, triton,
 cuda-bindings). Prints one table.
-"""
+"""  # noqa: E501
 from __future__ import annotations
 
 import os

@@ -93,8 +93,8 @@ def triton_times(n, rows, cols):
 
 
 def main() -> int:
-    print(f"ptxas: {nvidia_tools.find_tool('ptxas')}  nvdisasm: {nvidia_tools.find_tool('nvdisasm')}"
-          f"  (PATH ptxas: {shutil.which('ptxas')})")
+    ptxas, nvdisasm = nvidia_tools.find_tool("ptxas"), nvidia_tools.find_tool("nvdisasm")
+    print(f"ptxas: {ptxas}  nvdisasm: {nvdisasm}  (PATH ptxas: {shutil.which('ptxas')})")
     status = cd.driver_status()
     if status is not None:
         print(f"no GPU run: {status}")

@@ -67,7 +67,7 @@ CHECK: arith.truncf %p_{{[0-9]+}} : tensor<64x64xf32, #mma> to tensor<64x64xf16,
 CHECK-NEXT: ttg.convert_layout {{.*}} : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
 CHECK: tt.dot
 CHECK-NEXT: scf.yield
-""")
+""")  # noqa: E501
     body = ttgir[ttgir.index("scf.for"):ttgir.index('"ttg.async_wait"() <{num = 0')]
     assert body.count("ttg.convert_layout") == 1 and body.count("gpu.barrier") == 1
     assert c.asm["ptx"].count("bar.sync") <= 6

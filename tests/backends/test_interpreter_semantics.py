@@ -87,7 +87,8 @@ def test_cmpi_signed_vs_unsigned(pred):
     a = rng.integers(-5, 5, N).astype(np.int32)
     b = rng.integers(-5, 5, N).astype(np.int32)
     out = poisoned(N, np.int8)
-    binary_kernel(i32, i1, lambda k, x, y: k.cmp("arith.cmpi", pred, x, y)).interpret((1,), a, b, out)
+    kernel = binary_kernel(i32, i1, lambda k, x, y: k.cmp("arith.cmpi", pred, x, y))
+    kernel.interpret((1,), a, b, out)
     ua, ub = a.view(np.uint32), b.view(np.uint32)
     exp = {"slt": a < b, "ult": ua < ub, "sge": a >= b, "uge": ua >= ub, "eq": a == b,
            "ne": a != b}[pred]

@@ -59,8 +59,8 @@ CHECK: tt.store
 CHECK: tt.print "am " {hex = false, isSigned = array<i32: 1>}: %am_{{[0-9]+}} : tensor<16xi32>
 CHECK-NOT: tt.assert
 CHECK: tt.return
-""")
-    filecheck(ttir(adv, *spec, debug=True), 'CHECK: tt.assert %{{.*}}, "negative" : tensor<16xi1>\n')
+""")  # noqa: E501
+    filecheck(ttir(adv, *spec, debug=True), 'CHECK: tt.assert %{{.*}}, "negative" : tensor<16xi1>\n')  # noqa: E501
 
 
 def bad_dot(x_ptr, N: tl.constexpr):

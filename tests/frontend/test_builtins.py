@@ -28,7 +28,7 @@ CHECK: }) : (tensor<32xf32>) -> f32
 CHECK-NEXT: %t_{{[0-9]+}} = tt.splat %t_{{[0-9]+}} : f32 -> tensor<1xf32>
 CHECK-NEXT: %t_{{[0-9]+}} = tt.expand_dims %t_{{[0-9]+}} {axis = 1 : i32} : tensor<1xf32> -> tensor<1x1xf32>
 CHECK: tt.reshape %e allow_reorder : tensor<8x1xf32> -> tensor<8xf32>
-""")
+""")  # noqa: E501
 
 
 def misc(x_ptr, out_ptr, n, N: tl.constexpr):
@@ -150,7 +150,7 @@ CHECK: arith.addi
 CHECK: scf.yield
 CHECK: } {tt.num_stages = 2 : i32}
 CHECK: tt.store %x_ptr, %acc : !tt.ptr<i32>
-""")
+""")  # noqa: E501
 
 
 def bad_block_if(x_ptr, N: tl.constexpr):

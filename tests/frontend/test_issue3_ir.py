@@ -35,7 +35,7 @@ CHECK: arith.mulf
 CHECK: arith.addi
 CHECK: scf.yield
 CHECK: tt.store %x_ptr, %acc_{{[0-9]+}}
-""")
+""")  # noqa: E501
 
 
 def k_early(x_ptr, n):
@@ -219,7 +219,7 @@ def test_hints_are_attributes():
     filecheck(ttir(k_hints, ptr("x_ptr"), const("N", 16)), """
 CHECK: %offs_1 = "arith.muli"(%offs, %offs_0) <{tt.divisibility = array<i32: 16>, tt.contiguity = array<i32: 4>}>
 CHECK: tt.addptr %{{.*}}, %offs_1
-""")
+""")  # noqa: E501
 
 
 def k_assert(x_ptr, N: tl.constexpr):

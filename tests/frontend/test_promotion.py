@@ -105,7 +105,7 @@ CHECK-NEXT: arith.addi %a_1, %c : tensor<16xi64>
 
 
 def test_floordiv_mod_signed_are_c_truncating():
-    filecheck(_ir("i32", "i32", "i32", "floordiv"), "CHECK: arith.divsi %a_1, %b_1 : tensor<16xi32>\n")
+    filecheck(_ir("i32", "i32", "i32", "floordiv"), "CHECK: arith.divsi %a_1, %b_1 : tensor<16xi32>\n")  # noqa: E501
     filecheck(_ir("i32", "i32", "i32", "mod"), "CHECK: arith.remsi %a_1, %b_1 : tensor<16xi32>\n")
     filecheck(_ir("i16", "i32", "i32", "floordiv"), """
 CHECK: %c = arith.extsi %a_1 : tensor<16xi16> to tensor<16xi32>

@@ -43,7 +43,7 @@ CHECK-NEXT: tt.store %1, %2, %mask_0 : tensor<1024x!tt.ptr<f32>>
 CHECK-NEXT: tt.return
 CHECK-NEXT: }
 CHECK-NEXT: }
-""")
+""")  # noqa: E501
 
 
 def test_vector_add_locations_name_user_lines():
@@ -70,7 +70,7 @@ CHECK: tt.func public @add_kernel(%x_ptr: !tt.ptr<f32>, %y_ptr: !tt.ptr<f32> {tt
 CHECK: tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
 CHECK: %mask = arith.constant dense<1> : tensor<128xi32>
 CHECK-NEXT: %mask_0 = arith.cmpi slt, %offs_2, %mask : tensor<128xi32>
-""")
+""")  # noqa: E501
 
 
 def tile2d(x_ptr, out_ptr, M, N, stride_m, stride_n, BM: tl.constexpr, BN: tl.constexpr):
@@ -238,7 +238,7 @@ CHECK: } else {
 CHECK: arith.subf
 CHECK: }
 CHECK: tt.store
-""")
+""")  # noqa: E501
 
 
 def _scaled(x, s: tl.constexpr):

@@ -97,7 +97,8 @@ def test_accumulator_warps_tile_row_major_and_repeat_n_first():
         for rep in range(2):
             for (lane, i), (row, col) in c.items():
                 r, cc = row + 16 * wm, col + 8 * wn + 16 * rep
-                assert (own.warp[r, cc], own.lane[r, cc], own.register[r, cc]) == (w, lane, i + 4 * rep)
+                got = (own.warp[r, cc], own.lane[r, cc], own.register[r, cc])
+                assert got == (w, lane, i + 4 * rep)
 
 
 def test_operand_a_broadcast_over_n_warps():

@@ -48,7 +48,7 @@ def test_round_trip(enc):
 
 def test_exact_triton_text():
     assert str(BlockedLayout([4], [32], [4], [0])) == (
-        "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>")
+        "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>")  # noqa: E501
     assert str(MMA2) == ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = "
                          "[2, 2], instrShape = [16, 8]}>")
     assert str(SwizzledSharedLayout(8, 2, 4, [1, 0])) == (
@@ -65,7 +65,8 @@ def test_inline_and_alias_printing():
     d = DotOperandLayout(0, MMA2, 2)
     assert d.to_text(names.get) == "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>"
     assert parse("#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>", {"mma": MMA2}) == d
-    assert (BLK.alias_name, MMA2.alias_name, s.alias_name, d.alias_name) == ("blocked", "mma", None, None)
+    alias_names = (BLK.alias_name, MMA2.alias_name, s.alias_name, d.alias_name)
+    assert alias_names == ("blocked", "mma", None, None)
     assert SwizzledSharedLayout(1, 1, 1, (1, 0)).alias_name == "shared"
     assert LinearEncoding(to_linear(MMA2, (16, 8))).alias_name == "linear"
 
@@ -126,10 +127,10 @@ def test_warps_product_mismatch():
 
 
 @pytest.mark.parametrize("kwargs,param", [
-    (dict(size_per_thread=(3,), threads_per_warp=(32,), warps_per_cta=(4,), order=(0,)), "sizePerThread"),
-    (dict(size_per_thread=(1,), threads_per_warp=(32,), warps_per_cta=(3,), order=(0,)), "warpsPerCTA"),
-    (dict(size_per_thread=(1, 1), threads_per_warp=(32, 1), warps_per_cta=(4, 1), order=(0, 0)), "order"),
-    (dict(size_per_thread=(1, 1), threads_per_warp=(32,), warps_per_cta=(4, 1), order=(1, 0)), "threadsPerWarp"),
+    (dict(size_per_thread=(3,), threads_per_warp=(32,), warps_per_cta=(4,), order=(0,)), "sizePerThread"),  # noqa: E501
+    (dict(size_per_thread=(1,), threads_per_warp=(32,), warps_per_cta=(3,), order=(0,)), "warpsPerCTA"),  # noqa: E501
+    (dict(size_per_thread=(1, 1), threads_per_warp=(32, 1), warps_per_cta=(4, 1), order=(0, 0)), "order"),  # noqa: E501
+    (dict(size_per_thread=(1, 1), threads_per_warp=(32,), warps_per_cta=(4, 1), order=(1, 0)), "threadsPerWarp"),  # noqa: E501
 ])
 def test_bad_blocked_parameters(kwargs, param):
     with pytest.raises(LayoutError, match=param):
@@ -138,21 +139,21 @@ def test_bad_blocked_parameters(kwargs, param):
 
 @pytest.mark.parametrize("text,needle", [
     ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4]}>", "order"),
-    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]", "end of text"),
-    ("#ttg.blocked<{sizePerThread = 4, threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>", "sizePerThread"),
-    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [16], warpsPerCTA = [4], order = [0]}>", "threadsPerWarp"),
-    ("#ttg.blocked<{sizePerThread = [4], threadsPrWarp = [32], warpsPerCTA = [4], order = [0]}>", "threadsPrWarp"),
-    ("#ttg.blocked<{sizePerThread = [4] threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>", "threadsPerWarp"),
+    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]", "end of text"),  # noqa: E501
+    ("#ttg.blocked<{sizePerThread = 4, threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>", "sizePerThread"),  # noqa: E501
+    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [16], warpsPerCTA = [4], order = [0]}>", "threadsPerWarp"),  # noqa: E501
+    ("#ttg.blocked<{sizePerThread = [4], threadsPrWarp = [32], warpsPerCTA = [4], order = [0]}>", "threadsPrWarp"),  # noqa: E501
+    ("#ttg.blocked<{sizePerThread = [4] threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>", "threadsPerWarp"),  # noqa: E501
     ("#ttg.bloked<{sizePerThread = [4]}>", "bloked"),
     ("#ttg.slice<{dim = 1, parent = #blocked}>", "#blocked"),
-    ("#ttg.slice<{dim = 2, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>}>", "dim"),
-    ("#ttg.nvidia_mma<{versionMajor = 1, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>", "versionMajor"),
+    ("#ttg.slice<{dim = 2, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>}>", "dim"),  # noqa: E501
+    ("#ttg.nvidia_mma<{versionMajor = 1, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>", "versionMajor"),  # noqa: E501
     ("#ttg.swizzled_shared<{vec = 3, perPhase = 1, maxPhase = 1, order = [1, 0]}>", "vec"),
-    ("#ttg.nvmma_shared<{swizzlingByteWidth = 96, transposed = false, elementBitWidth = 16}>", "swizzlingByteWidth"),
+    ("#ttg.nvmma_shared<{swizzlingByteWidth = 96, transposed = false, elementBitWidth = 16}>", "swizzlingByteWidth"),  # noqa: E501
     ("#foo.blocked<{}>", "#foo"),
     ("blocked", "#ttg"),
-    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}> x", "'x'"),
-    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}> $", "'\\$'"),
+    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}> x", "'x'"),  # noqa: E501
+    ("#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}> $", "'\\$'"),  # noqa: E501
 ])
 def test_malformed_text_names_the_problem(text, needle):
     with pytest.raises(LayoutError, match=needle):

@@ -35,7 +35,7 @@ CHECK: ttg.local_alloc
 CHECK: ttg.local_load {{.*}} -> tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
 CHECK: tt.dot
 CHECK-NOT: warp_group_dot
-""")
+""")  # noqa: E501
         return
     check(text, """
 CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
@@ -48,7 +48,7 @@ CHECK: %acc_{{[0-9]+}} = ttng.warp_group_dot %{{[0-9]+}}, %{{[0-9]+}}, %acc_{{[0
 CHECK: scf.yield %acc_{{[0-9]+}}, {{.*}} : tensor<128x128xf32, #mma>,
 CHECK: arith.truncf {{.*}} : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
 CHECK: ttg.convert_layout {{.*}} : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked
-""")
+""")  # noqa: E501
 
 
 def test_forced_v2_option_on_cuda90():

@@ -150,7 +150,7 @@ def test_hints_multiple_of_and_max_contiguous_override():
         %sn = tt.splat %s : i32 -> tensor<64xi32>
         %m = arith.remsi %r, %sn : tensor<64xi32>
         %mh = "arith.remsi"(%r, %sn) <{tt.contiguity = array<i32: 64>, tt.divisibility = array<i32: 64>}> : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi32>
-    """)
+    """)  # noqa: E501
     assert triple(info("o")) == ([1], [8], [1])
     assert triple(info("m")) == ([1], [1], [1])
     assert triple(info("mh")) == ([64], [64], [1])
@@ -206,7 +206,7 @@ def test_scf_for_pointer_advanced_by_a_block_keeps_contiguity():
           %nxt = tt.addptr %it, %step : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
           scf.yield %nxt : tensor<32x!tt.ptr<f32>>
         }
-    """)
+    """)  # noqa: E501
     assert triple(info("i")) == ([1], [8], [1])        # gcd(div(lb) = 2^62, div(step) = 8)
     assert triple(info("it")) == ([32], [16], [1])
     assert triple(info("nxt")) == ([32], [16], [1])
@@ -257,7 +257,7 @@ def test_scf_for_2d_f16_pointer_advanced_by_invariant_offset(inc, div):
           %nxt = tt.addptr %it, %step : tensor<64x32x!tt.ptr<f16>>, tensor<64x32xi32>
           scf.yield %nxt : tensor<64x32x!tt.ptr<f16>>
         }}
-    """, params="%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, "
+    """, params="%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, "  # noqa: E501
                 "%n: i32 {tt.divisibility = 16 : i32}, %s: i32")
     # dim 0 (rows): 2 bytes, as in Triton (expand_dims of a contiguous range gives the new dim
     # divisibility 1); dim 1 (the contiguous one) is what vectorisation reads

@@ -43,7 +43,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 SOFTMAX = """\
 module {
@@ -81,7 +81,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 ROWSUM = """\
 module {
@@ -109,7 +109,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 TILE16 = """\
 module {
@@ -137,7 +137,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 B4 = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
 B1 = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
@@ -170,7 +170,7 @@ CHECK-NEXT: %[[OP:.*]] = ttg.convert_layout %{{{{.*}}}} : tensor<1024x!tt.ptr<f3
 CHECK-NEXT: %[[SV:.*]] = ttg.convert_layout %[[S]] : tensor<1024xf32, #blocked> -> tensor<1024xf32, #blocked1>
 CHECK-NEXT: %[[OM:.*]] = ttg.convert_layout %mask_0 : tensor<1024xi1, #blocked> -> tensor<1024xi1, #blocked1>
 CHECK-NEXT: tt.store %[[OP]], %[[SV]], %[[OM]] : tensor<1024x!tt.ptr<f32>, #blocked1>
-""")
+""")  # noqa: E501
 
 
 def test_softmax_with_a_runtime_stride_stays_scalar():
@@ -215,7 +215,7 @@ CHECK-NEXT: %[[X:.*]] = tt.load %[[P]] : tensor<64x128x!tt.ptr<f32>, #blocked2>
 CHECK-NEXT: %[[XB:.*]] = ttg.convert_layout %[[X]] : tensor<64x128xf32, #blocked2> -> tensor<64x128xf32, #blocked>
 CHECK-NEXT: "tt.reduce"(%[[XB]])
 CHECK: tt.store {{.*}} : tensor<64x!tt.ptr<f32>, #blocked1>
-""")
+""")  # noqa: E501
 
 
 def test_fp16_tile_gets_8_halves_per_thread():
@@ -224,7 +224,7 @@ def test_fp16_tile_gets_8_halves_per_thread():
 CHECK: #blocked1 = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 CHECK: tt.load {{.*}} : tensor<64x64x!tt.ptr<f16>, #blocked1>
 CHECK: tt.store {{.*}} : tensor<64x64x!tt.ptr<f16>, #blocked1>
-""")
+""")  # noqa: E501
 
 
 def _func(text):
@@ -261,7 +261,7 @@ def test_small_block_is_capped_by_elements_per_thread():
     text = ADD.replace("1024", "256")
     check(compile_ttgir(text), """
 CHECK: #blocked1 = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
-""")
+""")  # noqa: E501
 
 
 TRANSPOSED = """\
@@ -282,7 +282,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 
 def test_column_major_access_orders_dim_0_first():
@@ -290,4 +290,4 @@ def test_column_major_access_orders_dim_0_first():
 CHECK: #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
 CHECK: tt.load {{.*}} : tensor<64x64x!tt.ptr<f32>, #blocked1>
 CHECK: tt.store {{.*}} : tensor<64x64x!tt.ptr<f32>, #blocked1>
-""")
+""")  # noqa: E501

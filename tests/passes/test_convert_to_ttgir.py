@@ -50,7 +50,7 @@ CHECK-NEXT: %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
 CHECK-NEXT: %0 = arith.addf %x_5, %x_5 : tensor<1024xf32, #blocked>
 CHECK-NEXT: tt.store %x_4, %0, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
 CHECK-NOT: ttg.convert_layout
-""")
+""")  # noqa: E501
 
 
 TILE_2D = """
@@ -76,7 +76,7 @@ CHECK-NEXT: %e = tt.expand_dims %r {{axis = 0 : i32}} : tensor<128xi32, #ttg.sli
 CHECK-NEXT: %b = tt.broadcast %e : tensor<1x128xi32, #blocked> -> tensor<64x128xi32, #blocked>
 CHECK: %x = tt.load %a : tensor<64x128x!tt.ptr<f32>, #blocked>
 CHECK-NOT: ttg.convert_layout
-""")
+""")  # noqa: E501
 
 
 ROWSUM = """
@@ -124,7 +124,7 @@ CHECK-NEXT: %0 = tt.splat %p : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>, #blocked>
 CHECK-NEXT: %1 = tt.addptr %0, %om : tensor<64x!tt.ptr<f32>, #blocked>, tensor<64xi32, #blocked>
 CHECK-NEXT: %2 = ttg.convert_layout %s : tensor<64xf32, #ttg.slice<{{dim = 1, parent = #blocked1}}>> -> tensor<64xf32, #blocked>
 CHECK-NEXT: tt.store %1, %2 : tensor<64x!tt.ptr<f32>, #blocked>
-""")
+""")  # noqa: E501
 
 
 def test_softmax_1d_reduce_gives_a_scalar_without_encoding():
@@ -182,7 +182,7 @@ CHECK-NEXT: %d = arith.subf %x, %mb : tensor<64x128xf32, #blocked>
 CHECK: %l = tt.load %pq : tensor<64x!tt.ptr<f32>, #blocked1>
 CHECK-NEXT: %0 = ttg.convert_layout %mx : tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<64xf32, #blocked1>
 CHECK-NEXT: %t = arith.addf %0, %l : tensor<64xf32, #blocked1>
-""")
+""")  # noqa: E501
 
 
 def test_loop_carried_tiles_and_dot_layouts():
@@ -212,7 +212,7 @@ CHECK-NEXT: %0 = ttg.convert_layout %c : tensor<32x32xf32, #blocked> -> tensor<3
 CHECK-NEXT: %d = tt.dot %a, %b, %0
 CHECK-NEXT: %1 = ttg.convert_layout %d : tensor<32x32xf32, #blocked1> -> tensor<32x32xf32, #blocked>
 CHECK-NEXT: scf.yield %1 : tensor<32x32xf32, #blocked>
-""")
+""")  # noqa: E501
 
 
 def test_full_pipeline_output_verifies_and_round_trips():
@@ -252,4 +252,4 @@ CHECK-NEXT: %0 = ttg.convert_layout %sum : tensor<64xf32, #ttg.slice<{dim = 1, p
 CHECK: scf.for
 CHECK-NEXT: %d = arith.addf %c, %0 : tensor<64xf32, #blocked1>
 CHECK-NEXT: scf.yield %d
-""")
+""")  # noqa: E501

@@ -84,7 +84,7 @@ def test_cse_does_not_merge_different_attributes_or_types():
         %y = arith.addi %x, %d : i64
         %z = arith.select %e, %n, %m : i1, i32
         tt.print "" {hex = false, isSigned = array<i32: 1, 1, 1>}: %s, %y, %z : tensor<4xi32>, i64, i32
-    """))
+    """))  # noqa: E501
     check(out, """
 CHECK: %a = tt.make_range {end = 4 : i32, start = 0 : i32}
 CHECK-NEXT: %b = tt.make_range {end = 5 : i32, start = 1 : i32}

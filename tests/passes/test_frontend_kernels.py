@@ -51,4 +51,4 @@ CHECK: -> tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
 CHECK: ttg.convert_layout %{{[0-9a-z_]+}} : tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<64xf32, #blocked1>
 CHECK-NOT: ttg.convert_layout
 CHECK: tt.store
-""")
+""")  # noqa: E501

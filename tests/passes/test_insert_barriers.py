@@ -10,7 +10,7 @@ from workbench.ir.printer import print_module
 from workbench.passes.insert_barriers import insert_barriers
 
 SH = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
-BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+BL = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"  # noqa: E501
 MD = f"!ttg.memdesc<64x64xf16, {SH}, #smem>"
 
 

@@ -61,7 +61,7 @@ CHECK: ttg.local_load
 CHECK: tt.dot
 CHECK: scf.yield
 CHECK: "ttg.async_wait"() <{num = 0 : i32}>
-""")
+""")  # noqa: E501
 
 
 def test_one_stage_leaves_the_loop_alone():

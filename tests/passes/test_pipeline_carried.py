@@ -69,7 +69,7 @@ CHECK: tt.addptr %[[PA]]
 CHECK: tt.addptr %[[PB]]
 CHECK: scf.yield
 CHECK: "ttg.async_wait"() <{num = 0 : i32}>
-""")
+""")  # noqa: E501
     copies = re.findall(r'"ttg.async_copy_global_to_local"\(([^)]*)\)', text)
     assert len(copies) == 6 and all(len(c.split(",")) == (4 if mask else 3) for c in copies)
 

@@ -55,7 +55,7 @@ CHECK-NEXT: %2 = arith.addf %x_1, %y_1 : tensor<1024xf32, #blocked>
 CHECK-NEXT: tt.store %1, %2, %mask_0 : tensor<1024x!tt.ptr<f32>, #blocked>
 CHECK-NEXT: tt.return
 CHECK-NOT: ttg.convert_layout
-""")
+""")  # noqa: E501
 
 
 def test_softmax_keeps_one_element_per_thread():
@@ -98,7 +98,7 @@ CHECK-NEXT: %[[OA:.*]] = tt.addptr %[[OP]], %om : tensor<64x!tt.ptr<f32>, #block
 CHECK-NEXT: %[[V:.*]] = ttg.convert_layout %s : tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<64xf32, #blocked1>
 CHECK-NEXT: tt.store %[[OA]], %[[V]] : tensor<64x!tt.ptr<f32>, #blocked1>
 CHECK-NOT: ttg.convert_layout
-""")
+""")  # noqa: E501
 
 
 def test_fp16_tile_is_one_1x8_layout_without_conversions():
@@ -109,7 +109,7 @@ CHECK-NOT: #blocked1
 CHECK: tt.load {{.*}} : tensor<64x64x!tt.ptr<f16>, #blocked>
 CHECK: arith.mulf {{.*}} : tensor<64x64xf16, #blocked>
 CHECK: tt.store {{.*}} : tensor<64x64x!tt.ptr<f16>, #blocked>
-""")
+""")  # noqa: E501
     assert "ttg.convert_layout" not in out
 
 
@@ -118,7 +118,7 @@ def test_column_major_tile_keeps_its_own_order():
     check(out, """
 CHECK: #blocked = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
 CHECK-NOT: #blocked1
-""")
+""")  # noqa: E501
     assert "ttg.convert_layout" not in out
 
 
@@ -152,7 +152,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 
 def test_conflicting_layouts_keep_exactly_one_conversion():
@@ -165,7 +165,7 @@ CHECK: %y = tt.load {{.*}} : tensor<64x64x!tt.ptr<f32>, #blocked1>
 CHECK-NEXT: %[[C:.*]] = ttg.convert_layout %y : tensor<64x64xf32, #blocked1> -> tensor<64x64xf32, #blocked>
 CHECK-NEXT: %s = arith.addf %x, %[[C]] : tensor<64x64xf32, #blocked>
 CHECK: tt.store {{.*}}, %s : tensor<64x64x!tt.ptr<f32>, #blocked>
-""")
+""")  # noqa: E501
     assert out.count("ttg.convert_layout") == 1
 
 
@@ -191,7 +191,7 @@ module {
     tt.return
   }
 }
-"""
+"""  # noqa: E501
 
 
 def test_loop_carries_accumulator_and_pointer_in_the_coalesced_layout():
@@ -207,7 +207,7 @@ CHECK-NEXT: %acc2 = arith.addf %acc, %v : tensor<512xf32, #blocked>
 CHECK-NEXT: %p2 = tt.addptr %p, %c512 : tensor<512x!tt.ptr<f32>, #blocked>, tensor<512xi32, #blocked>
 CHECK-NEXT: scf.yield %acc2, %p2
 CHECK: tt.store %op, %res : tensor<512x!tt.ptr<f32>, #blocked>
-""")
+""")  # noqa: E501
     assert "ttg.convert_layout" not in out
 
 

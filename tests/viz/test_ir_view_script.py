@@ -55,7 +55,7 @@ handlers.click({target: src.lines[1]}); out.pinned = state(); out.scroll = ir.co
 handlers.click({target: ir.lines[1]}); out.repinned = state();
 handlers.click({target: ir.lines[1]}); out.unpinned = state();
 console.log(JSON.stringify(out));
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")

@@ -116,7 +116,8 @@ class ControlFlowMixin:
         for region, block in zip(op.regions, (then_block, else_block), strict=False):
             region.blocks.append(block)
             block.parent = region
-        return [self.sem.wrap(r, v.dtype, v.shape) for r, v in zip(op.results, then_vals, strict=False)]
+        return [self.sem.wrap(r, v.dtype, v.shape)
+                for r, v in zip(op.results, then_vals, strict=False)]
 
     def _merge_pair(self, node, what, a, b, then_block, else_block):
         """Make the two branch values of ``what`` mergeable: numbers become tensors (typed

@@ -112,7 +112,8 @@ def advance(base, offsets, _semantic=None):
                             "make one with tl.make_block_ptr")
     deltas = _ints(offsets, "offsets", len(bp.block_shape))
     new = [sem.add(o, sem.cast(_scalar_int(d, dt.int32, sem, "offsets"), dt.int64))
-           if not (isinstance(d, int) and d == 0) else o for o, d in zip(bp.offsets, deltas, strict=False)]
+           if not (isinstance(d, int) and d == 0) else o
+           for o, d in zip(bp.offsets, deltas, strict=False)]
     return block_pointer(bp.base, bp.shape, bp.strides, new, bp.block_shape, bp.order)
 
 

@@ -1,5 +1,6 @@
-"""Shape builtins (reference §1.8, §1.9): ``reshape``, ``broadcast_to``, ``broadcast``,
-``expand_dims``, ``view``, ``ravel``, ``join``, ``split``, ``interleave``, ``cat``, ``flip`` and ``sort``.
+"""Shape builtins (``triton.language``'s shape manipulation ops): ``reshape``, ``broadcast_to``,
+``broadcast``, ``expand_dims``, ``view``, ``ravel``, ``join``, ``split``, ``interleave``, ``cat``,
+``flip`` and ``sort``.
 
 They emit Triton's ops (``tt.join``, ``tt.split``, ``tt.reshape``, ``tt.trans``, ``tt.cat``);
 ``flip`` and ``sort`` are built from those and elementwise ops, as Triton builds them in

@@ -238,7 +238,8 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
     """Bank behaviour of every warp-wide request of ``access_layout`` reading/writing ``shared``.
 
     Args:
-        shared: :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout` or :class:`PaddedRowMajor`.
+        shared: :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout` or
+            :class:`PaddedRowMajor`.
         access_layout: the distributed layout of the registers that are stored/loaded.
         shape: tile shape (powers of two).
         dtype: Triton short name ("fp32", "fp16", "bf16", "i8", "i32", ...) or numpy dtype.

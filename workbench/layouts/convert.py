@@ -51,7 +51,8 @@ def identity_nd(in_dim: str, sizes: Sequence[int], order: Sequence[int]) -> Line
 
 def _broadcast_nd(in_dim: str, sizes: Sequence[int], order: Sequence[int],
                   broadcast_dim: int) -> LinearLayout:
-    """Like :func:`identity_nd` but dim ``broadcast_dim`` gets zero bases (``broadcastedDotOperandLayout``)."""
+    """Like :func:`identity_nd` but dim ``broadcast_dim`` gets zero bases
+    (``broadcastedDotOperandLayout``)."""
     parts = []
     for d in order:
         make = LinearLayout.zeros1d if d == broadcast_dim else LinearLayout.identity1d
@@ -275,7 +276,8 @@ def nvmma_shared_to_linear(layout: NVMMASharedLayout, shape: Sequence[int]) -> L
     if layout.transposed:
         rows, cols = cols, rows
     if layout.swizzling_byte_width == 0:
-        ll2 = (LinearLayout.identity1d(cols, "offset", "c") * LinearLayout.identity1d(rows, "offset", "r"))
+        ll2 = (LinearLayout.identity1d(cols, "offset", "c")
+               * LinearLayout.identity1d(rows, "offset", "r"))
     else:
         tile_cols = layout.swizzling_byte_width * 8 // layout.element_bit_width
         if cols < tile_cols or rows < 8:

@@ -48,7 +48,8 @@ def _fmt(vals) -> str:
 def _check_pow2(vals, param: str) -> None:
     for v in vals:
         if not is_pow2(v):
-            raise LayoutError(f"{param} = {_fmt(vals)}: every entry must be a power of two, got {v}")
+            raise LayoutError(
+                f"{param} = {_fmt(vals)}: every entry must be a power of two, got {v}")
 
 
 def _check_order(order, rank: int, param: str = "order") -> None:
@@ -123,7 +124,8 @@ class BlockedLayout(Encoding):
         if prod(tpw) != WARP_SIZE:
             raise LayoutError(
                 f"threadsPerWarp = {_fmt(tpw)} has product {prod(tpw)}, but a warp has "
-                f"{WARP_SIZE} threads on NVIDIA GPUs: the product of threadsPerWarp must be {WARP_SIZE}")
+                f"{WARP_SIZE} threads on NVIDIA GPUs: the product of threadsPerWarp must be "
+                f"{WARP_SIZE}")
         _check_order(order, rank)
 
     @property
@@ -139,8 +141,8 @@ class BlockedLayout(Encoding):
     @property
     def cta_tile(self) -> tuple[int, ...]:
         """Elements covered by one pass of the CTA per dim: spt * tpw * wpc."""
-        return tuple(a * b * c for a, b, c in
-                     zip(self.size_per_thread, self.threads_per_warp, self.warps_per_cta, strict=False))
+        return tuple(a * b * c for a, b, c in zip(self.size_per_thread, self.threads_per_warp,
+                                                  self.warps_per_cta, strict=False))
 
     def to_text(self, alias_of: AliasFn = None) -> str:
         return (f"#ttg.blocked<{{sizePerThread = {_fmt(self.size_per_thread)}, "
@@ -224,7 +226,8 @@ class SliceLayout(Encoding):
     def __post_init__(self):
         _set(self, "dim", int(self.dim))
         if not isinstance(self.parent, Encoding) or not self.parent.distributed:
-            raise LayoutError(f"parent of a slice must be a distributed layout, got {self.parent!r}")
+            raise LayoutError(
+                f"parent of a slice must be a distributed layout, got {self.parent!r}")
         if not 0 <= self.dim < self.parent.rank:
             raise LayoutError(f"dim = {self.dim} is outside the parent's rank {self.parent.rank}")
         if self.parent.rank < 2:
@@ -410,7 +413,8 @@ class LinearEncoding(Encoding):
         if extra:
             raise LayoutError(f"#ttg.linear in-dims must be register/lane/warp/block, got {extra}")
         if list(ll.out_dims) != [f"dim{i}" for i in range(ll.rank)]:
-            raise LayoutError(f"#ttg.linear out-dims must be dim0..dim{ll.rank - 1}, got {ll.out_dims}")
+            raise LayoutError(
+                f"#ttg.linear out-dims must be dim0..dim{ll.rank - 1}, got {ll.out_dims}")
         if ll.in_dim_size("lane") != WARP_SIZE:
             raise LayoutError(
                 f"lane has {ll.in_dim_size_log2('lane')} bases ({ll.in_dim_size('lane')} lanes); "

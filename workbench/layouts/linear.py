@@ -104,8 +104,8 @@ class LinearLayout:
             for i, vec in enumerate(vecs):
                 for n, s, v in zip(names, sizes, vec, strict=False):
                     if v >= s:
-                        raise LayoutError(
-                            f"basis {i} of in-dim {in_name!r} maps to {n}={v}, outside its size {s}")
+                        raise LayoutError(f"basis {i} of in-dim {in_name!r} maps to {n}={v}, "
+                                          f"outside its size {s}")
         self._bases = norm
         self._out_names = names
         self._out_sizes = sizes
@@ -118,7 +118,8 @@ class LinearLayout:
 
     @classmethod
     def identity1d(cls, size: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """Identity of ``size`` (a power of two) from ``in_dim`` to ``out_dim``: bases 1, 2, 4, ..."""
+        """Identity of ``size`` (a power of two) from ``in_dim`` to ``out_dim``: bases 1, 2, 4,
+        ..."""
         n = log2_exact(size, f"identity size for {in_dim!r}")
         return cls({in_dim: [(1 << i,) for i in range(n)]}, {out_dim: size})
 
@@ -193,7 +194,8 @@ class LinearLayout:
             vecs = self._bases.get(name)
             if vecs is None:
                 if value != 0:
-                    raise LayoutError(f"layout has no in-dim {name!r} (in-dims: {list(self.in_dims)})")
+                    raise LayoutError(
+                        f"layout has no in-dim {name!r} (in-dims: {list(self.in_dims)})")
                 continue
             if not 0 <= value < (1 << len(vecs)):
                 raise LayoutError(f"{name}={value} is outside 0..{(1 << len(vecs)) - 1}")
@@ -273,9 +275,10 @@ class LinearLayout:
         """
         for n, s in zip(self._out_names, self._out_sizes, strict=True):
             if outer.in_dim_size(n) < s or (n not in outer._bases and s > 1):
+                outer_dims = {d: outer.in_dim_size(d) for d in outer.in_dims}
                 raise LayoutError(
                     f"cannot compose: out-dim {n!r} of size {s} is not an in-dim of the outer "
-                    f"layout of size >= {s} (outer in-dims: {dict((d, outer.in_dim_size(d)) for d in outer.in_dims)})")
+                    f"layout of size >= {s} (outer in-dims: {outer_dims})")
         bases = {}
         for name, vecs in self._bases.items():
             bases[name] = [outer.apply(**dict(zip(self._out_names, v, strict=False))) for v in vecs]
@@ -385,7 +388,8 @@ class LinearLayout:
                 lines.append(f"{lead}{name}={1 << i} -> ({', '.join(map(str, v))})")
             if not vecs:
                 lines.append(f" - {name} is a size 1 dimension")
-        outs = ", ".join(f"{n} (size {s})" for n, s in zip(self._out_names, self._out_sizes, strict=True))
+        outs = ", ".join(f"{n} (size {s})"
+                         for n, s in zip(self._out_names, self._out_sizes, strict=True))
         lines.append(f"where out dims are: [{outs}]")
         return "\n".join(lines)
 

@@ -18,7 +18,8 @@ _V3_N_16BIT = tuple(range(256, 7, -8))
 _V3_N_INT8 = (224, 208, 192, 176, 160, 144, 128, 112, 96, 80, 64, 48, 32, 24, 16, 8)
 
 
-def warps_per_tile_v2(shape: Sequence[int], num_warps: int, chained: bool = False) -> tuple[int, int]:
+def warps_per_tile_v2(shape: Sequence[int], num_warps: int,
+                      chained: bool = False) -> tuple[int, int]:
     """``warpsPerCTA`` of an MMA v2 result of ``shape`` = (M, N).
 
     Chained dots (the result feeds another dot): all warps along the larger dim (M on ties).
@@ -96,9 +97,12 @@ def mma_operand_shared(op_idx: int, shape: Sequence[int], order: Sequence[int], 
 
     ::
 
-        K = shape[order[0]]; perPhase = max(1024 // (bits * K), 1); mmaStride = 4 if bits == 64 else 8
+        K = shape[order[0]]
+        perPhase = max(1024 // (bits * K), 1)
+        mmaStride = 4 if bits == 64 else 8
         vec = 4 * kWidth; swap(vec, mmaStride) if needTrans; swap again if order[0] != kDim
-        maxPhase = max(min(mmaStride, 1024 // (vec * bits)), 1); maxPhase = max(maxPhase // perPhase, 1)
+        maxPhase = max(min(mmaStride, 1024 // (vec * bits)), 1)
+        maxPhase = max(maxPhase // perPhase, 1)
 
     kDim is the last dim for A (op_idx 0) and the second-to-last for B. Examples (fp16, kWidth
     2): A 128x32 order (1, 0) -> vec 8, perPhase 2, maxPhase 4; B 32x128 -> 8, 1, 8.

@@ -35,7 +35,8 @@ _PREFIXES = ("ttg", "triton_gpu")
 class _Parser:
     def __init__(self, text: str, aliases: Mapping[str, Encoding] | None):
         self.text = text
-        self.aliases = {(k if k.startswith("#") else "#" + k): v for k, v in (aliases or {}).items()}
+        self.aliases = {(k if k.startswith("#") else "#" + k): v
+                        for k, v in (aliases or {}).items()}
         self.toks: list[tuple[str, str, int]] = []
         pos = 0
         while pos < len(text):
@@ -74,7 +75,8 @@ class _Parser:
         enc = self.encoding()
         kind, val, pos = self.peek()
         if kind != "eof":
-            raise LayoutError(f"unexpected {val!r} at column {pos + 1} after the layout in {self.text!r}")
+            raise LayoutError(
+                f"unexpected {val!r} at column {pos + 1} after the layout in {self.text!r}")
         return enc
 
     def encoding(self) -> Encoding:
@@ -197,10 +199,12 @@ def _build(name: str, p: dict, head: str) -> Encoding:
                 isinstance(v, bool) or not isinstance(v, int)):
             raise LayoutError(f"{key} must be an integer, got {v!r} in {head}")
         if key == "parent" and not isinstance(v, Encoding):
-            raise LayoutError(f"parent must be a layout (#ttg.... or an alias), got {v!r} in {head}")
+            raise LayoutError(
+                f"parent must be a layout (#ttg.... or an alias), got {v!r} in {head}")
     try:
         if name == "blocked":
-            return BlockedLayout(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"], p["order"])
+            return BlockedLayout(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"],
+                                 p["order"])
         if name == "slice":
             return SliceLayout(p["dim"], p["parent"])
         if name == "nvidia_mma":

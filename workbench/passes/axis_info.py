@@ -314,8 +314,8 @@ def _binary_dim(name, lhs: AxisInfo, rhs: AxisInfo, d: int, shape, elem_bytes):
             k = max(k, gcd(lc, ld, rd))
         if lhs.value == 0 or rhs.value == 1:
             dv = ld
-        elif rhs.value is not None and rhs.value != 0 and pow2_divisor(rhs.value) == abs(rhs.value) \
-                and lc == 1:
+        elif (rhs.value is not None and rhs.value != 0
+              and pow2_divisor(rhs.value) == abs(rhs.value) and lc == 1):
             dv = max(1, ld // abs(rhs.value))
         else:
             dv = 1
@@ -371,7 +371,8 @@ def visit(op: Operation, ops: list) -> AxisInfo | None:
         if s.value is not None:
             nd = pow2_divisor(s.value)
         else:
-            nd = gcd(*[1 if c > 1 else dv for c, dv in zip(s.contiguity, s.divisibility, strict=False)])
+            nd = gcd(*[1 if c > 1 else dv
+                       for c, dv in zip(s.contiguity, s.divisibility, strict=False)])
         c, dv, k = list(s.contiguity), list(s.divisibility), list(s.constancy)
         c.insert(ax, 1)
         dv.insert(ax, nd)
@@ -408,7 +409,9 @@ def _visit_binary(op, lhs: AxisInfo, rhs: AxisInfo, rank, shape) -> AxisInfo:
         value = None
     if value is not None:
         return AxisInfo((1,) * rank, (pow2_divisor(value),) * rank,
-                        tuple(max(x, y) for x, y in zip(lhs.constancy, rhs.constancy, strict=False)), value)
+                        tuple(max(x, y)
+                              for x, y in zip(lhs.constancy, rhs.constancy, strict=False)),
+                        value)
     dims = [_binary_dim(op.name, lhs, rhs, d, shape, eb) for d in range(rank)]
     return AxisInfo(tuple(x[0] for x in dims), tuple(x[1] for x in dims),
                     tuple(x[2] for x in dims))
@@ -418,7 +421,8 @@ def _visit_cmp(pred, lhs: AxisInfo, rhs: AxisInfo, rank, shape) -> AxisInfo:
     if lhs.rank != rank or rhs.rank != rank:
         return AxisInfo.unknown(rank)
     if lhs.value is not None and rhs.value is not None:
-        return AxisInfo((1,) * rank, (1,) * rank, lhs.constancy, int(_cmp(pred, lhs.value, rhs.value)))
+        return AxisInfo((1,) * rank, (1,) * rank, lhs.constancy,
+                        int(_cmp(pred, lhs.value, rhs.value)))
     kind = _CMP.get(pred, pred)
     const = []
     for d in range(rank):

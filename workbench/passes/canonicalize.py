@@ -133,7 +133,7 @@ def _identity(op: Operation, pool: ConstantPool) -> bool:
         ones = int_const(-1, w)
         zero = int_const(0, w)
         one = int_const(1, w)
-        if (n in ("addi", "ori", "xori") and cb == zero) or (n in ("addi", "ori", "xori") and ca == zero):
+        if n in ("addi", "ori", "xori") and (cb == zero or ca == zero):
             return _replace(op, a if cb == zero else b)
         if n in ("subi", "shli", "shrsi", "shrui") and cb == zero:
             return _replace(op, a)

@@ -36,7 +36,8 @@ class TrialRow:
 def config_label(config) -> str:
     """``BLOCK=256, warps=4, stages=3`` for a Config."""
     kw = ", ".join(f"{k}={v}" for k, v in getattr(config, "kwargs", {}).items())
-    extra = f"warps={getattr(config, 'num_warps', '?')}, stages={getattr(config, 'num_stages', '?')}"
+    warps, stages = getattr(config, "num_warps", "?"), getattr(config, "num_stages", "?")
+    extra = f"warps={warps}, stages={stages}"
     return f"{kw}, {extra}" if kw else extra
 
 

@@ -185,8 +185,8 @@ def _hardware_view(own, sel_warp, sel_lane) -> Figure:
     threads = [(w, ln) for w in warps for ln in lanes]
     R = coords.shape[2]
     if len(threads) * R > 16384:
-        raise LayoutError(f"per-thread view of {len(threads)} threads x {R} registers is too large: "
-                          f"pick a warp or a thread")
+        raise LayoutError(f"per-thread view of {len(threads)} threads x {R} registers is too "
+                          f"large: pick a warp or a thread")
     colours = warp_colours(own.num_warps)
     rgb = np.array([[colours[w]] * R for w, _ in threads])
     labels = np.full((len(threads), R), "", dtype=object)
@@ -196,7 +196,8 @@ def _hardware_view(own, sel_warp, sel_lane) -> Figure:
     rows, cols = labels.shape
     labelled = rows * cols <= MAX_LABELLED_CELLS
     cell = 0.7 if labelled else 0.12
-    fig = Figure(figsize=(min(max(cols * cell + 2, 4), 26), min(max(rows * cell * 0.5 + 1.2, 2.5), 26)))
+    fig = Figure(figsize=(min(max(cols * cell + 2, 4), 26),
+                          min(max(rows * cell * 0.5 + 1.2, 2.5), 26)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     ax.imshow(rgb, interpolation="nearest", aspect="auto")

@@ -18,7 +18,8 @@ def strip_locations(text: str, line_locs: list):
 
     Returns ``(lines, locs)`` with the table lines removed from both lists."""
     lines, locs = [], []
-    for line, loc in zip(text.splitlines(), list(line_locs) + [None] * len(text.splitlines()), strict=False):
+    padded_locs = list(line_locs) + [None] * len(text.splitlines())
+    for line, loc in zip(text.splitlines(), padded_locs, strict=False):
         if line.startswith("#loc"):
             continue
         lines.append(_LOC_SUFFIX.sub("", line))

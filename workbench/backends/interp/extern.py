@@ -107,7 +107,8 @@ def extern_fn(symbol: str, in_types: list, out: Type):
     if is_float_in:
         f = _lookup(symbol, PRED_FUNCS)
         if f is not None:
-            return lambda *xs: f(*[float_value(x, t) for x, t in zip(xs, in_types, strict=False)]).astype(odt)
+            return lambda *xs: f(*[float_value(x, t)
+                                   for x, t in zip(xs, in_types, strict=False)]).astype(odt)
         f = _lookup(symbol, FLOAT_FUNCS)
         if f is not None:
             def run(*xs):

@@ -32,7 +32,8 @@ def tree_reduce(xs: list, axis: int, combine) -> list:
         r = [np.asarray(v) for v in combine(a, b)]
         r = [np.broadcast_to(v, a[0].shape) for v in r]
         if n % 2:
-            r = [np.concatenate([v, _take(x, axis, 2 * h, n)], axis=axis) for v, x in zip(r, xs, strict=False)]
+            r = [np.concatenate([v, _take(x, axis, 2 * h, n)], axis=axis)
+                 for v, x in zip(r, xs, strict=False)]
         xs, n = r, h + n % 2
     return [np.squeeze(x, axis=axis) for x in xs]
 
