@@ -159,6 +159,35 @@ def _cmpf(pred: str, t: Type):
     return f
 
 
+def _int_to_float(name: str, dst: Type):
+    """``arith.sitofp`` / ``arith.uitofp`` to ``dst`` with one rounding, as C converts."""
+    ddt = np_dtype(dst)
+    pre = _signed if name == "sitofp" else unsigned
+
+    def itof(x):
+        x = pre(x)
+        if ddt == np.float64 or ddt == np.float32 and x.dtype.itemsize <= 2:
+            return x.astype(ddt)
+        if x.dtype.itemsize == 8 and ddt == np.float32:
+            return x.astype(np.float32)  # int64 -> f32 in one rounding (C conversion)
+        return from_float(x.astype(np.float64), dst)
+    return itof
+
+
+def _float_to_int(name: str, src: Type, dst: Type):
+    """``arith.fptosi`` / ``arith.fptoui`` from ``src`` to ``dst`` (truncating toward zero)."""
+    ddt = np_dtype(dst)
+
+    def ftoi(x):
+        v = float_value(x, src)
+        if ddt == np.bool_:
+            return (v.astype(np.int64) & 1).astype(np.bool_)
+        if name == "fptoui":
+            return v.astype(unsigned(np.zeros(0, ddt)).dtype).view(ddt)
+        return v.astype(ddt)
+    return ftoi
+
+
 def _cast(name: str, src: Type, dst: Type):
     sdt, ddt = np_dtype(src), np_dtype(dst)
     if name == "extsi":
@@ -170,25 +199,9 @@ def _cast(name: str, src: Type, dst: Type):
             return lambda x: (x & 1).astype(np.bool_)
         return lambda x: x.astype(ddt)
     if name in ("sitofp", "uitofp"):
-        pre = _signed if name == "sitofp" else unsigned
-
-        def itof(x):
-            x = pre(x)
-            if ddt == np.float64 or ddt == np.float32 and x.dtype.itemsize <= 2:
-                return x.astype(ddt)
-            if x.dtype.itemsize == 8 and ddt == np.float32:
-                return x.astype(np.float32)  # int64 -> f32 in one rounding (C conversion)
-            return from_float(x.astype(np.float64), dst)
-        return itof
+        return _int_to_float(name, dst)
     if name in ("fptosi", "fptoui"):
-        def ftoi(x):
-            v = float_value(x, src)
-            if ddt == np.bool_:
-                return (v.astype(np.int64) & 1).astype(np.bool_)
-            if name == "fptoui":
-                return v.astype(unsigned(np.zeros(0, ddt)).dtype).view(ddt)
-            return v.astype(ddt)
-        return ftoi
+        return _float_to_int(name, src, dst)
     if name == "extf":
         return lambda x: float_value(x, src).astype(ddt)
     if name == "truncf":
@@ -247,6 +260,39 @@ def _mulhiui(t: Type):
     return hi64
 
 
+_CASTS = ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "truncf",
+          "bitcast")
+
+
+def _arith_fn(op, short: str, ins: list[Type], out):
+    """The numpy function of ``arith.<short>``, or None (``arith.select`` and non-integer
+    results of ops with no float meaning are the compiler's business)."""
+    if short == "cmpi":
+        return _cmpi(op.attributes["predicate"])
+    if short == "cmpf":
+        return _cmpf(op.attributes["predicate"], ins[0])
+    if short == "select":
+        return None  # handled by the compiler (scalar condition on tiles)
+    if short in _FLOAT_BINARY:
+        return _float_op(_FLOAT_BINARY[short], out)
+    if short == "negf":  # flip the sign bit (exact for every format, NaN included)
+        return (lambda x: x ^ np.uint16(0x8000)) if is_bf16(out) else np.negative
+    if short in _CASTS:
+        return _cast(short, ins[0], out)
+    if isinstance(out.scalar, IntType):
+        return _i1_binary(short) if out.scalar.width == 1 else _int_binary(short)
+    return None
+
+
+def _math_fn(short: str, out):
+    """The numpy function of ``math.<short>`` on values of type ``out``."""
+    if short == "fma":
+        return _fma(out)
+    if short == "absi":
+        return np.abs
+    return _unary_math(short, out)
+
+
 def elementwise_fn(op):
     """The numpy function computing elementwise ``op`` from its operand arrays, or None when
     ``op`` is not elementwise. Raises NotImplementedError for unknown extern symbols."""
@@ -255,28 +301,9 @@ def elementwise_fn(op):
     out = op.results[0].type if op.results else None
     dialect, _, short = name.partition(".")
     if dialect == "arith":
-        if name == "arith.cmpi":
-            return _cmpi(op.attributes["predicate"])
-        if name == "arith.cmpf":
-            return _cmpf(op.attributes["predicate"], ins[0])
-        if name == "arith.select":
-            return None  # handled by the compiler (scalar condition on tiles)
-        if short in _FLOAT_BINARY:
-            return _float_op(_FLOAT_BINARY[short], out)
-        if short == "negf":  # flip the sign bit (exact for every format, NaN included)
-            return (lambda x: x ^ np.uint16(0x8000)) if is_bf16(out) else np.negative
-        if short in ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
-                     "extf", "truncf", "bitcast"):
-            return _cast(short, ins[0], out)
-        if isinstance(out.scalar, IntType):
-            return _i1_binary(short) if out.scalar.width == 1 else _int_binary(short)
-        return None
+        return _arith_fn(op, short, ins, out)
     if dialect == "math":
-        if short == "fma":
-            return _fma(out)
-        if short == "absi":
-            return np.abs
-        return _unary_math(short, out)
+        return _math_fn(short, out)
     if name in ("tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int"):
         sdt, ddt = np_dtype(ins[0]), np_dtype(out)
         return (lambda x: x) if sdt == ddt else (lambda x: x.view(ddt))
