@@ -32,20 +32,26 @@ def _fields(body: str) -> dict:
     return out
 
 
-def llir_line_locs(text: str) -> list:
-    """One Location (or None) per line of LLVM IR ``text``; see the module docstring."""
-    lines = text.splitlines()
-    meta = {}
-    for ln in lines:
-        m = _META_DEF.match(ln)
-        if m:
-            meta[m.group(1)] = (m.group(2), _fields(m.group(3)))
+def _ref(v):
+    """The metadata id ``v`` names (``"!12"`` -> ``"12"``), or None."""
+    return v[1:] if isinstance(v, str) and v.startswith("!") else None
 
-    def ref(v):
-        return v[1:] if isinstance(v, str) and v.startswith("!") else None
 
-    def file_of(node_id, depth=0):
-        node = meta.get(node_id)
+class _DebugMetadata:
+    """The ``!N = !DIKind(...)`` nodes of an LLVM IR module, resolved to files and
+    Locations (LLVM Language Reference, "Metadata": DIFile, DISubprogram, DILocation)."""
+
+    def __init__(self, lines: list[str]):
+        self.meta: dict[str, tuple[str, dict]] = {}
+        for ln in lines:
+            m = _META_DEF.match(ln)
+            if m:
+                self.meta[m.group(1)] = (m.group(2), _fields(m.group(3)))
+        self.cache: dict = {}
+
+    def file_of(self, node_id, depth=0):
+        """The source path of node ``node_id`` (following ``file`` and ``scope``), or None."""
+        node = self.meta.get(node_id)
         if node is None or depth > 20:
             return None
         kind, f = node
@@ -53,42 +59,50 @@ def llir_line_locs(text: str) -> list:
             name, d = f.get("filename", ""), f.get("directory", "")
             return os.path.join(d, name) if d and not os.path.isabs(name) else name
         if "file" in f:
-            return file_of(ref(f["file"]), depth + 1)
+            return self.file_of(_ref(f["file"]), depth + 1)
         if "scope" in f:
-            return file_of(ref(f["scope"]), depth + 1)
+            return self.file_of(_ref(f["scope"]), depth + 1)
         return None
 
-    cache: dict = {}
-
-    def loc_of(node_id, depth=0):
-        if node_id in cache:
-            return cache[node_id]
-        node = meta.get(node_id)
+    def loc_of(self, node_id, depth=0):
+        """The Location of a DILocation (with its inlining chain) or DISubprogram, or None."""
+        if node_id in self.cache:
+            return self.cache[node_id]
+        node = self.meta.get(node_id)
         result = None
         if node is not None and depth < 50:
             kind, f = node
             if kind == "DILocation":
-                line = int(f.get("line", "0"))
-                col = int(f.get("column", "0"))
-                path = file_of(ref(f.get("scope")))
-                if line > 0 and path:
-                    caller = loc_of(ref(f["inlinedAt"]), depth + 1) if "inlinedAt" in f else None
-                    result = Location(path, line, col, None, caller)
+                result = self._location(f, depth)
             elif kind == "DISubprogram":
                 line = int(f.get("line", "0"))
-                path = file_of(node_id)
+                path = self.file_of(node_id)
                 if line > 0 and path:
                     result = Location(path, line, 1)
-        cache[node_id] = result
+        self.cache[node_id] = result
         return result
 
+    def _location(self, f: dict, depth: int):
+        line = int(f.get("line", "0"))
+        col = int(f.get("column", "0"))
+        path = self.file_of(_ref(f.get("scope")))
+        if line > 0 and path:
+            caller = self.loc_of(_ref(f["inlinedAt"]), depth + 1) if "inlinedAt" in f else None
+            return Location(path, line, col, None, caller)
+        return None
+
+
+def llir_line_locs(text: str) -> list:
+    """One Location (or None) per line of LLVM IR ``text``; see the module docstring."""
+    lines = text.splitlines()
+    meta = _DebugMetadata(lines)
     out = []
     for ln in lines:
         if _META_DEF.match(ln):
             out.append(None)
             continue
         m = _DBG_USE.search(ln)
-        out.append(loc_of(m.group(1)) if m else None)
+        out.append(meta.loc_of(m.group(1)) if m else None)
     return out
 
 
