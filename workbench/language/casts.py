@@ -11,6 +11,10 @@ if TYPE_CHECKING:  # annotations only
     from .core import tensor
 
 
+_ROUNDING_ONLY_WHEN_TRUNCATING = ("fp_downcast_rounding should be set only for truncating "
+                                  "floating point conversions")
+
+
 def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
@@ -33,32 +37,44 @@ class CastRules:
         s = x.dtype
         if s == d:
             return x
-        shp = x.shape
         if rounding is not None and rounding not in ("rtne", "rtz"):
             raise LanguageError(f"unknown rounding mode {rounding!r}", "use 'rtne' or 'rtz'")
         if (s.is_fp16() or s.is_bf16()) and not d.is_fp32():
             return self.cast(self.cast(x, dt.float32), d, rounding)
         if s.is_floating() and d.is_floating():
-            if s.primitive_bitwidth > d.primitive_bitwidth:
-                if rounding in (None, "rtne"):
-                    return self._op("arith.truncf", [x], d, shp)
-                return self._op("tt.fp_to_fp", [x], d, shp, {"rounding": rounding})
-            if rounding is not None:
-                raise LanguageError("fp_downcast_rounding should be set only for truncating "
-                                    "floating point conversions")
-            return self._op("arith.extf", [x], d, shp)
+            return self._cast_float_to_float(x, d, rounding)
         if rounding is not None:
-            raise LanguageError("fp_downcast_rounding should be set only for truncating "
-                                "floating point conversions")
+            raise LanguageError(_ROUNDING_ONLY_WHEN_TRUNCATING)
         if s.is_int() and d.is_int():
-            if d.is_bool():
-                return self.compare("ne", x, _py(0, s))
-            if s.int_bitwidth == d.int_bitwidth:
-                return self.wrap(x.handle, d, shp)
-            if s.int_bitwidth > d.int_bitwidth:
-                return self._op("arith.trunci", [x], d, shp)
-            ext = "extsi" if s.is_int_signed() else "extui"
-            return self._op("arith." + ext, [x], d, shp)
+            return self._cast_int_to_int(x, d)
+        return self._cast_across_kinds(x, d)
+
+    def _cast_float_to_float(self, x, d: dt.dtype, rounding: str | None) -> tensor:
+        """``arith.truncf`` (or ``tt.fp_to_fp`` with a rounding mode) or ``arith.extf``."""
+        if x.dtype.primitive_bitwidth > d.primitive_bitwidth:
+            if rounding in (None, "rtne"):
+                return self._op("arith.truncf", [x], d, x.shape)
+            return self._op("tt.fp_to_fp", [x], d, x.shape, {"rounding": rounding})
+        if rounding is not None:
+            raise LanguageError(_ROUNDING_ONLY_WHEN_TRUNCATING)
+        return self._op("arith.extf", [x], d, x.shape)
+
+    def _cast_int_to_int(self, x, d: dt.dtype) -> tensor:
+        """``!= 0`` for bool, the same bits for equal widths, else ``arith.trunci``,
+        ``arith.extsi`` or ``arith.extui``."""
+        s, shp = x.dtype, x.shape
+        if d.is_bool():
+            return self.compare("ne", x, _py(0, s))
+        if s.int_bitwidth == d.int_bitwidth:
+            return self.wrap(x.handle, d, shp)
+        if s.int_bitwidth > d.int_bitwidth:
+            return self._op("arith.trunci", [x], d, shp)
+        ext = "extsi" if s.is_int_signed() else "extui"
+        return self._op("arith." + ext, [x], d, shp)
+
+    def _cast_across_kinds(self, x, d: dt.dtype) -> tensor:
+        """Float <-> int, pointer <-> int64 and pointer <-> pointer casts."""
+        s, shp = x.dtype, x.shape
         if s.is_floating() and d.is_int():
             if d.is_bool():
                 return self.compare("ne", x, _py(0.0, s))
