@@ -44,6 +44,51 @@ def standard_out_dims(rank: int) -> tuple[str, ...]:
     return tuple(f"dim{i}" for i in range(rank))
 
 
+def _normalised_bases(bases: Mapping[str, Sequence[Sequence[int]]],
+                      names: tuple[str, ...]) -> dict[str, tuple[tuple[int, ...], ...]]:
+    """``bases`` as tuples of ints keyed by str in-dim names; raises LayoutError for a basis
+    with the wrong number of coordinates or a negative one."""
+    rank = len(names)
+    norm: dict[str, tuple[tuple[int, ...], ...]] = {}
+    for in_name, vecs in bases.items():
+        rows = []
+        for i, vec in enumerate(vecs):
+            vec = tuple(int(v) for v in vec)
+            if len(vec) != rank:
+                raise LayoutError(
+                    f"basis {i} of in-dim {in_name!r} has {len(vec)} coordinates, "
+                    f"expected {rank} (one per out-dim {list(names)})")
+            if any(v < 0 for v in vec):
+                raise LayoutError(f"basis {i} of in-dim {in_name!r} has a negative value {vec}")
+            rows.append(vec)
+        norm[str(in_name)] = tuple(rows)
+    return norm
+
+
+def _smallest_sizes(norm: Mapping[str, tuple[tuple[int, ...], ...]],
+                    rank: int) -> tuple[int, ...]:
+    """Per out-dim, the smallest power of two above every basis coordinate."""
+    sizes = []
+    for k in range(rank):
+        acc = 0
+        for vecs in norm.values():
+            for vec in vecs:
+                acc |= vec[k]
+        sizes.append(1 << acc.bit_length())
+    return tuple(sizes)
+
+
+def _check_bases_fit(norm: Mapping[str, tuple[tuple[int, ...], ...]], names: Sequence[str],
+                     sizes: Sequence[int]) -> None:
+    """Raise LayoutError when a basis coordinate falls outside its out-dim's size."""
+    for in_name, vecs in norm.items():
+        for i, vec in enumerate(vecs):
+            for n, s, v in zip(names, sizes, vec, strict=False):
+                if v >= s:
+                    raise LayoutError(f"basis {i} of in-dim {in_name!r} maps to {n}={v}, "
+                                      f"outside its size {s}")
+
+
 class LinearLayout:
     """A linear map over GF(2) from named input dims to named output dims (Triton's LinearLayout).
 
@@ -75,37 +120,12 @@ class LinearLayout:
             sizes = None
         if len(set(names)) != len(names):
             raise LayoutError(f"duplicate output dimension names {names}")
-        rank = len(names)
-        norm: dict[str, tuple[tuple[int, ...], ...]] = {}
-        for in_name, vecs in bases.items():
-            rows = []
-            for i, vec in enumerate(vecs):
-                vec = tuple(int(v) for v in vec)
-                if len(vec) != rank:
-                    raise LayoutError(
-                        f"basis {i} of in-dim {in_name!r} has {len(vec)} coordinates, "
-                        f"expected {rank} (one per out-dim {list(names)})")
-                if any(v < 0 for v in vec):
-                    raise LayoutError(f"basis {i} of in-dim {in_name!r} has a negative value {vec}")
-                rows.append(vec)
-            norm[str(in_name)] = tuple(rows)
+        norm = _normalised_bases(bases, names)
         if sizes is None:
-            sizes = []
-            for k in range(rank):
-                acc = 0
-                for vecs in norm.values():
-                    for vec in vecs:
-                        acc |= vec[k]
-                sizes.append(1 << acc.bit_length())
-            sizes = tuple(sizes)
+            sizes = _smallest_sizes(norm, len(names))
         for n, s in zip(names, sizes, strict=False):
             log2_exact(s, f"size of out-dim {n!r}")
-        for in_name, vecs in norm.items():
-            for i, vec in enumerate(vecs):
-                for n, s, v in zip(names, sizes, vec, strict=False):
-                    if v >= s:
-                        raise LayoutError(f"basis {i} of in-dim {in_name!r} maps to {n}={v}, "
-                                          f"outside its size {s}")
+        _check_bases_fit(norm, names, sizes)
         self._bases = norm
         self._out_names = names
         self._out_sizes = sizes

@@ -174,11 +174,25 @@ _LISTS = {"sizePerThread", "threadsPerWarp", "warpsPerCTA", "order", "instrShape
 _BOOLS = {"transposed", "fp4Padded", "hasLeadingOffset"}
 
 
+_INTS = ("dim", "opIdx", "kWidth", "vec", "perPhase", "maxPhase", "versionMajor", "versionMinor",
+         "swizzlingByteWidth", "elementBitWidth")
+
+
 def _build(name: str, p: dict, head: str) -> Encoding:
     name = _OLD_NAMES.get(name, name)
     if name not in _SPECS:
         raise LayoutError(f"unsupported layout {head!r}: expected one of "
                           f"{', '.join('#ttg.' + n for n in _SPECS)}")
+    _check_keys(name, p, head)
+    _check_values(p, head)
+    try:
+        return _construct(name, p, head)
+    except LayoutError as e:
+        raise LayoutError(f"{e} (in {head})") from None
+
+
+def _check_keys(name: str, p: dict, head: str) -> None:
+    """Drop the CTA-level keys (one CTA only); raise for unknown or missing parameters."""
     required, optional = _SPECS[name]
     for key in list(p):
         if key in _CTA_KEYS:
@@ -189,37 +203,40 @@ def _build(name: str, p: dict, head: str) -> Encoding:
     for key in required:
         if key not in p:
             raise LayoutError(f"missing parameter {key!r} in {head}")
+
+
+def _check_values(p: dict, head: str) -> None:
+    """Raise LayoutError for a parameter value of the wrong kind (list, bool, int, layout)."""
     for key, v in p.items():
         if key in _LISTS and not (isinstance(v, list) and all(isinstance(x, int) for x in v)):
             raise LayoutError(f"{key} must be a list of integers like [1, 4], got {v!r} in {head}")
         if key in _BOOLS and not isinstance(v, bool):
             raise LayoutError(f"{key} must be true or false, got {v!r} in {head}")
-        if key in ("dim", "opIdx", "kWidth", "vec", "perPhase", "maxPhase", "versionMajor",
-                   "versionMinor", "swizzlingByteWidth", "elementBitWidth") and (
-                isinstance(v, bool) or not isinstance(v, int)):
+        if key in _INTS and (isinstance(v, bool) or not isinstance(v, int)):
             raise LayoutError(f"{key} must be an integer, got {v!r} in {head}")
         if key == "parent" and not isinstance(v, Encoding):
             raise LayoutError(
                 f"parent must be a layout (#ttg.... or an alias), got {v!r} in {head}")
-    try:
-        if name == "blocked":
-            return BlockedLayout(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"],
-                                 p["order"])
-        if name == "slice":
-            return SliceLayout(p["dim"], p["parent"])
-        if name == "nvidia_mma":
-            return MmaLayout(p["versionMajor"], p["warpsPerCTA"], p["instrShape"],
-                             p.get("versionMinor", 0))
-        if name == "dot_op":
-            return DotOperandLayout(p["opIdx"], p["parent"], p.get("kWidth", 0))
-        if name == "swizzled_shared":
-            return SwizzledSharedLayout(p["vec"], p["perPhase"], p["maxPhase"], p["order"])
-        if name == "nvmma_shared":
-            return NVMMASharedLayout(p["swizzlingByteWidth"], p["transposed"],
-                                     p["elementBitWidth"], p.get("fp4Padded", False))
-        return _build_linear(p, head)
-    except LayoutError as e:
-        raise LayoutError(f"{e} (in {head})") from None
+
+
+def _construct(name: str, p: dict, head: str) -> Encoding:
+    """The encoding ``#ttg.<name><{p}>`` (parameters already checked)."""
+    if name == "blocked":
+        return BlockedLayout(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"],
+                             p["order"])
+    if name == "slice":
+        return SliceLayout(p["dim"], p["parent"])
+    if name == "nvidia_mma":
+        return MmaLayout(p["versionMajor"], p["warpsPerCTA"], p["instrShape"],
+                         p.get("versionMinor", 0))
+    if name == "dot_op":
+        return DotOperandLayout(p["opIdx"], p["parent"], p.get("kWidth", 0))
+    if name == "swizzled_shared":
+        return SwizzledSharedLayout(p["vec"], p["perPhase"], p["maxPhase"], p["order"])
+    if name == "nvmma_shared":
+        return NVMMASharedLayout(p["swizzlingByteWidth"], p["transposed"],
+                                 p["elementBitWidth"], p.get("fp4Padded", False))
+    return _build_linear(p, head)
 
 
 def _build_linear(p: dict, head: str) -> LinearEncoding:
