@@ -124,34 +124,47 @@ def _splat(op: Operation, scalar: Value) -> bool:
 
 def _identity(op: Operation, pool: ConstantPool) -> bool:
     """Algebraic identities with one constant operand (or equal operands)."""
+    if isinstance(op.result.type.scalar, IntType):
+        return _int_identity(op, pool)
+    return _float_identity(op)
+
+
+def _int_identity(op: Operation, pool: ConstantPool) -> bool:
+    """``x + 0``, ``x * 1``, ``x & -1``, ``x - x``, ``x & x``... on integers."""
     n = op.name[6:]
     a, b = op.operands
     ca, cb = const_value(a), const_value(b)
     t = op.result.type
-    if isinstance(t.scalar, IntType):
-        w = t.scalar.width
-        ones = int_const(-1, w)
-        zero = int_const(0, w)
-        one = int_const(1, w)
-        if n in ("addi", "ori", "xori") and (cb == zero or ca == zero):
-            return _replace(op, a if cb == zero else b)
-        if n in ("subi", "shli", "shrsi", "shrui") and cb == zero:
-            return _replace(op, a)
-        if n in ("muli", "divsi", "divui") and cb == one and w > 1:
-            return _replace(op, a)
-        if n == "muli" and ca == one and w > 1:
-            return _replace(op, b)
-        if n in ("muli", "andi") and zero in (ca, cb):
-            return _replace(op, pool.get(op, t, 0))
-        if n == "andi" and ones in (ca, cb):
-            return _replace(op, a if cb == ones else b)
-        if n in ("remsi", "remui") and cb == one and w > 1:
-            return _replace(op, pool.get(op, t, 0))
-        if a is b and n in ("subi", "xori"):
-            return _replace(op, pool.get(op, t, 0))
-        if a is b and n in ("andi", "ori", "maxsi", "minsi", "maxui", "minui"):
-            return _replace(op, a)
-        return False
+    w = t.scalar.width
+    ones = int_const(-1, w)
+    zero = int_const(0, w)
+    one = int_const(1, w)
+    if n in ("addi", "ori", "xori") and (cb == zero or ca == zero):
+        return _replace(op, a if cb == zero else b)
+    if n in ("subi", "shli", "shrsi", "shrui") and cb == zero:
+        return _replace(op, a)
+    if n in ("muli", "divsi", "divui") and cb == one and w > 1:
+        return _replace(op, a)
+    if n == "muli" and ca == one and w > 1:
+        return _replace(op, b)
+    if n in ("muli", "andi") and zero in (ca, cb):
+        return _replace(op, pool.get(op, t, 0))
+    if n == "andi" and ones in (ca, cb):
+        return _replace(op, a if cb == ones else b)
+    if n in ("remsi", "remui") and cb == one and w > 1:
+        return _replace(op, pool.get(op, t, 0))
+    if a is b and n in ("subi", "xori"):
+        return _replace(op, pool.get(op, t, 0))
+    if a is b and n in ("andi", "ori", "maxsi", "minsi", "maxui", "minui"):
+        return _replace(op, a)
+    return False
+
+
+def _float_identity(op: Operation) -> bool:
+    """``x + -0.0``, ``x - 0.0``, ``x * 1.0``, ``x / 1.0`` on floats (exact for every x)."""
+    n = op.name[6:]
+    a, b = op.operands
+    ca, cb = const_value(a), const_value(b)
     fa = ca if ca is None else float(ca)
     fb = cb if cb is None else float(cb)
     if n == "addf" and fb == 0.0 and str(fb) == "-0.0":
@@ -173,61 +186,92 @@ def canonicalize_op(op: Operation, pool: ConstantPool) -> bool:
     ops = op.operands
     if not op.results or len(op.results) != 1:
         return False
-    t = op.result.type
     if name.startswith("arith.") and name[6:] in _BINARY and len(ops) == 2:
-        ca, cb = const_value(ops[0]), const_value(ops[1])
-        if ca is not None and cb is not None:
-            r = fold_binary(name[6:], ca, cb, t.scalar)
-            if r is not None:
-                return _replace(op, pool.get(op, t, r))
-        return _identity(op, pool)
+        return _binary(op, pool)
     if name in ("arith.cmpi", "arith.cmpf"):
-        a, b = ops
-        ca, cb = const_value(a), const_value(b)
-        pred = op.attributes.get("predicate")
-        if ca is not None and cb is not None:
-            r = fold_cmp(name, pred, ca, cb, a.type.scalar)
-            if r is not None:
-                return _replace(op, pool.get(op, t, r))
-        if name == "arith.cmpi" and a is b:
-            return _replace(op, pool.get(op, t, pred in ("eq", "sle", "sge", "ule", "uge")))
-        return False
+        return _compare(op, pool)
     if name.startswith("arith.") and name[6:] in CASTS and name != "arith.bitcast":
-        c = const_value(ops[0])
-        if c is not None:
-            r = fold_cast(name[6:], c, ops[0].type.scalar, t.scalar)
-            if r is not None:
-                return _replace(op, pool.get(op, t, r))
-        return False
+        return _cast(op, pool)
     if name == "arith.select":
-        cond, x, y = ops
-        c = const_value(cond)
-        if c is not None and x.type == t:
-            return _replace(op, x if c else y)
-        if x is y and x.type == t:
-            return _replace(op, x)
-        return False
+        return _select(op)
     if name == "tt.splat":
         c = const_value(ops[0])
         if c is not None:
-            return _replace(op, pool.get(op, t, c))
+            return _replace(op, pool.get(op, op.result.type, c))
         return False
     if name in ("tt.broadcast", "tt.expand_dims", "ttg.convert_layout"):
-        src = ops[0]
-        if src.type == t:
-            return _replace(op, src)
-        c = const_value(src)
-        if c is not None:
-            return _replace(op, pool.get(op, t, c))
-        d = src.defining_op
-        if d is not None and d.name == "tt.splat":
-            return _splat(op, d.operands[0])
-        return False
+        return _reshaping(op, pool)
     if name == "tt.addptr":
         c = const_value(ops[1])
-        if c is not None and c == 0 and not isinstance(c, bool) and ops[0].type == t:
+        if c is not None and c == 0 and not isinstance(c, bool) and ops[0].type == op.result.type:
             return _replace(op, ops[0])
         return False
+    return False
+
+
+def _binary(op: Operation, pool: ConstantPool) -> bool:
+    """Fold a binary arith op of two constants, else apply an algebraic identity."""
+    t = op.result.type
+    ca, cb = const_value(op.operands[0]), const_value(op.operands[1])
+    if ca is not None and cb is not None:
+        r = fold_binary(op.name[6:], ca, cb, t.scalar)
+        if r is not None:
+            return _replace(op, pool.get(op, t, r))
+    return _identity(op, pool)
+
+
+def _compare(op: Operation, pool: ConstantPool) -> bool:
+    """Fold ``arith.cmpi``/``arith.cmpf`` of two constants, or ``cmpi`` of a value with itself."""
+    t = op.result.type
+    a, b = op.operands
+    ca, cb = const_value(a), const_value(b)
+    pred = op.attributes.get("predicate")
+    if ca is not None and cb is not None:
+        r = fold_cmp(op.name, pred, ca, cb, a.type.scalar)
+        if r is not None:
+            return _replace(op, pool.get(op, t, r))
+    if op.name == "arith.cmpi" and a is b:
+        return _replace(op, pool.get(op, t, pred in ("eq", "sle", "sge", "ule", "uge")))
+    return False
+
+
+def _cast(op: Operation, pool: ConstantPool) -> bool:
+    """Fold an arith cast of a constant."""
+    t = op.result.type
+    src = op.operands[0]
+    c = const_value(src)
+    if c is not None:
+        r = fold_cast(op.name[6:], c, src.type.scalar, t.scalar)
+        if r is not None:
+            return _replace(op, pool.get(op, t, r))
+    return False
+
+
+def _select(op: Operation) -> bool:
+    """``select(const, x, y)`` and ``select(c, x, x)``."""
+    t = op.result.type
+    cond, x, y = op.operands
+    c = const_value(cond)
+    if c is not None and x.type == t:
+        return _replace(op, x if c else y)
+    if x is y and x.type == t:
+        return _replace(op, x)
+    return False
+
+
+def _reshaping(op: Operation, pool: ConstantPool) -> bool:
+    """``tt.broadcast``/``tt.expand_dims``/``ttg.convert_layout``: drop when the type does not
+    change, fold a constant, or splat the scalar of a splat directly."""
+    t = op.result.type
+    src = op.operands[0]
+    if src.type == t:
+        return _replace(op, src)
+    c = const_value(src)
+    if c is not None:
+        return _replace(op, pool.get(op, t, c))
+    d = src.defining_op
+    if d is not None and d.name == "tt.splat":
+        return _splat(op, d.operands[0])
     return False
 
 

@@ -133,31 +133,46 @@ class _Converter:
                 self.set_layout(a, self.default(a.type.shape) if _is_tensor(a) else None)
             return
         if _transparent(op):
-            lay = self.chosen[id(op.result)]
-            if name == "tt.expand_dims":
-                src = self.layout(op.operands[0])
-                if isinstance(src, SliceLayout) and src.dim == op.attributes["axis"]:
-                    lay = src.parent
-            for i, want in enumerate(self.operand_layouts(op, lay)):
-                if want is not None:
-                    self.coerce(op, i, want)
-            self.set_layout(op.result, lay)
+            self.visit_transparent(op)
             return
         if name in ("tt.reduce", "tt.scan"):
-            first = self.layout(op.operands[0])
-            for i in range(1, len(op.operands)):
-                self.coerce(op, i, first)
-            for r in op.results:
-                if not _is_tensor(r):
-                    continue
-                if name == "tt.scan":
-                    self.set_layout(r, first)
-                else:
-                    self.set_layout(r, SliceLayout(op.attributes["axis"], first))
+            self.visit_reduce_or_scan(op)
             return
         if name == "tt.dot":
             self.visit_dot(op)
             return
+        self.visit_default(op)
+
+    def visit_transparent(self, op: Operation) -> None:
+        """A layout-transparent op takes the layout chosen in phase A (an ``expand_dims`` of a
+        slice takes the slice's parent); its operands are coerced to match."""
+        lay = self.chosen[id(op.result)]
+        if op.name == "tt.expand_dims":
+            src = self.layout(op.operands[0])
+            if isinstance(src, SliceLayout) and src.dim == op.attributes["axis"]:
+                lay = src.parent
+        for i, want in enumerate(self.operand_layouts(op, lay)):
+            if want is not None:
+                self.coerce(op, i, want)
+        self.set_layout(op.result, lay)
+
+    def visit_reduce_or_scan(self, op: Operation) -> None:
+        """Every operand in the first operand's layout; a scan's results keep it, a reduce's
+        results are its slice along ``axis``."""
+        first = self.layout(op.operands[0])
+        for i in range(1, len(op.operands)):
+            self.coerce(op, i, first)
+        for r in op.results:
+            if not _is_tensor(r):
+                continue
+            if op.name == "tt.scan":
+                self.set_layout(r, first)
+            else:
+                self.set_layout(r, SliceLayout(op.attributes["axis"], first))
+
+    def visit_default(self, op: Operation) -> None:
+        """Every tensor operand, result and region argument in the default blocked layout."""
+        name = op.name
         for i, v in enumerate(op.operands):
             if _is_tensor(v):
                 self.coerce(op, i, self.default(v.type.shape))

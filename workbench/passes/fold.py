@@ -78,14 +78,25 @@ def _fbin(name: str, a: float, b: float, ftype: str):
     return round_float(float(r), ftype)
 
 
+# Integer ops that always fold: f(signed a, signed b, unsigned a, unsigned b) before wrapping.
+_IBIN_TOTAL = {
+    "addi": lambda sa, sb, ua, ub: sa + sb,
+    "subi": lambda sa, sb, ua, ub: sa - sb,
+    "muli": lambda sa, sb, ua, ub: sa * sb,
+    "andi": lambda sa, sb, ua, ub: ua & ub,
+    "ori": lambda sa, sb, ua, ub: ua | ub,
+    "xori": lambda sa, sb, ua, ub: ua ^ ub,
+    "maxsi": lambda sa, sb, ua, ub: max(sa, sb),
+    "minsi": lambda sa, sb, ua, ub: min(sa, sb),
+    "maxui": lambda sa, sb, ua, ub: max(ua, ub),
+    "minui": lambda sa, sb, ua, ub: min(ua, ub),
+}
+
+
 def _ibin(name: str, a, b, w: int):
     sa, sb, ua, ub = signed(a, w), signed(b, w), unsigned(a, w), unsigned(b, w)
-    if name == "addi":
-        r = sa + sb
-    elif name == "subi":
-        r = sa - sb
-    elif name == "muli":
-        r = sa * sb
+    if name in _IBIN_TOTAL:
+        r = _IBIN_TOTAL[name](sa, sb, ua, ub)
     elif name in ("divsi", "remsi"):
         if sb == 0 or (sa == -(1 << (w - 1)) and sb == -1 and w > 1):
             return None
@@ -97,24 +108,10 @@ def _ibin(name: str, a, b, w: int):
         if ub == 0:
             return None
         r = ua // ub if name == "divui" else ua % ub
-    elif name == "andi":
-        r = ua & ub
-    elif name == "ori":
-        r = ua | ub
-    elif name == "xori":
-        r = ua ^ ub
     elif name in ("shli", "shrsi", "shrui"):
         if ub >= w:
             return None
         r = ua << ub if name == "shli" else (sa >> ub if name == "shrsi" else ua >> ub)
-    elif name == "maxsi":
-        r = max(sa, sb)
-    elif name == "minsi":
-        r = min(sa, sb)
-    elif name == "maxui":
-        r = max(ua, ub)
-    elif name == "minui":
-        r = min(ua, ub)
     else:
         return None
     return int_const(r, w)

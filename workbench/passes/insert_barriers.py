@@ -42,45 +42,59 @@ def _join(a: tuple, b: tuple) -> tuple:
     return tuple(x or y for x, y in zip(a, b, strict=False))
 
 
+def _needs_barrier(op: Operation, rd: bool, wr: bool) -> bool:
+    """Whether ``op`` must wait for the shared-memory reads (``rd``) or writes (``wr``) still
+    pending since the last barrier: a read after a write, a write after either."""
+    name = op.name
+    if name in _READS:
+        return wr
+    if name in _WRITES or (name == "ttg.local_alloc" and op.operands) or \
+            name == "ttg.async_copy_global_to_local":
+        return rd or wr
+    return False
+
+
+def _after(op: Operation, state: tuple, insert: bool) -> tuple:
+    """The state ``(reads, writes, copies in flight, async wgmma reads in flight)`` after
+    ``op``, given the state before it (barrier already placed)."""
+    rd, wr, fly, rfly = state
+    name = op.name
+    if name == "gpu.barrier":
+        rd = wr = False
+    elif name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
+        rfly = True
+    elif name in _READS:
+        rd = True
+    elif name == "ttng.warp_group_dot_wait":
+        rd = rd or rfly
+        rfly = rfly and int(op.attributes.get("pendings", 0)) > 0
+    elif name == "ttg.async_copy_global_to_local":
+        fly = True
+    elif name == "ttg.async_wait":
+        wr = wr or fly
+        fly = fly and int(op.attributes.get("num", 0)) > 0
+    elif name in _WRITES or (name == "ttg.local_alloc" and op.operands):
+        wr = True
+    elif name == "scf.for":
+        return _loop(op, (rd, wr, fly, rfly), insert)
+    elif name == "scf.if":
+        outs = [_block(r.blocks[0], (rd, wr, fly, rfly), insert) for r in op.regions
+                if r.blocks]
+        st = (rd, wr, fly, rfly) if len(outs) < 2 else (False, False, False, False)
+        for o in outs:
+            st = _join(st, o)
+        return st
+    return rd, wr, fly, rfly
+
+
 def _block(block, state: tuple, insert: bool) -> tuple:
     rd, wr, fly, rfly = state
     for op in list(block.ops):
-        name = op.name
-        need = False
-        if name in _READS:
-            need = wr
-        elif name in _WRITES or (name == "ttg.local_alloc" and op.operands) or \
-                name == "ttg.async_copy_global_to_local":
-            need = rd or wr
-        if need:
+        if _needs_barrier(op, rd, wr):
             if insert:
                 block.insert_before(op, Operation("gpu.barrier", [], [], loc=op.loc))
             rd = wr = False
-        if name == "gpu.barrier":
-            rd = wr = False
-        elif name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
-            rfly = True
-        elif name in _READS:
-            rd = True
-        elif name == "ttng.warp_group_dot_wait":
-            rd = rd or rfly
-            rfly = rfly and int(op.attributes.get("pendings", 0)) > 0
-        elif name == "ttg.async_copy_global_to_local":
-            fly = True
-        elif name == "ttg.async_wait":
-            wr = wr or fly
-            fly = fly and int(op.attributes.get("num", 0)) > 0
-        elif name in _WRITES or (name == "ttg.local_alloc" and op.operands):
-            wr = True
-        elif name == "scf.for":
-            rd, wr, fly, rfly = _loop(op, (rd, wr, fly, rfly), insert)
-        elif name == "scf.if":
-            outs = [_block(r.blocks[0], (rd, wr, fly, rfly), insert) for r in op.regions
-                    if r.blocks]
-            st = (rd, wr, fly, rfly) if len(outs) < 2 else (False, False, False, False)
-            for o in outs:
-                st = _join(st, o)
-            rd, wr, fly, rfly = st
+        rd, wr, fly, rfly = _after(op, (rd, wr, fly, rfly), insert)
     return rd, wr, fly, rfly
 
 
