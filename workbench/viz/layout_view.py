@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from workbench.layouts import LayoutError, ownership
+from workbench.layouts import LayoutError, Ownership, ownership
 
 #: Tiles with more cells than this are drawn as colour only (labels would be unreadable).
 MAX_LABELLED_CELLS = 2048
@@ -64,6 +64,44 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
     """
     own = ownership(layout, shape)
     nw = own.num_warps
+    sel_warp, sel_lane = _selection(warp, thread, nw)
+    if per_thread:
+        return _hardware_view(own, sel_warp, sel_lane)
+
+    colours = warp_colours(nw)
+    wg, cg = _as_grid(own.warp), _as_grid(own.copies)
+    shown = _shown(own, wg, sel_warp, sel_lane)
+    rgb = np.where(shown[..., None], colours[wg], _GREY)
+    rows, cols = wg.shape
+    labelled = rows * cols <= MAX_LABELLED_CELLS
+    labels = _cell_labels(own, shown, sel_warp, sel_lane, labelled)
+    cell = 0.62 if labelled else max(0.08, min(0.3, 14.0 / max(rows, cols)))
+    fig = Figure(figsize=(min(max(cols * cell + 1.6, 4), 26), min(max(rows * cell + 1.2, 2.5), 26)))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.imshow(rgb, interpolation="nearest", aspect="equal")
+    if labelled:
+        _draw_labels(fig, ax, labels, cg)
+    _ticks(ax, rows, cols)
+    if len(own.shape) == 1:
+        ax.set_yticklabels([str(int(t) * cols) for t in ax.get_yticks()])
+    ax.set_xticks(np.arange(-0.5, cols, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, rows, 1), minor=True)
+    if labelled:
+        ax.grid(which="minor", color="white", linewidth=0.6)
+    ax.tick_params(which="minor", length=0)
+    ax.set_title(_title(layout, own, sel_warp, sel_lane, labelled), fontsize=9)
+    _legend(ax, colours, sel_warp)
+    fig.tight_layout()
+    fig.workbench_data = own
+    fig.workbench_labels = labels
+    fig.workbench_highlight = shown
+    return fig
+
+
+def _selection(warp: int | None, thread: int | None, nw: int) -> tuple[int | None, int | None]:
+    """``(warp, lane)`` selected by the ``warp``/``thread`` arguments of :func:`layout_figure`
+    (either may be None); raises ValueError when out of range."""
     if warp is not None and not 0 <= warp < nw:
         raise ValueError(f"warp = {warp} is outside 0..{nw - 1}")
     sel_warp, sel_lane = warp, None
@@ -74,60 +112,57 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
             sel_warp, sel_lane = divmod(thread, 32)
         if not 0 <= sel_lane < 32 or not 0 <= sel_warp < nw:
             raise ValueError(f"thread = {thread} is outside the layout's {nw} warps x 32 lanes")
-    if per_thread:
-        return _hardware_view(own, sel_warp, sel_lane)
+    return sel_warp, sel_lane
 
-    colours = warp_colours(nw)
-    wg, lg, rg, cg = (_as_grid(a) for a in (own.warp, own.lane, own.register, own.copies))
-    shown = np.ones(wg.shape, bool)
-    if sel_warp is not None and sel_lane is None:
-        shown = wg == sel_warp
+
+def _shown(own: Ownership, wg: np.ndarray, sel_warp, sel_lane) -> np.ndarray:
+    """Bool grid of the cells drawn in colour: all, the selected warp's, or every element the
+    selected thread holds (copies of replicated elements included)."""
     if sel_lane is not None:
-        # every element the thread holds, including copies it holds of replicated elements
         mask = np.zeros(own.shape, bool)
         for c in own.thread_elements(sel_warp, sel_lane):
             mask[c] = True
-        shown = _as_grid(mask)
-    rgb = np.where(shown[..., None], colours[wg], _GREY)
-    if sel_lane is not None and sel_warp is not None:
-        # a thread holding a copy of an element owned by another: show the selected thread
-        wg = np.where(shown, sel_warp, wg)
-    rows, cols = wg.shape
-    labelled = rows * cols <= MAX_LABELLED_CELLS
-    labels = np.full(wg.shape, "", dtype=object)
-    reg_at = {}
+        return _as_grid(mask)
+    if sel_warp is not None:
+        return wg == sel_warp
+    return np.ones(wg.shape, bool)
+
+
+def _cell_labels(own: Ownership, shown: np.ndarray, sel_warp, sel_lane,
+                 labelled: bool) -> np.ndarray:
+    """Object array of ``T<lane>:<register>`` per shown cell ("" elsewhere or when not
+    ``labelled``); with a selected thread, its lane and its register for the cell."""
+    lg, rg = _as_grid(own.lane), _as_grid(own.register)
+    labels = np.full(shown.shape, "", dtype=object)
+    reg_at: dict = {}
     if sel_lane is not None:
         for r, c in enumerate(own.thread_elements(sel_warp, sel_lane)):
             reg_at.setdefault(_grid_index(c, own.shape), r)
     if labelled:
-        for i, j in np.ndindex(wg.shape):
+        for i, j in np.ndindex(shown.shape):
             if not shown[i, j]:
                 continue
             if sel_lane is not None:
                 labels[i, j] = f"T{sel_lane}:{reg_at[(i, j)]}"
             else:
                 labels[i, j] = f"T{lg[i, j]}:{rg[i, j]}"
-    cell = 0.62 if labelled else max(0.08, min(0.3, 14.0 / max(rows, cols)))
-    fig = Figure(figsize=(min(max(cols * cell + 1.6, 4), 26), min(max(rows * cell + 1.2, 2.5), 26)))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    ax.imshow(rgb, interpolation="nearest", aspect="equal")
-    if labelled:
-        w_in, h_in = fig.get_size_inches()
-        cell_pt = min((w_in - 1.6) / cols, (h_in - 1.2) / rows) * 72
-        fs = max(3.0, min(8.0, cell_pt / 3.4))
-        for (i, j), text in np.ndenumerate(labels):
-            if text:
-                suffix = f"\n×{cg[i, j]}" if cg[i, j] > 1 and rows * cols <= 512 else ""
-                ax.text(j, i, text + suffix, ha="center", va="center", fontsize=fs)
-    _ticks(ax, rows, cols)
-    if len(own.shape) == 1:
-        ax.set_yticklabels([str(int(t) * cols) for t in ax.get_yticks()])
-    ax.set_xticks(np.arange(-0.5, cols, 1), minor=True)
-    ax.set_yticks(np.arange(-0.5, rows, 1), minor=True)
-    if labelled:
-        ax.grid(which="minor", color="white", linewidth=0.6)
-    ax.tick_params(which="minor", length=0)
+    return labels
+
+
+def _draw_labels(fig: Figure, ax, labels: np.ndarray, cg: np.ndarray) -> None:
+    """Write each cell's label (and ``×copies`` on small tiles) in a font that fits a cell."""
+    rows, cols = labels.shape
+    w_in, h_in = fig.get_size_inches()
+    cell_pt = min((w_in - 1.6) / cols, (h_in - 1.2) / rows) * 72
+    fs = max(3.0, min(8.0, cell_pt / 3.4))
+    for (i, j), text in np.ndenumerate(labels):
+        if text:
+            suffix = f"\n×{cg[i, j]}" if cg[i, j] > 1 and rows * cols <= 512 else ""
+            ax.text(j, i, text + suffix, ha="center", va="center", fontsize=fs)
+
+
+def _title(layout, own: Ownership, sel_warp, sel_lane, labelled: bool) -> str:
+    """The figure title: layout, shape, copies, the selection and why labels are missing."""
     title = f"{type(layout).__name__} over {list(own.shape)}: colour = warp"
     if int(own.copies.max()) > 1:
         title += f", up to ×{int(own.copies.max())} copies"
@@ -138,13 +173,7 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
     if not labelled:
         title += (f"\n(no T<lane>:<reg> labels above {MAX_LABELLED_CELLS} cells: pick a warp "
                   "or a thread, or draw a smaller tile)")
-    ax.set_title(title, fontsize=9)
-    _legend(ax, colours, sel_warp)
-    fig.tight_layout()
-    fig.workbench_data = own
-    fig.workbench_labels = labels
-    fig.workbench_highlight = shown
-    return fig
+    return title
 
 
 def _grid_index(coord, shape):
