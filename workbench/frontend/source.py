@@ -19,8 +19,10 @@ _CONSTEXPR_NAMES = ("constexpr", "tl.constexpr", "triton.language.constexpr",
 
 
 def _is_constexpr_annotation(ann) -> bool:
-    from ..language.core import constexpr
-    if ann is constexpr:
+    """Whether a parameter annotation marks a constexpr: the ``tl.constexpr`` class itself
+    (recognised by its marker attribute, so this module needs no import of the language,
+    which imports it) or its name as a string annotation."""
+    if isinstance(ann, type) and vars(ann).get("__workbench_constexpr_type__", False):
         return True
     if isinstance(ann, str):
         return ann.strip().strip("'\"") in _CONSTEXPR_NAMES

@@ -4,9 +4,9 @@ associative_scan with a @jit combine function, cumsum/cumprod, dot, trans/permut
 from __future__ import annotations
 
 from . import dtypes as dt
-from .core import LanguageError, builtin, tensor
+from .core import LanguageError, PyScalar, builtin, tensor
 from .reductions import reduce_tiles, scan_tiles
-from .semantic import _Py, ir_type, unwrap
+from .semantic import ir_type, unwrap
 
 
 def _tile(x, sem, what):
@@ -187,11 +187,11 @@ def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
         raise LanguageError(f"atomic_{op_name} needs a pointer, got {pointer.dtype!r}")
     elt = pointer.dtype.element_ty
     val = unwrap(val)
-    val = sem.broadcast_to_shape(sem.cast(val, elt) if isinstance(val, tensor) else _Py(val, elt),
-                                 pointer.shape)
+    val = sem.broadcast_to_shape(
+        sem.cast(val, elt) if isinstance(val, tensor) else PyScalar(val, elt), pointer.shape)
     mask = unwrap(mask)
     if mask is None:
-        mask = _Py(True, dt.int1)
+        mask = PyScalar(True, dt.int1)
     mask = sem.broadcast_to_shape(mask, pointer.shape)
     semantics = unwrap(sem_) or "acq_rel"
     scope = unwrap(scope) or "gpu"
@@ -265,7 +265,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None, _semantic=None):
         raise LanguageError(f"atomic_cas needs 16, 32 or 64-bit elements, got {val.dtype}")
     cmp = unwrap(cmp)
     cmp = s.broadcast_to_shape(s.cast(cmp, val.dtype) if isinstance(cmp, tensor)
-                               else _Py(cmp, val.dtype), pointer.shape)
+                               else PyScalar(cmp, val.dtype), pointer.shape)
     op = s.builder.create("tt.atomic_cas", [pointer.handle, cmp.handle, val.handle],
                           [ir_type(val.dtype, pointer.shape)], attrs)
     return s.wrap(op.result, val.dtype, pointer.shape)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .core import LanguageError, constexpr
+from .core import LanguageError, PyScalar, constexpr
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
@@ -12,11 +12,6 @@ if TYPE_CHECKING:  # annotations only
 
 def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
-
-
-def _is_py(x) -> bool:
-    from .semantic import _Py  # semantic imports this module
-    return isinstance(x, _Py)
 
 
 class BroadcastRules:
@@ -41,7 +36,7 @@ class BroadcastRules:
         """Splat a scalar or broadcast a block to ``shape`` (``tt.splat``, ``tt.expand_dims``,
         ``tt.broadcast``)."""
         shape = tuple(shape)
-        if _is_py(x):
+        if isinstance(x, PyScalar):
             return self.constant(x.value, x.dtype, shape)
         x = self.to_tensor(x)
         if x.shape == shape:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from . import blockptr
 from . import dtypes as dt
-from .core import LanguageError, builtin, tensor
-from .semantic import _Py, ir_type, is_py_scalar, unwrap, validate_block_shape
+from .core import LanguageError, PyScalar, builtin, tensor
+from .semantic import ir_type, is_py_scalar, unwrap, validate_block_shape
 
 _LOAD_CACHE = {"": None, ".ca": "ca", ".cg": "cg", ".cv": "cv", ".cs": "cs"}
 _STORE_CACHE = {"": None, ".wb": "wb", ".cg": "cg", ".cs": "cs", ".wt": "wt"}
@@ -184,7 +184,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
                 raise LanguageError("other cannot be a tile when the pointer is a scalar")
             other = sem.broadcast_to_shape(sem.cast(other, elt), pointer.shape)
         else:
-            other = sem.broadcast_to_shape(_Py(other, elt), pointer.shape)
+            other = sem.broadcast_to_shape(PyScalar(other, elt), pointer.shape)
         operands.append(other)
     op = sem.builder.create("tt.load", [o.handle for o in operands],
                             [ir_type(elt, pointer.shape)], attrs)
@@ -224,7 +224,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             raise LanguageError("value cannot be a tile when the pointer is a scalar")
         value = sem.broadcast_to_shape(sem.cast(value, elt), pointer.shape)
     elif is_py_scalar(value):
-        value = sem.broadcast_to_shape(_Py(value, elt), pointer.shape)
+        value = sem.broadcast_to_shape(PyScalar(value, elt), pointer.shape)
     else:
         raise LanguageError(f"cannot store {value!r}")
     mask = _mask_arg(mask, pointer, sem)

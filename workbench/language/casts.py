@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import dtypes as dt
-from .core import LanguageError, constexpr
+from .core import LanguageError, PyScalar, constexpr
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
@@ -17,12 +17,6 @@ _ROUNDING_ONLY_WHEN_TRUNCATING = ("fp_downcast_rounding should be set only for t
 
 def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
-
-
-def _py(value, d):
-    """A Python scalar typed ``d`` (``semantic._Py``; imported late: semantic imports us)."""
-    from .semantic import _Py
-    return _Py(value, d)
 
 
 class CastRules:
@@ -64,7 +58,7 @@ class CastRules:
         ``arith.extsi`` or ``arith.extui``."""
         s, shp = x.dtype, x.shape
         if d.is_bool():
-            return self.compare("ne", x, _py(0, s))
+            return self.compare("ne", x, PyScalar(0, s))
         if s.int_bitwidth == d.int_bitwidth:
             return self.wrap(x.handle, d, shp)
         if s.int_bitwidth > d.int_bitwidth:
@@ -77,13 +71,13 @@ class CastRules:
         s, shp = x.dtype, x.shape
         if s.is_floating() and d.is_int():
             if d.is_bool():
-                return self.compare("ne", x, _py(0.0, s))
+                return self.compare("ne", x, PyScalar(0.0, s))
             return self._op("arith.fptosi" if d.is_int_signed() else "arith.fptoui", [x], d, shp)
         if s.is_int() and d.is_floating():
             return self._op("arith.sitofp" if s.is_int_signed() else "arith.uitofp", [x], d, shp)
         if s.is_ptr() and d.is_int():
             if d.is_bool():
-                return self.compare("ne", self.cast(x, dt.int64), _py(0, dt.int64))
+                return self.compare("ne", self.cast(x, dt.int64), PyScalar(0, dt.int64))
             if d != dt.int64:
                 raise LanguageError(f"a pointer can only be cast to int64, not {d}")
             return self._op("tt.ptr_to_int", [x], d, shp)

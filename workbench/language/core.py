@@ -39,6 +39,16 @@ def builtin(fn):
     return wrapper
 
 
+class PyScalar:
+    """A Python scalar operand already given the dtype an operation needs (e.g. the ``0`` of
+    ``x != 0``); it becomes a constant once the shape it must take is known.
+
+    ``value``: the Python number; ``dtype``: its dtype; ``shape``: always ``()``."""
+
+    def __init__(self, value, d: dtype):
+        self.value, self.dtype, self.shape = value, d, ()
+
+
 def _binop(op):
     def f(self, other):
         return constexpr(op(self.value, _unwrap(other)))
@@ -55,6 +65,9 @@ def _unwrap(v):
 class constexpr:
     """A compile-time value. Use as a parameter annotation (``BLOCK: tl.constexpr``) or as a
     wrapper for globals (``N = tl.constexpr(128)``). Arithmetic happens in Python."""
+
+    # Lets the frontend recognise the annotation without importing the language.
+    __workbench_constexpr_type__ = True
 
     def __init__(self, value):
         self.value = _unwrap(value)

@@ -16,7 +16,7 @@ from ..ir import types as irt
 from . import dtypes as dt
 from .broadcasting import BroadcastRules
 from .casts import CastRules
-from .core import LanguageError, constexpr, tensor
+from .core import LanguageError, PyScalar, constexpr, tensor
 
 MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (reference §1.1)
 _ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod")
@@ -122,13 +122,6 @@ def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
     return integer_promote(a, b)
 
 
-class _Py:
-    """A Python scalar typed for an op, materialised as a constant once its shape is known."""
-
-    def __init__(self, value, d: dt.dtype):
-        self.value, self.dtype, self.shape = value, d, ()
-
-
 class Semantic(CastRules, BroadcastRules):
     """Builds typed ttir for the language's operations at ``builder``'s insertion point."""
 
@@ -167,7 +160,7 @@ class Semantic(CastRules, BroadcastRules):
         x = unwrap(x)
         if isinstance(x, tensor):
             return x
-        if isinstance(x, _Py):
+        if isinstance(x, PyScalar):
             return self.constant(x.value, x.dtype)
         return self.constant(x, type_of_py(x))
 
@@ -185,9 +178,9 @@ class Semantic(CastRules, BroadcastRules):
         if a_py and b_py:
             a = self.to_tensor(a)
             a_py = False
-        if not isinstance(a, (tensor, _Py)) and not a_py:
+        if not isinstance(a, (tensor, PyScalar)) and not a_py:
             raise LanguageError(f"cannot use {a!r} as an operand")
-        if not isinstance(b, (tensor, _Py)) and not b_py:
+        if not isinstance(b, (tensor, PyScalar)) and not b_py:
             raise LanguageError(f"cannot use {b!r} as an operand")
         ad = type_of_py(a) if a_py else a.dtype
         bd = type_of_py(b) if b_py else b.dtype
@@ -195,15 +188,15 @@ class Semantic(CastRules, BroadcastRules):
         self._check_ptr(bd, ad, allow_rhs_ptr)
         if arithmetic and not ad.is_ptr() and not bd.is_ptr():
             ret = computation_type(ad, a_py, bd, b_py, div_or_mod)
-            a = _Py(a, ret) if a_py else self._cast_any(a, ret)
-            b = _Py(b, ret) if b_py else self._cast_any(b, ret)
+            a = PyScalar(a, ret) if a_py else self._cast_any(a, ret)
+            b = PyScalar(b, ret) if b_py else self._cast_any(b, ret)
         else:
-            a = _Py(a, ad) if a_py else a
-            b = _Py(b, bd) if b_py else b
+            a = PyScalar(a, ad) if a_py else a
+            b = PyScalar(b, bd) if b_py else b
         return self.broadcast_values(a, b)
 
     def _cast_any(self, v, d):
-        return _Py(v.value, d) if isinstance(v, _Py) else self.cast(v, d)
+        return PyScalar(v.value, d) if isinstance(v, PyScalar) else self.cast(v, d)
 
     # arithmetic --------------------------------------------------------------------------
     def binary(self, name: str, a, b) -> tensor:
@@ -303,13 +296,13 @@ class Semantic(CastRules, BroadcastRules):
         x = self.to_tensor(x)
         if x.dtype.is_ptr():
             raise LanguageError(f"wrong type argument to unary minus ({x.dtype!r})")
-        return self.sub(_Py(0, x.dtype), x)
+        return self.sub(PyScalar(0, x.dtype), x)
 
     def invert(self, x) -> tensor:
         x = self.to_tensor(x)
         if not x.dtype.is_int():
             raise LanguageError(f"~ needs an integer operand, got {x.dtype}")
-        return self.bitwise("xor", x, _Py(-1 if not x.dtype.is_bool() else 1, x.dtype))
+        return self.bitwise("xor", x, PyScalar(-1 if not x.dtype.is_bool() else 1, x.dtype))
 
     def logical(self, name: str, a, b) -> tensor:
         """``and``/``or`` on tensors: both cast to bool, then ``&``/``|``."""
@@ -318,7 +311,7 @@ class Semantic(CastRules, BroadcastRules):
 
     def logical_not(self, x) -> tensor:
         x = self.cast(self.to_tensor(x), dt.int1)
-        return self.bitwise("xor", x, _Py(True, dt.int1))
+        return self.bitwise("xor", x, PyScalar(True, dt.int1))
 
     def minmax(self, which: str, a, b, propagate_nan: bool = False) -> tensor:
         """``tl.minimum``/``tl.maximum``: maxnumf (NaN-ignoring) by default, maximumf with
