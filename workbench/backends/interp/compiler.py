@@ -78,6 +78,11 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):
                 self.max_numel = max(self.max_numel, v.type.numel)
         return s
 
+    def compile_callee(self, func: Operation) -> CompiledFunction:
+        """Compile ``func``, the target of a ``tt.call`` in this function's module, with a
+        plain FunctionCompiler (used by ``op_tt_call`` of the control-flow mixin)."""
+        return FunctionCompiler(func, self.module).compile()
+
     def compile(self) -> CompiledFunction:
         entry = self.func.regions[0].block
         arg_slots = [self.slot(a) for a in entry.args]

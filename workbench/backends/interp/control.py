@@ -119,7 +119,6 @@ class ControlFlowMixin:
         return return_
 
     def op_tt_call(self, op):
-        from .compiler import FunctionCompiler
         callee_name = op.attributes["callee"]
         callee_name = callee_name.lstrip("@") if isinstance(callee_name, str) else callee_name
         if self.module is None:
@@ -132,7 +131,7 @@ class ControlFlowMixin:
             raise NotImplementedError(f"callee {callee_name!r} not found")
         cf = self.callees.get(callee_name)
         if cf is None:
-            cf = FunctionCompiler(target, self.module).compile()
+            cf = self.compile_callee(target)
             self.callees[callee_name] = cf
         args = [self.slot(v) for v in op.operands]
         res = [self.slot(r) for r in op.results]
