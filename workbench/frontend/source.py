@@ -50,7 +50,7 @@ class KernelSource:
     globals: dict = field(default_factory=dict)
     closure: dict = field(default_factory=dict)
     fn: object = None
-    _tree: object = field(default=None, repr=False)
+    _tree: ast.FunctionDef | ast.AsyncFunctionDef | None = field(default=None, repr=False)
 
     @staticmethod
     def from_function(fn) -> "KernelSource":
@@ -108,17 +108,17 @@ class KernelSource:
         return Location(self.file, self.first_line + lineno - 1,
                         col_offset + 1 + self.col_offset, name)
 
-    def tree(self) -> ast.FunctionDef:
+    def tree(self) -> ast.FunctionDef | ast.AsyncFunctionDef:
         """The parsed ``def`` (cached). Raises CompilationError on a syntax error."""
         if self._tree is None:
             try:
                 mod = ast.parse(self.text)
             except SyntaxError as e:
                 loc = self.loc(e.lineno or 1, (e.offset or 1) - 1)
-                if not linecache.getline(self.file, loc.line):
-                    loc = None
+                known = bool(linecache.getline(self.file, loc.line))
                 raise CompilationError(f"invalid Python syntax in kernel {self.name!r}: "
-                                       f"{e.msg}", loc, "fix the syntax error") from None
+                                       f"{e.msg}", loc if known else None,
+                                       "fix the syntax error") from None
             defs = [n for n in mod.body if isinstance(n, (ast.FunctionDef,
                                                           ast.AsyncFunctionDef))]
             if not defs:

@@ -8,6 +8,7 @@ from .core import LanguageError, PyScalar, constexpr
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
+    from .dtypes import dtype
 
 
 def _unwrap(v):
@@ -16,6 +17,11 @@ def _unwrap(v):
 
 class BroadcastRules:
     """Needs ``to_tensor``, ``constant`` and ``_op`` of the Semantic."""
+
+    if TYPE_CHECKING:  # provided by Semantic, the class this is mixed into
+        def to_tensor(self, x) -> tensor: ...
+        def _op(self, name, operands, d, shape, attrs=None) -> tensor: ...
+        def constant(self, value, d: dtype, shape=()) -> tensor: ...
 
     def broadcast_shapes(self, a: tuple, b: tuple) -> tuple:
         """NumPy broadcasting of two block shapes (pad on the left; equal or 1)."""

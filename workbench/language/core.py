@@ -122,6 +122,16 @@ class constexpr:
         return constexpr(~self.value)
 
 
+def _tensor_binary(name: str, reverse: bool = False):
+    """The Python operator method of a tensor for the language's binary op ``name``
+    (``reverse``: the reflected ``__radd__`` form)."""
+    def f(self, other):
+        a, b = (other, self) if reverse else (self, other)
+        return self._sem.binary(name, a, b)
+    f.__name__ = name
+    return f
+
+
 class tensor:
     """An IR value in a kernel: ``handle`` (an IR Value), ``dtype`` (a scalar dtype or
     pointer_type), ``shape`` (tuple of ints; ``()`` for a scalar). Operators build IR through
@@ -158,28 +168,20 @@ class tensor:
                             "use tl.where(...) or an `if` on a scalar, not a Python bool")
 
     # arithmetic --------------------------------------------------------------------------
-    def _b(name, reverse=False):  # noqa: N805 (helper to build dunders)
-        def f(self, other):
-            a, b = (other, self) if reverse else (self, other)
-            return self._sem.binary(name, a, b)
-        f.__name__ = name
-        return f
-
-    __add__, __radd__ = _b("add"), _b("add", True)
-    __sub__, __rsub__ = _b("sub"), _b("sub", True)
-    __mul__, __rmul__ = _b("mul"), _b("mul", True)
-    __truediv__, __rtruediv__ = _b("truediv"), _b("truediv", True)
-    __floordiv__, __rfloordiv__ = _b("floordiv"), _b("floordiv", True)
-    __mod__, __rmod__ = _b("mod"), _b("mod", True)
-    __and__, __rand__ = _b("and"), _b("and", True)
-    __or__, __ror__ = _b("or"), _b("or", True)
-    __xor__, __rxor__ = _b("xor"), _b("xor", True)
-    __lshift__, __rlshift__ = _b("lshift"), _b("lshift", True)
-    __rshift__, __rrshift__ = _b("rshift"), _b("rshift", True)
-    __lt__, __le__ = _b("lt"), _b("le")
-    __gt__, __ge__ = _b("gt"), _b("ge")
-    __eq__, __ne__ = _b("eq"), _b("ne")
-    del _b
+    __add__, __radd__ = _tensor_binary("add"), _tensor_binary("add", True)
+    __sub__, __rsub__ = _tensor_binary("sub"), _tensor_binary("sub", True)
+    __mul__, __rmul__ = _tensor_binary("mul"), _tensor_binary("mul", True)
+    __truediv__, __rtruediv__ = _tensor_binary("truediv"), _tensor_binary("truediv", True)
+    __floordiv__, __rfloordiv__ = _tensor_binary("floordiv"), _tensor_binary("floordiv", True)
+    __mod__, __rmod__ = _tensor_binary("mod"), _tensor_binary("mod", True)
+    __and__, __rand__ = _tensor_binary("and"), _tensor_binary("and", True)
+    __or__, __ror__ = _tensor_binary("or"), _tensor_binary("or", True)
+    __xor__, __rxor__ = _tensor_binary("xor"), _tensor_binary("xor", True)
+    __lshift__, __rlshift__ = _tensor_binary("lshift"), _tensor_binary("lshift", True)
+    __rshift__, __rrshift__ = _tensor_binary("rshift"), _tensor_binary("rshift", True)
+    __lt__, __le__ = _tensor_binary("lt"), _tensor_binary("le")
+    __gt__, __ge__ = _tensor_binary("gt"), _tensor_binary("ge")
+    __eq__, __ne__ = _tensor_binary("eq"), _tensor_binary("ne")
 
     def __neg__(self):
         return self._sem.minus(self)

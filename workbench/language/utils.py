@@ -2,12 +2,26 @@
 (Triton's ``triton.cdiv`` and ``triton.next_power_of_2``, constexpr functions in 3.5+)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
 
+_F = TypeVar("_F", bound=Callable)
+
+
+def _constexpr_function(fn: _F) -> _F:
+    """Mark ``fn`` as callable inside a kernel with compile-time arguments (the frontend runs
+    it in Python at compile time)."""
+    vars(fn)["__workbench_constexpr_function__"] = True
+    return fn
+
+
+@_constexpr_function
 def cdiv(x: int, div: int) -> int:
     """ceil(x / div) for ints: ``(x + div - 1) // div``. Raises ZeroDivisionError for div 0."""
     return (x + div - 1) // div
 
 
+@_constexpr_function
 def next_power_of_2(n: int) -> int:
     """The smallest power of two >= n (1 for n <= 1), as Triton's bit-twiddling version."""
     n = int(n)
@@ -15,6 +29,3 @@ def next_power_of_2(n: int) -> int:
         return 1
     return 1 << (n - 1).bit_length()
 
-
-cdiv.__workbench_constexpr_function__ = True
-next_power_of_2.__workbench_constexpr_function__ = True

@@ -46,12 +46,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir.core import Operation, functions
+from ..ir.core import Operation, Value, functions
 from ..ir.types import FloatType, IntType, MemDescType, TensorType
 from ..layouts.encodings import BlockedLayout, DotOperandLayout, NVMMASharedLayout
 from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shared
 from .manager import Pass
 from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
+from .values import block_of, shaped_type, tensor_type
 
 
 def _arch(target) -> int:
@@ -66,7 +67,7 @@ def _arch(target) -> int:
 
 def mma_kind(dot: Operation):
     """(kWidth, Kin) when ``dot`` can use mma.sync, else None."""
-    a_t, c_t = dot.operands[0].type, dot.result.type
+    a_t, c_t = shaped_type(dot.operands[0]), tensor_type(dot.result)
     e, r = a_t.element, c_t.element
     m, k = a_t.shape
     n = c_t.shape[1]
@@ -109,17 +110,17 @@ def _stage_operand(dot, idx, mma, kw):
     conv = v.defining_op if (v.defining_op is not None and
                              v.defining_op.name == "ttg.convert_layout") else None
     src = conv.operands[0] if conv is not None else v
-    shape = tuple(v.type.shape)
-    enc = src.type.encoding
+    shape = tuple(shaped_type(v).shape)
+    enc = shaped_type(src).encoding
     order = tuple(enc.order) if isinstance(enc, BlockedLayout) else (1, 0)
-    sh = mma_operand_shared(idx, shape, order, kw, _bits(v.type.element))
+    sh = mma_operand_shared(idx, shape, order, kw, _bits(shaped_type(v).element))
     alloc = Operation("ttg.local_alloc", [src],
-                      [MemDescType(shape, v.type.element, sh, mutable=False)], loc=dot.loc)
+                      [MemDescType(shape, shaped_type(v).element, sh, mutable=False)], loc=dot.loc)
     load = Operation("ttg.local_load", [alloc.result],
-                     [TensorType(shape, v.type.element, DotOperandLayout(idx, mma, kw))],
+                     [TensorType(shape, shaped_type(v).element, DotOperandLayout(idx, mma, kw))],
                      loc=dot.loc)
-    dot.parent.insert_before(dot, alloc)
-    dot.parent.insert_before(dot, load)
+    block_of(dot).insert_before(dot, alloc)
+    block_of(dot).insert_before(dot, load)
     dot.set_operand(idx, load.result)
     if conv is not None and not conv.result.uses:
         conv.erase()
@@ -134,7 +135,7 @@ def _operand_source(dot, idx):
 
 
 def _order(v) -> tuple:
-    enc = v.type.encoding
+    enc = shaped_type(v).encoding
     return tuple(enc.order) if isinstance(enc, BlockedLayout) else (1, 0)
 
 
@@ -144,9 +145,10 @@ def _stage_operand_v3(dot, idx, shared):
     v = dot.operands[idx]
     conv, src = _operand_source(dot, idx)
     alloc = Operation("ttg.local_alloc", [src],
-                      [MemDescType(tuple(v.type.shape), v.type.element, shared, mutable=False)],
+                      [MemDescType(tuple(shaped_type(v).shape), shaped_type(v).element, shared,
+                                   mutable=False)],
                       loc=dot.loc)
-    dot.parent.insert_before(dot, alloc)
+    block_of(dot).insert_before(dot, alloc)
     dot.set_operand(idx, alloc.result)
     if conv is not None and not conv.result.uses:
         conv.erase()
@@ -155,7 +157,7 @@ def _stage_operand_v3(dot, idx, shared):
 def wgmma_plan(dot: Operation, num_warps: int):
     """``(mma layout, shared A, shared B)`` for a Hopper wgmma of ``dot``, or a sentence
     saying why wgmma cannot take it (then mma.sync is kept)."""
-    a_t, b_t, c_t = (v.type for v in dot.operands)
+    a_t, b_t, c_t = (shaped_type(v) for v in dot.operands)
     e = a_t.element
     if not (isinstance(e, FloatType) and e.name in ("f16", "bf16") and b_t.element == e and
             c_t.element == FloatType("f32")):
@@ -185,16 +187,16 @@ def wgmma_plan(dot: Operation, num_warps: int):
     return mma, sh_a, sh_b
 
 
-def _to_layout(v, enc, before: Operation) -> object:
+def _to_layout(v, enc, before: Operation) -> Value:
     """``v`` in layout ``enc``: a re-made splat constant or a convert_layout before ``before``."""
-    t = v.type.with_encoding(enc)
+    t = tensor_type(v).with_encoding(enc)
     d = v.defining_op
     if d is not None and d.name == "arith.constant":
         new = Operation("arith.constant", [], [t], dict(d.attributes), loc=d.loc)
     else:
         new = Operation("ttg.convert_layout", [v], [t], loc=before.loc)
     new.result.name = v.name
-    before.parent.insert_before(before, new)
+    block_of(before).insert_before(before, new)
     return new.result
 
 
@@ -205,9 +207,9 @@ def _convert_uses_back(value, old_enc, after: Operation, skip=()) -> None:
             users.remove((u, i))
     if not users:
         return
-    conv = Operation("ttg.convert_layout", [value], [value.type.with_encoding(old_enc)],
+    conv = Operation("ttg.convert_layout", [value], [tensor_type(value).with_encoding(old_enc)],
                      loc=after.loc)
-    blk = after.parent
+    blk = block_of(after)
     blk.insert(blk.ops.index(after) + 1, conv)
     for u, i in users:
         u.set_operand(i, conv.result)
@@ -241,18 +243,19 @@ def _slice_ops(dot: Operation, forward: bool) -> set:
         nxt = ([u for r in op.results for u, _ in r.uses] if forward else
                [v.defining_op for v in op.operands if v.defining_op is not None])
         for o in nxt:
-            while o is not None and o.parent is not block:  # nested op: its top-level op
-                o = o.parent_op() if o.parent is not None else None
-            if o is not None and id(o) not in seen:
-                seen.add(id(o))
-                work.append(o)
+            top: Operation | None = o
+            while top is not None and top.parent is not block:  # nested op: its top-level op
+                top = top.parent_op() if top.parent is not None else None
+            if top is not None and id(top) not in seen:
+                seen.add(id(top))
+                work.append(top)
     return {i for i in seen}
 
 
 def is_chained(dot: Operation) -> bool:
     """True when another ``tt.dot`` of the same block is in ``dot``'s backward or forward
     slice (attention's ``Q @ K^T`` and ``P @ V``)."""
-    others = {id(o) for o in dot.parent.ops if o.name in DOT_OPS and o is not dot}
+    others = {id(o) for o in block_of(dot).ops if o.name in DOT_OPS and o is not dot}
     if not others:
         return False
     return bool(others & (_slice_ops(dot, True) | _slice_ops(dot, False))) or \
@@ -263,7 +266,7 @@ def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
     """Rewrite one ``tt.dot`` for MMA v2, or for MMA v3 when ``v3`` is the
     :func:`wgmma_plan` of it (see the module docstring). Returns True if done."""
     kind = mma_kind(dot)
-    old = dot.result.type.encoding
+    old = shaped_type(dot.result).encoding
     if kind is None or not isinstance(old, BlockedLayout):
         return False
     kw, _ = kind
@@ -272,7 +275,7 @@ def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
         _stage_operand_v3(dot, 0, sh_a)
         _stage_operand_v3(dot, 1, sh_b)
     else:
-        mma = mma_layout_for(tuple(dot.result.type.shape), num_warps, 2,
+        mma = mma_layout_for(tuple(shaped_type(dot.result).shape), num_warps, 2,
                              chained=is_chained(dot) or _feeds_dot(dot.result))
         _stage_operand(dot, 0, mma, kw)
         _stage_operand(dot, 1, mma, kw)
@@ -288,7 +291,7 @@ def _to_warp_group_dot(dot: Operation) -> Operation:
     new = Operation("ttng.warp_group_dot", list(dot.operands), [dot.result.type],
                     {"inputPrecision": prec, "isAsync": False}, loc=dot.loc)
     new.result.name = dot.result.name
-    dot.parent.insert_before(dot, new)
+    block_of(dot).insert_before(dot, new)
     dot.result.replace_all_uses_with(new.result)
     dot.erase()
     return new
@@ -297,7 +300,7 @@ def _to_warp_group_dot(dot: Operation) -> Operation:
 def _accumulator(dot: Operation, mma, old) -> None:
     """Carry the accumulator and the result in ``mma`` (module docstring)."""
     carried = _loop_carried(dot)
-    new_t = dot.result.type.with_encoding(mma)
+    new_t = tensor_type(dot.result).with_encoding(mma)
     if carried is not None:
         loop, i = carried
         arg = dot.operands[2]
@@ -321,7 +324,7 @@ def _alloc_from_source(func: Operation) -> None:
     is saved (attention's ``P``, staged for the second wgmma straight from ``#mma``)."""
     for op in list(func.walk()):
         if op.name != "ttg.local_alloc" or not op.operands or \
-                not isinstance(op.result.type.encoding, NVMMASharedLayout):
+                not isinstance(shaped_type(op.result).encoding, NVMMASharedLayout):
             continue
         d = op.operands[0].defining_op
         if d is not None and d.name == "ttg.convert_layout" and \
@@ -351,7 +354,7 @@ class AccelerateMatmul(Pass):
 
     def _plan(self, dot, nw):
         if _arch(self.target) < 90 or mma_kind(dot) is None or \
-                not isinstance(dot.result.type.encoding, BlockedLayout):
+                not isinstance(shaped_type(dot.result).encoding, BlockedLayout):
             return None
         if self.mma == "v2":
             self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: "

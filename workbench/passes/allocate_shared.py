@@ -50,11 +50,12 @@ def _bytes(t) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def _top(op: Operation, block) -> Operation:
-    """The ancestor of ``op`` (or ``op``) that sits directly in ``block``."""
-    while op is not None and op.parent is not block:
-        op = op.parent_op() if op.parent is not None else None
-    return op
+def _top(op: Operation, block) -> Operation | None:
+    """The ancestor of ``op`` (or ``op``) that sits directly in ``block``, or None."""
+    top: Operation | None = op
+    while top is not None and top.parent is not block:
+        top = top.parent_op() if top.parent is not None else None
+    return top
 
 
 def _live_ranges(func: Operation) -> list:
@@ -65,8 +66,7 @@ def _live_ranges(func: Operation) -> list:
     for op in func.walk():
         if op.name != "ttg.local_alloc":
             continue
-        top = _top(op, body)
-        start = pos[id(top)]
+        start = pos[id(_top(op, body))]
         last = start
         work = [op.result]
         while work:

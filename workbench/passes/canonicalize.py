@@ -26,6 +26,7 @@ from .cse import freeze
 from .dce import erase_dead_ops
 from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float
 from .manager import Pass
+from .values import block_of
 
 _BINARY = set(BINARY_INT) | set(BINARY_FLOAT)
 _SCOPES = ("tt.func", "tt.reduce", "tt.scan")
@@ -53,12 +54,14 @@ def const_value(v: Value):
 
 def _scope_block(op: Operation) -> Block:
     """The entry block constants of ``op`` are hoisted to."""
-    block = op.parent
+    block = block_of(op)
     while True:
-        owner = block.parent.parent
+        owner = block.parent.parent if block.parent is not None else None
+        if owner is None:
+            raise ValueError(f"{op.name} is in a block outside any op")
         if owner.name in _SCOPES or owner.parent is None:
             return owner.regions[0].blocks[0]
-        block = owner.parent
+        block = block_of(owner)
 
 
 class ConstantPool:
@@ -118,24 +121,24 @@ def _replace(op: Operation, v: Value) -> bool:
 def _splat(op: Operation, scalar: Value) -> bool:
     new = Operation("tt.splat", [scalar], [op.result.type], loc=op.loc)
     new.result.name = op.result.name
-    op.parent.insert_before(op, new)
+    block_of(op).insert_before(op, new)
     return _replace(op, new.result)
 
 
 def _identity(op: Operation, pool: ConstantPool) -> bool:
     """Algebraic identities with one constant operand (or equal operands)."""
-    if isinstance(op.result.type.scalar, IntType):
-        return _int_identity(op, pool)
+    scalar = op.result.type.scalar
+    if isinstance(scalar, IntType):
+        return _int_identity(op, pool, scalar.width)
     return _float_identity(op)
 
 
-def _int_identity(op: Operation, pool: ConstantPool) -> bool:
-    """``x + 0``, ``x * 1``, ``x & -1``, ``x - x``, ``x & x``... on integers."""
+def _int_identity(op: Operation, pool: ConstantPool, w: int) -> bool:
+    """``x + 0``, ``x * 1``, ``x & -1``, ``x - x``, ``x & x``... on ``w``-bit integers."""
     n = op.name[6:]
     a, b = op.operands
     ca, cb = const_value(a), const_value(b)
     t = op.result.type
-    w = t.scalar.width
     ones = int_const(-1, w)
     zero = int_const(0, w)
     one = int_const(1, w)
@@ -225,7 +228,7 @@ def _compare(op: Operation, pool: ConstantPool) -> bool:
     t = op.result.type
     a, b = op.operands
     ca, cb = const_value(a), const_value(b)
-    pred = op.attributes.get("predicate")
+    pred = op.attributes.get("predicate", "")
     if ca is not None and cb is not None:
         r = fold_cmp(op.name, pred, ca, cb, a.type.scalar)
         if r is not None:

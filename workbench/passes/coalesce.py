@@ -34,6 +34,7 @@ from ..ir.types import PointerType, TensorType
 from ..layouts import BlockedLayout, blocked_for_shape
 from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .manager import Pass
+from .values import block_of, shaped_type, tensor_type
 
 #: Memory ops whose pointer (operand 0) decides the layout.
 MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
@@ -60,16 +61,26 @@ def order_from_contiguity(contiguity) -> tuple[int, ...]:
     return tuple(sorted(dims, key=lambda d: -contiguity[d]))
 
 
+def _tensor_ptr(op: Operation) -> Value:
+    """:func:`mem_ptr` of an op known to have one. Raises ValueError otherwise."""
+    ptr = mem_ptr(op)
+    if ptr is None:
+        raise ValueError(f"{op.name} has no tensor-of-pointers operand")
+    return ptr
+
+
 def elems_per_thread(analysis: AxisInfoAnalysis, op: Operation, order) -> int:
     """``getNumElementsPerThread``: the widest aligned, contiguous access of ``op`` along
     ``order[0]`` in elements, at most ``128 / elemBits``."""
-    ptr = mem_ptr(op)
+    ptr = _tensor_ptr(op)
     info = analysis.get(ptr)
     ebytes = pointee_bytes(ptr.type)
-    ebits = max(getattr(ptr.type.element.pointee, "width", 8), 1)
+    t = tensor_type(ptr)
+    pointee = t.element.pointee if isinstance(t.element, PointerType) else None
+    ebits = max(getattr(pointee, "width", 8), 1)
     d = order[0]
     max_multiple = max(info.divisibility[d] // ebytes, 1)
-    max_contig = min(info.contiguity[d], ptr.type.shape[d])
+    max_contig = min(info.contiguity[d], t.shape[d])
     return max(min(max_multiple, max_contig, MAX_VEC_BITS // ebits), 1)
 
 
@@ -92,14 +103,14 @@ def coalesced_encoding(analysis: AxisInfoAnalysis, op: Operation, num_warps: int
                        threads_per_warp: int = 32) -> BlockedLayout:
     """The blocked layout ``buildCoalescedEncoding`` gives memory op ``op`` (see the module
     docstring). Raises LayoutError for a bad ``num_warps``."""
-    ptr = mem_ptr(op)
-    shape = tuple(ptr.type.shape)
+    ptr = _tensor_ptr(op)
+    shape = tuple(shaped_type(ptr).shape)
     order = order_from_contiguity(analysis.get(ptr).contiguity)
     per_thread = elems_per_thread(analysis, op, order)
     if ptr.defining_op is not None:
         for other in _slice(op):
             q = mem_ptr(other) if other is not op else None
-            if q is None or tuple(q.type.shape) != shape:
+            if q is None or tuple(shaped_type(q).shape) != shape:
                 continue
             if order_from_contiguity(analysis.get(q).contiguity) == order:
                 per_thread = max(per_thread, elems_per_thread(analysis, other, order))
@@ -112,12 +123,12 @@ def coalesced_encoding(analysis: AxisInfoAnalysis, op: Operation, num_warps: int
 
 
 def _convert(v: Value, enc, loc) -> Operation:
-    return Operation("ttg.convert_layout", [v], [v.type.with_encoding(enc)], loc=loc)
+    return Operation("ttg.convert_layout", [v], [tensor_type(v).with_encoding(enc)], loc=loc)
 
 
 def _rewrite(op: Operation, enc) -> None:
     """Operands to ``enc`` before ``op``, results back to their old layouts after it."""
-    block = op.parent
+    block = block_of(op)
     for i, v in enumerate(op.operands):
         t = v.type
         if isinstance(t, TensorType) and t.shape and t.encoding is not None \

@@ -38,6 +38,7 @@ from ..layouts import (
 )
 from .insertion import insert_for_use
 from .manager import Pass
+from .values import block_of, shaped_type, tensor_type
 
 #: Ops whose results take whatever layout their users want (all tensor operands share it).
 _ELEMENTWISE_PREFIX = ("arith.", "math.")
@@ -50,7 +51,7 @@ _CHEAP = frozenset({"tt.make_range", "tt.splat", "arith.constant"})
 
 
 def _is_tensor(v: Value) -> bool:
-    return isinstance(v.type, TensorType) and len(v.type.shape) > 0
+    return isinstance(v.type, TensorType) and len(shaped_type(v).shape) > 0
 
 
 def _transparent(op: Operation) -> bool:
@@ -83,11 +84,11 @@ class _Converter:
         return default_blocked(tuple(shape), self.num_warps, self.tpw)
 
     def layout(self, v: Value):
-        return v.type.encoding if _is_tensor(v) else None
+        return shaped_type(v).encoding if _is_tensor(v) else None
 
     def set_layout(self, v: Value, lay) -> None:
         if _is_tensor(v) and lay is not None:
-            v.type = v.type.with_encoding(lay)
+            v.type = tensor_type(v).with_encoding(lay)
 
     # phase A: backward demand ------------------------------------------------------------
     def demand(self, func: Operation) -> None:
@@ -99,13 +100,13 @@ class _Converter:
             if _transparent(op):
                 r = op.result
                 ds = wants.get(id(r), set())
-                lay = next(iter(ds)) if len(ds) == 1 else self.default(r.type.shape)
+                lay = next(iter(ds)) if len(ds) == 1 else self.default(shaped_type(r).shape)
                 self.chosen[id(r)] = lay
                 demands = self.operand_layouts(op, lay)
             elif op.name in ("tt.reduce", "tt.scan", "tt.dot"):
                 demands = [None] * len(op.operands)
             else:
-                demands = [self.default(v.type.shape) if _is_tensor(v) else None
+                demands = [self.default(shaped_type(v).shape) if _is_tensor(v) else None
                            for v in op.operands]
             for v, want in zip(op.operands, demands, strict=False):
                 if want is not None and _is_tensor(v):
@@ -130,7 +131,7 @@ class _Converter:
         name = op.name
         if name == "tt.func":
             for a in op.regions[0].blocks[0].args:
-                self.set_layout(a, self.default(a.type.shape) if _is_tensor(a) else None)
+                self.set_layout(a, self.default(shaped_type(a).shape) if _is_tensor(a) else None)
             return
         if _transparent(op):
             self.visit_transparent(op)
@@ -175,20 +176,21 @@ class _Converter:
         name = op.name
         for i, v in enumerate(op.operands):
             if _is_tensor(v):
-                self.coerce(op, i, self.default(v.type.shape))
+                self.coerce(op, i, self.default(shaped_type(v).shape))
         for r in op.results:
-            self.set_layout(r, self.default(r.type.shape) if _is_tensor(r) else None)
+            self.set_layout(r, self.default(shaped_type(r).shape) if _is_tensor(r) else None)
         for region in op.regions:
             for block in region.blocks:
                 if name == "tt.reduce" or name == "tt.scan":
                     continue
                 for a in block.args:
-                    self.set_layout(a, self.default(a.type.shape) if _is_tensor(a) else None)
+                    lay = self.default(shaped_type(a).shape) if _is_tensor(a) else None
+                    self.set_layout(a, lay)
 
     def visit_dot(self, op: Operation) -> None:
         """Triton's ``TritonDotPattern``: result blocked with sizePerThread 1, 2 or 4 per dim
         depending on elements per thread; a and b in ``#ttg.dot_op`` of it."""
-        shape = op.result.type.shape
+        shape = shaped_type(op.result).shape
         per_thread = shape[0] * shape[1] // (self.num_warps * self.tpw)
         spt = (4, 4) if per_thread >= 16 else (2, 2) if per_thread >= 4 else (1, 1)
         d = blocked_for_shape(shape, spt, (1, 0), self.num_warps, self.tpw)
@@ -201,18 +203,18 @@ class _Converter:
         """Make operand ``i`` of ``op`` arrive in layout ``want``: duplicate a cheap producer
         or insert a ``ttg.convert_layout`` before ``op``."""
         v = op.operands[i]
-        if not _is_tensor(v) or v.type.encoding == want:
+        if not _is_tensor(v) or shaped_type(v).encoding == want:
             return
         key = (id(v), want)
         new = self.cache.get(key)
         if new is None or new.parent is None or not _enclosed(new.parent, op):
             d = v.defining_op
-            t = v.type.with_encoding(want)
+            t = tensor_type(v).with_encoding(want)
             if d is not None and d.name in _CHEAP:
                 new = Operation(d.name, list(d.operands), [t], dict(d.attributes), loc=d.loc)
                 new.result.name = v.name
                 anchor = self.last_clone.get(id(d), d)
-                anchor.parent.insert(anchor.parent.ops.index(anchor) + 1, new)
+                block_of(anchor).insert(block_of(anchor).ops.index(anchor) + 1, new)
                 self.last_clone[id(d)] = new
                 self.cloned.add(id(d))
             else:

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..ir.types import FloatType, IntType, Type
 
-_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.float32}
+_NP: dict[str, type[np.floating]] = {"f16": np.float16, "f32": np.float32, "f64": np.float64,
+                                     "bf16": np.float32}
 
 
 def signed(v, width: int) -> int:

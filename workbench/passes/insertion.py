@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir.core import Operation, Value
+from .values import block_of
 
 
 def insert_for_use(v: Value, user: Operation, new: Operation) -> None:
@@ -11,9 +12,9 @@ def insert_for_use(v: Value, user: Operation, new: Operation) -> None:
     block whose argument ``v`` is), so a value from outside a loop is converted once, not per
     iteration."""
     d = v.defining_op
-    home = d.parent if d is not None else v.owner
+    home = block_of(d) if d is not None else v.owner
     if home is user.parent:
-        user.parent.insert_before(user, new)
+        block_of(user).insert_before(user, new)
     elif d is not None:
         home.insert(home.ops.index(d) + 1, new)
     else:

@@ -22,6 +22,7 @@ from ..ir.core import Operation
 from ..ir.types import TensorType
 from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
 from .remove_layout_conversions import _Rewriter
+from .values import block_of, shaped_type
 
 _DOTS = ("tt.dot", "ttng.warp_group_dot")
 
@@ -31,8 +32,8 @@ class _MmaRewriter(_Rewriter):
     pin_anchors = True
 
     def anchors(self) -> list:
-        return [(op.result, op.result.type.encoding) for op in self.func.walk()
-                if op.name in _DOTS and isinstance(op.result.type.encoding, MmaLayout)]
+        return [(op.result, shaped_type(op.result).encoding) for op in self.func.walk()
+                if op.name in _DOTS and isinstance(shaped_type(op.result).encoding, MmaLayout)]
 
     def stops_at(self, user: Operation) -> bool:
         return user.name in _DOTS
@@ -61,11 +62,11 @@ def same_ownership(a, b, shape) -> bool:
 
 def _mma_source(v):
     """``v`` itself when in an ``#mma`` layout, or the ``#mma`` source of a conversion."""
-    if isinstance(v.type.encoding, MmaLayout):
+    if isinstance(shaped_type(v).encoding, MmaLayout):
         return v
     d = v.defining_op
     if d is not None and d.name == "ttg.convert_layout" and \
-            isinstance(d.operands[0].type.encoding, MmaLayout):
+            isinstance(shaped_type(d.operands[0]).encoding, MmaLayout):
         return d.operands[0]
     return None
 
@@ -77,7 +78,7 @@ def operands_in_registers(func: Operation) -> int:
     for op in list(func.walk()):
         if op.name != "ttg.local_load" or op.parent is None:
             continue
-        enc = op.result.type.encoding
+        enc = shaped_type(op.result).encoding
         alloc = op.operands[0].defining_op
         if not isinstance(enc, DotOperandLayout) or alloc is None or \
                 alloc.name != "ttg.local_alloc" or not alloc.operands:
@@ -85,11 +86,11 @@ def operands_in_registers(func: Operation) -> int:
         src = _mma_source(alloc.operands[0])
         if src is None or not isinstance(src.type, TensorType):
             continue
-        shape = tuple(src.type.shape)
-        if not same_ownership(src.type.encoding, enc, shape):
+        shape = tuple(shaped_type(src).shape)
+        if not same_ownership(shaped_type(src).encoding, enc, shape):
             continue
         cvt = Operation("ttg.convert_layout", [src], [op.result.type], loc=op.loc)
-        op.parent.insert_before(op, cvt)
+        block_of(op).insert_before(op, cvt)
         op.result.replace_all_uses_with(cvt.result)
         op.erase()
         if not alloc.result.uses:
@@ -129,9 +130,9 @@ def hoist_invariant_operands(func: Operation) -> int:
                    u.parent is op.parent for u in users):
             continue
         for o in [op] + [u for u in users if u.name == "ttg.local_load"]:
-            o.parent.ops.remove(o)
+            block_of(o).ops.remove(o)
             o.parent = None
-            loop.parent.insert_before(loop, o)
+            block_of(loop).insert_before(loop, o)
         n += 1
     return n
 

@@ -71,17 +71,18 @@ from ..ir.types import MemDescType, i1, i32
 from .effects import is_pure
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
+from .values import block_of, defining_op, shaped_type
 
 
 def _const(before: Operation, value, t=i32) -> Value:
     op = Operation("arith.constant", [], [t], {"value": value}, loc=before.loc)
-    before.parent.insert_before(before, op)
+    block_of(before).insert_before(before, op)
     return op.result
 
 
 def _binop(before: Operation, name: str, a: Value, b: Value, t=i32, loc=None) -> Value:
     op = Operation(name, [a, b], [t], loc=loc or before.loc)
-    before.parent.insert_before(before, op)
+    block_of(before).insert_before(before, op)
     return op.result
 
 
@@ -97,7 +98,7 @@ def _clone(ops: list, mapping: dict, before: Operation) -> None:
         for r, nr in zip(op.results, new.results, strict=False):
             nr.name = r.name
             mapping[id(r)] = nr
-        before.parent.insert_before(before, new)
+        block_of(before).insert_before(before, new)
 
 
 def candidates(loop: Operation) -> list:
@@ -111,14 +112,14 @@ def _issue(cand: Candidate, buf, mapping: dict, slot, pred, before) -> None:
     ``buf[slot]`` before ``before``."""
     load, alloc = cand.load, cand.alloc
     _clone(cand.ops, mapping, before)
-    t = alloc.result.type
+    t = shaped_type(alloc.result)
     idx = Operation("ttg.memdesc_index", [buf, slot],
                     [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=load.loc)
-    before.parent.insert_before(before, idx)
+    block_of(before).insert_before(before, idx)
     operands = [mapping.get(id(load.operands[0]), load.operands[0]), idx.result, pred]
     if len(load.operands) > 1:
         operands.append(mapping.get(id(load.operands[1]), load.operands[1]))
-    before.parent.insert_before(before, Operation("ttg.async_copy_global_to_local", operands,
+    block_of(before).insert_before(before, Operation("ttg.async_copy_global_to_local", operands,
                                                   [], loc=load.loc))
 
 
@@ -192,20 +193,21 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         a = Operation("ttg.local_alloc", [], [MemDescType((stages,) + tuple(t.shape), t.element,
                                                           t.encoding, True)], loc=c.alloc.loc)
         a.result.name = c.alloc.result.name
-        loop.parent.insert_before(loop, a)
+        block_of(loop).insert_before(loop, a)
         bufs.append(a.result)
     chains = _advance_chains(loop, cands, stages)
     # prologue: stage s reads iteration s (iv = lb + s * step, carried pointers p_s)
     for s in range(stages - 1):
         iv_s = _binop(loop, "arith.addi", lb, _binop(loop, "arith.muli", step, _const(loop, s)))
         pred = _binop(loop, "arith.cmpi", iv_s, ub, i1)
-        pred.defining_op.attributes["predicate"] = "slt"
+        defining_op(pred).attributes["predicate"] = "slt"
         slot = _const(loop, s)
         mapping = {id(iv): iv_s}
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
         for c, buf in zip(cands, bufs, strict=False):
             _issue(c, buf, mapping, slot, pred, loop)
-        loop.parent.insert_before(loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
+        block_of(loop).insert_before(
+            loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
     # steady state, at the top of the body: prefetch iteration i + S - 1
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
@@ -217,7 +219,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     ahead = _binop(first, "arith.addi", iv, _binop(first, "arith.muli", step,
                                                    _const(first, stages - 1)))
     pred = _binop(first, "arith.cmpi", ahead, ub, i1)
-    pred.defining_op.attributes["predicate"] = "slt"
+    defining_op(pred).attributes["predicate"] = "slt"
     body.insert_before(first, Operation("ttg.async_wait", [], [], {"num": stages - 2},
                                         loc=loop.loc))
     issue_at = first
@@ -240,7 +242,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
                     u.set_operand(j, idx.result)
         c.alloc.erase()
         c.load.erase()
-    blk = loop.parent
+    blk = block_of(loop)
     blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [], {"num": 0},
                                                   loc=loop.loc))
     if async_dot is not None:
@@ -275,7 +277,7 @@ def _make_async(dot: Operation) -> Operation:
     """Mark ``dot`` asynchronous and wait for all but the newest wgmma group right after it
     (``ttng.warp_group_dot_wait {pendings = 1}``: the previous iteration's group, which read
     the slot the prefetch overwrites next, is done). Returns the op the prefetch goes before."""
-    body = dot.parent
+    body = block_of(dot)
     dot.attributes["isAsync"] = True
     wait = Operation("ttng.warp_group_dot_wait", [dot.result], [dot.result.type],
                      {"pendings": 1}, loc=dot.loc)
@@ -291,6 +293,8 @@ def _drain_after(loop: Operation) -> None:
     """``ttng.warp_group_dot_wait {pendings = 0}`` on the loop's accumulator result after the
     loop: the last wgmma group has finished before anything reads it."""
     y = loop.regions[0].block.terminator
+    if y is None:
+        return
     for j, v in enumerate(y.operands):
         d = v.defining_op
         if d is None or d.name != "ttng.warp_group_dot_wait":
@@ -299,7 +303,7 @@ def _drain_after(loop: Operation) -> None:
         wait = Operation("ttng.warp_group_dot_wait", [res], [res.type], {"pendings": 0},
                          loc=loop.loc)
         wait.result.name = res.name
-        blk = loop.parent
+        blk = block_of(loop)
         blk.insert(blk.ops.index(loop) + 1, wait)
         for u, i in list(res.uses):
             if u is not wait:

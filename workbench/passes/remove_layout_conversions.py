@@ -36,13 +36,15 @@ Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import SliceLayout
+from ..layouts import Encoding, SliceLayout
 from .effects import is_pure
 from .insertion import insert_for_use
 from .manager import Pass
+from .values import block_of, defining_op, shaped_type, tensor_type
 
 #: Ops whose tensor operands all share the result's layout (besides arith.*/math.*).
 _SAME_LAYOUT = frozenset({"tt.addptr", "tt.splat", "tt.broadcast", "tt.fp_to_fp", "tt.bitcast",
@@ -108,17 +110,17 @@ def required(op: Operation, i: int, old_enc):
         return ANY
     slot = loop_slot(op, i)
     if slot is not None:
-        return slot[0].type.encoding if _tensor(slot[0]) else old_enc
+        return shaped_type(slot[0]).encoding if _tensor(slot[0]) else old_enc
     if name == "tt.expand_dims":
-        return SliceLayout(op.attributes["axis"], op.result.type.encoding)
+        return SliceLayout(op.attributes["axis"], cast(Encoding, shaped_type(op.result).encoding))
     if name in ("tt.reduce", "tt.scan"):
         r0 = op.results[0] if op.results else None
         if r0 is not None and _tensor(r0):
-            enc = r0.type.encoding
-            return enc.parent if name == "tt.reduce" else enc
-        return ANY if i == 0 else op.operands[0].type.encoding
+            enc = shaped_type(r0).encoding
+            return cast(SliceLayout, enc).parent if name == "tt.reduce" else enc
+        return ANY if i == 0 else shaped_type(op.operands[0]).encoding
     if _same_layout_op(op):
-        return op.result.type.encoding
+        return shaped_type(op.result).encoding
     return old_enc
 
 
@@ -127,7 +129,7 @@ def is_expensive_memory_op(op: Operation, num_warps: int, threads_per_warp: int 
     p = op.operands[0] if op.operands else None
     if p is None or not _tensor(p):
         return False
-    return p.type.numel >= num_warps * threads_per_warp
+    return tensor_type(p).numel >= num_warps * threads_per_warp
 
 
 class _Rewriter:
@@ -148,7 +150,7 @@ class _Rewriter:
                                                                        self.tpw)) \
                 or op.name in ("tt.atomic_rmw", "tt.atomic_cas")
             if anchor:
-                work += [(r, r.type.encoding) for r in op.results if _tensor(r)]
+                work += [(r, shaped_type(r).encoding) for r in op.results if _tensor(r)]
         return work
 
     def stops_at(self, user: Operation) -> bool:
@@ -181,10 +183,10 @@ class _Rewriter:
                     if _tensor(r) and id(r) not in chosen and r.type.rank == new.rank:
                         chosen[id(r)] = (r, new)
                         work.append((r, new))
-        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
+        old = {id(v): shaped_type(v).encoding for op in self.func.walk() for v in op.operands
                if _tensor(v)}
         for r, enc in chosen.values():
-            r.type = r.type.with_encoding(enc)
+            r.type = tensor_type(r).with_encoding(enc)
         self.fix_operands(old)
 
     def fix_operands(self, old: dict) -> None:
@@ -193,8 +195,8 @@ class _Rewriter:
             for i, v in enumerate(list(op.operands)):
                 if not _tensor(v):
                     continue
-                want = required(op, i, old.get(id(v), v.type.encoding))
-                if want is ANY or want is None or v.type.encoding == want:
+                want = required(op, i, old.get(id(v), shaped_type(v).encoding))
+                if want is ANY or want is None or shaped_type(v).encoding == want:
                     continue
                 op.set_operand(i, self.convert(v, want, op))
 
@@ -202,7 +204,8 @@ class _Rewriter:
         """``ttg.convert_layout`` of ``v`` to ``enc`` before ``user``, or right after ``v``'s
         definition when ``v`` comes from an enclosing block (converted once, not per loop
         iteration)."""
-        cvt = Operation("ttg.convert_layout", [v], [v.type.with_encoding(enc)], loc=user.loc)
+        cvt = Operation("ttg.convert_layout", [v], [tensor_type(v).with_encoding(enc)],
+                        loc=user.loc)
         insert_for_use(v, user, cvt)
         return cvt.result
 
@@ -227,7 +230,7 @@ class _Rewriter:
             for op in list(self.func.walk()):
                 if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
                     continue
-                src, enc = op.operands[0], op.result.type.encoding
+                src, enc = op.operands[0], shaped_type(op.result).encoding
                 if self.can_remat(src, enc, set()):
                     op.result.replace_all_uses_with(self.materialise(src, enc))
                     changed = True
@@ -254,13 +257,13 @@ class _Rewriter:
             return False
         cheap_users = {k[0] for k in seen}
         for user, _i in arg.uses:
-            is_cvt = user.name == "ttg.convert_layout" and user.result.type.encoding == enc
+            is_cvt = user.name == "ttg.convert_layout" and shaped_type(user.result).encoding == enc
             if not is_cvt and not any(id(r) in cheap_users for r in user.results):
                 return False
-        old = {id(v): v.type.encoding for op in self.func.walk() for v in op.operands
+        old = {id(v): shaped_type(v).encoding for op in self.func.walk() for v in op.operands
                if _tensor(v)}
         for v in (arg, loop.results[j]):
-            v.type = v.type.with_encoding(enc)
+            v.type = tensor_type(v).with_encoding(enc)
         self.fix_operands(old)
         return True
 
@@ -268,14 +271,14 @@ class _Rewriter:
         key = (id(v), enc)
         if (id(v), enc) == assume:
             return True
-        if not _tensor(v) or v.type.encoding == enc or key in self.remat or key in seen:
+        if not _tensor(v) or shaped_type(v).encoding == enc or key in self.remat or key in seen:
             return True
         seen.add(key)
         d = v.defining_op
         if d is None:
             return False
         if d.name == "ttg.convert_layout":
-            return d.operands[0].type.encoding == enc
+            return shaped_type(d.operands[0]).encoding == enc
         cheap = d.name in _CHEAP or (d.name.startswith("arith.") and _same_layout_op(d))
         if not cheap or len(d.results) != 1 or d.regions:
             return False
@@ -288,20 +291,20 @@ class _Rewriter:
 
     def materialise(self, v: Value, enc) -> Value:
         """``v`` computed in layout ``enc`` (after :meth:`can_remat` said yes)."""
-        if not _tensor(v) or v.type.encoding == enc:
+        if not _tensor(v) or shaped_type(v).encoding == enc:
             return v
         key = (id(v), enc)
         if key in self.remat:
             return self.remat[key]
-        d = v.defining_op
+        d = defining_op(v)
         if d.name == "ttg.convert_layout":
             return d.operands[0]
         operands = [self.materialise(w, self._operand_layout(d, j, enc)) if _tensor(w) else w
                     for j, w in enumerate(d.operands)]
-        clone = Operation(d.name, operands, [v.type.with_encoding(enc)], dict(d.attributes),
-                          loc=d.loc)
+        clone = Operation(d.name, operands, [tensor_type(v).with_encoding(enc)],
+                          dict(d.attributes), loc=d.loc)
         clone.result.name = v.name
-        d.parent.insert(d.parent.ops.index(d) + 1, clone)
+        block_of(d).insert(block_of(d).ops.index(d) + 1, clone)
         self.remat[key] = clone.result
         return clone.result
 
