@@ -40,7 +40,8 @@ from typing import cast
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import Encoding, SliceLayout
+from ..layouts import SliceLayout
+from ..layouts.encodings import DistributedEncoding
 from .effects import is_pure
 from .insertion import insert_for_use
 from .manager import Pass
@@ -112,7 +113,8 @@ def required(op: Operation, i: int, old_enc):
     if slot is not None:
         return shaped_type(slot[0]).encoding if _tensor(slot[0]) else old_enc
     if name == "tt.expand_dims":
-        return SliceLayout(op.attributes["axis"], cast(Encoding, shaped_type(op.result).encoding))
+        parent = cast(DistributedEncoding, shaped_type(op.result).encoding)
+        return SliceLayout(op.attributes["axis"], parent)
     if name in ("tt.reduce", "tt.scan"):
         r0 = op.results[0] if op.results else None
         if r0 is not None and _tensor(r0):
