@@ -11,7 +11,7 @@ The constructions follow Triton 3.6 ``lib/Dialect/TritonGPU/IR/LinearLayoutConve
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import prod
 
 from .encodings import (
@@ -293,7 +293,7 @@ def nvmma_shared_to_linear(layout: NVMMASharedLayout, shape: Sequence[int]) -> L
     ll2 = ll2.transpose_outs(("r", "c"))
     if layout.transposed:
         # r runs along dim1 (the outer, contiguous dim), c along dim0.
-        vecs = [(v[1], v[0]) for v in ll2.in_dim_bases("offset")]
+        vecs: list[tuple[int, ...]] = [(v[1], v[0]) for v in ll2.in_dim_bases("offset")]
         return LinearLayout({"offset": vecs}, {"dim0": shape[0], "dim1": shape[1]})
     # split the flattened row index into the leading dims (row-major).
     outs = standard_out_dims(rank)
@@ -329,7 +329,7 @@ def to_linear(layout, shape: Sequence[int]) -> LinearLayout:
             raise LayoutError(f"linear layout of out sizes {layout.out_dim_sizes} does not "
                               f"match shape {list(shape)}")
         return layout
-    fn = {
+    converters: dict[type, Callable[..., LinearLayout]] = {
         BlockedLayout: blocked_to_linear,
         MmaLayout: mma_to_linear,
         DotOperandLayout: dot_operand_to_linear,
@@ -337,7 +337,8 @@ def to_linear(layout, shape: Sequence[int]) -> LinearLayout:
         LinearEncoding: linear_encoding_to_linear,
         SwizzledSharedLayout: swizzled_shared_to_linear,
         NVMMASharedLayout: nvmma_shared_to_linear,
-    }.get(type(layout))
+    }
+    fn = converters.get(type(layout))
     if fn is None:
         raise LayoutError(f"no linear layout for {layout!r}")
     return fn(layout, shape)

@@ -80,6 +80,11 @@ class Encoding:
         """Triton's textual form. ``alias_of(parent) -> "#name" | None`` names nested parents."""
         raise NotImplementedError
 
+    @property
+    def rank(self) -> Optional[int]:  # pragma: no cover - abstract
+        """The rank of the tensors this encoding lays out (None: any rank)."""
+        raise NotImplementedError
+
     def __str__(self) -> str:
         return self.to_text(None)
 
@@ -220,7 +225,7 @@ class SliceLayout(Encoding):
     """
 
     dim: int
-    parent: Encoding
+    parent: DistributedEncoding
     alias_name: ClassVar[Optional[str]] = None
 
     def __post_init__(self):
@@ -258,7 +263,7 @@ class DotOperandLayout(Encoding):
     """
 
     op_idx: int
-    parent: Encoding
+    parent: MmaLayout | BlockedLayout
     k_width: int = 0
     alias_name: ClassVar[Optional[str]] = None
 
@@ -453,6 +458,7 @@ def check_num_warps(layout: Encoding, num_warps: int) -> None:
     base = layout
     while isinstance(base, (SliceLayout, DotOperandLayout)):
         base = base.parent
+    assert isinstance(base, (BlockedLayout, MmaLayout, LinearEncoding)), base
     have = base.num_warps
     if have != num_warps:
         if isinstance(base, LinearEncoding):

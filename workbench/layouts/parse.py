@@ -47,6 +47,7 @@ class _Parser:
                 raise LayoutError(f"unexpected character {text[pos:].lstrip()[:1]!r} at column "
                                   f"{pos + 1} of layout text {text!r}")
             kind = m.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             self.toks.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
         self.i = 0

@@ -174,7 +174,9 @@ def draw(line: str) -> dict:
     elif isinstance(enc, BlockedLayout):
         shape = enc.cta_tile
     else:
-        shape = (32, 32)[:enc.rank] if enc.rank <= 2 else (32,) * enc.rank
+        rank = enc.rank
+        assert rank is not None  # a register layout (shared ones were refused above)
+        shape = (32, 32)[:rank] if rank <= 2 else (32,) * rank
     fig = layout_figure(enc, shape, warp=_int(opts, "warp"), thread=_int(opts, "thread"),
                         per_thread=bool(opts.get("per-thread")))
     banks = None

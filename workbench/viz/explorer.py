@@ -381,8 +381,9 @@ class _Explorer:
     def _changed(self, _change=None):
         self.refresh()
 
-    def refresh(self) -> ExplorerView:
-        """Read the controls, re-render, update the pictures and the message."""
+    def refresh(self) -> Optional[ExplorerView]:
+        """Read the controls, re-render, update the pictures and the message. Returns the new
+        view, or the last good one (None before any) when rendering raised."""
         c = self.controls
         try:
             self.state = c.read()
