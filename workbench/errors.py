@@ -82,11 +82,15 @@ class OutOfBoundsError(WorkbenchError):
     """A load or store touched memory outside the arrays passed to the launch.
 
     Attributes: ``program_id`` (tuple of 3 ints), ``loc`` (source Location), ``offset`` (the
-    offending byte offset relative to the pointer argument's base), ``arg`` (parameter name).
+    offending byte offset relative to the pointer argument's base), ``arg`` (parameter name);
+    where the backend knows them (the interpreter), ``element_offset`` (``offset`` in elements)
+    and ``offsets`` (every offending lane's element offset), else None and ``[]``.
     """
 
     def __init__(self, message: str, program_id=None, loc=None, offset=None, arg=None):
         self.program_id, self.loc, self.offset, self.arg = program_id, loc, offset, arg
+        self.element_offset: int | None = None
+        self.offsets: list[int] = []
         super().__init__(format_at(loc, message))
 
 

@@ -50,13 +50,22 @@ def _walk(block):
                 yield from _walk(b)
 
 
+def _terminator(block) -> Operation:
+    """The terminator of a region's block (``scf.yield``, ``scf.condition``...). Raises
+    ValueError for a block without one (the verifier rejects such IR)."""
+    term = block.terminator
+    if term is None:
+        raise ValueError("a region block without a terminator")
+    return term
+
+
 def _edges(op: Operation):
     """(destination value, source values) pairs for values defined by region-carrying ops."""
     out = []
     regs = op.regions
     if op.name == "scf.for":
         body = regs[0].block
-        ys = body.terminator.operands
+        ys = _terminator(body).operands
         out.append((body.args[0], op.operands[:3]))
         for i, init in enumerate(op.operands[3:]):
             out.append((body.args[i + 1], [init, ys[i]]))
@@ -70,8 +79,8 @@ def _edges(op: Operation):
             out.append((r, srcs))
     elif op.name == "scf.while":
         before, after = regs[0].block, regs[1].block
-        cond = before.terminator
-        ys = after.terminator.operands
+        cond = _terminator(before)
+        ys = _terminator(after).operands
         for i, init in enumerate(op.operands):
             out.append((before.args[i], [init, ys[i]]))
         for i, a in enumerate(after.args):
@@ -83,7 +92,7 @@ def _edges(op: Operation):
         n = len(op.operands)
         for i, a in enumerate(body.args):
             out.append((a, [op.operands[i % n]]))
-        rets = body.terminator.operands
+        rets = _terminator(body).operands
         for i, r in enumerate(op.results):
             out.append((r, list(op.operands) + [rets[i]]))
     else:

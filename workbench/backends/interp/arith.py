@@ -17,6 +17,7 @@ compile time. Semantics (MLIR arith / LLVM, as Triton 3.6 lowers them):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -112,9 +113,10 @@ def _erf(x):
     return np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)).astype(np.float64)
 
 
-_UNARY = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-          "rsqrt": lambda x: 1 / np.sqrt(x), "absf": np.abs, "floor": np.floor, "ceil": np.ceil,
-          "sin": np.sin, "cos": np.cos, "erf": _erf, "tanh": np.tanh}
+_UNARY: dict[str, Callable] = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "absf": np.abs, "floor": np.floor, "ceil": np.ceil,
+    "sin": np.sin, "cos": np.cos, "erf": _erf, "tanh": np.tanh}
 
 
 def _unary_math(name: str, t: Type):
@@ -144,7 +146,7 @@ def _cmpi(pred: str):
 def _cmpf(pred: str, t: Type):
     def uno(a, b):
         return np.isnan(a) | np.isnan(b)
-    table = {
+    table: dict[str, Callable] = {
         "false": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
         "true": lambda a, b: np.ones(np.broadcast(a, b).shape, bool),
         "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less,
@@ -246,7 +248,7 @@ def _clampf(t: Type, propagate):
 
 
 def _mulhiui(t: Type):
-    if t.scalar.width == 32:
+    if isinstance(t.scalar, IntType) and t.scalar.width == 32:
         return lambda a, b: ((unsigned(a).astype(np.uint64) * unsigned(b).astype(np.uint64))
                              >> np.uint64(32)).astype(np.uint32).view(np.int32)
 

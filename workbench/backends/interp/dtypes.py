@@ -15,12 +15,12 @@ import numpy as np
 
 from ...ir.types import FloatType, IntType, PointerType, Type
 
-_INT = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16),
-        32: np.dtype(np.int32), 64: np.dtype(np.int64)}
-_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
-         64: np.dtype(np.uint64)}
-_FLOAT = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16), "f32": np.dtype(np.float32),
-          "f64": np.dtype(np.float64)}
+_INT: dict[int, np.dtype] = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16),
+                             32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+_UINT: dict[int, np.dtype] = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16),
+                              32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+_FLOAT: dict[str, np.dtype] = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
+                               "f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
 ADDR = np.dtype(np.int64)
 
 

@@ -41,7 +41,8 @@ class Span:
         self.lo, self.hi, self.size = lo, hi, hi - lo
         if self.size > 0:
             buf = (ctypes.c_uint8 * self.size).from_address(lo)
-            self.u8 = np.frombuffer(buf, dtype=np.uint8)
+            # numpy's stubs do not list ctypes arrays as buffers; numpy accepts them
+            self.u8 = np.frombuffer(buf, dtype=np.uint8)  # type: ignore[call-overload]
         else:
             self.u8 = np.zeros(0, dtype=np.uint8)
         self.keep = keep  # the arrays whose memory this is: kept alive with the span

@@ -7,6 +7,8 @@ zeros too). Bool pointers address one byte per element.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...ir.types import FloatType, IntType
@@ -14,6 +16,10 @@ from .block import MEM, PIDS
 from .dtypes import float_value, from_float, is_bf16, mem_dtype, np_dtype, unsigned
 from .errors import out_of_bounds
 from .memory import OutOfBounds, empty_poisoned
+
+if TYPE_CHECKING:  # annotations only
+    from ...ir.core import Operation
+    from .analysis import KernelFacts
 
 
 def _rmw_combine(kind: str, t):
@@ -35,6 +41,10 @@ def _rmw_combine(kind: str, t):
 
 class MemoryOpsMixin:
     """Mixed into the FunctionCompiler: global and shared memory ops."""
+
+    # set by FunctionCompiler.__init__
+    func: Operation
+    facts: KernelFacts
 
     def _mem_common(self, op):
         ptr = op.operands[0]

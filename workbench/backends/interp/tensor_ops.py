@@ -77,7 +77,7 @@ def dot(a: np.ndarray, b: np.ndarray, c: np.ndarray, ta: Type, tb: Type, tc: Typ
     if isinstance(sa, FloatType) and sa.name == "f64":
         return (c + np.matmul(fa, fb)).astype(np_dtype(tc))
     fa, fb = fa.astype(np.float32), fb.astype(np.float32)
-    if sa.name == "f32" and (precision in (None, "tf32")):
+    if isinstance(sa, FloatType) and sa.name == "f32" and (precision in (None, "tf32")):
         fa, fb = round_tf32(fa), round_tf32(fb)
     acc = float_value(c, tc).astype(np.float32) + np.matmul(fa, fb)
     return from_float(acc, tc)
