@@ -96,7 +96,7 @@ def llir_line_locs(text: str) -> list:
     """One Location (or None) per line of LLVM IR ``text``; see the module docstring."""
     lines = text.splitlines()
     meta = _DebugMetadata(lines)
-    out = []
+    out: list[Location | None] = []
     for ln in lines:
         if _META_DEF.match(ln):
             out.append(None)
@@ -125,7 +125,7 @@ def directive_line_locs(text: str) -> list:
     ``.file``/``.loc`` directives; see the module docstring."""
     files: dict = {}
     current = None
-    out = []
+    out: list[Location | None] = []
     for ln in text.splitlines():
         m = _FILE.match(ln)
         if m:

@@ -88,8 +88,9 @@ def run_bench(expr: str, ns: dict, warmup: float = 25, rep: float = 100):
         show_error(exc, "measuring ceilings / drawing the roofline")
         return None
     data = fig.workbench_data
+    mode = run.work.mode if run.work is not None else "no"
     text = (f"{run.name}: {run.seconds * 1e3:.4g} ms (median of do_bench), "
-            f"{run.flops:.4g} FLOP, {run.bytes:.4g} bytes ({run.work.mode} count), "
+            f"{run.flops:.4g} FLOP, {run.bytes:.4g} bytes ({mode} count), "
             f"{run.bytes_per_s / 1e9:.3g} GB/s, {run.flops_per_s / 1e9:.3g} GFLOP/s\n"
             + data["text"] + "\n" + ceil.to_text())
     notes = "".join(box_html("note", f"{p['name']} is above its roof: a counting error?",

@@ -143,6 +143,7 @@ class TileKernelMagics(Magics):
         except Exception as exc:  # noqa: BLE001 - TargetError explains itself
             self._error(exc, "reading --target")
             return
+        assert self.shell is not None  # a registered magic always has its shell
         ns = self.shell.user_ns
         # line 1 of the cell file stands for the %%tilekernel line, so every file:line the
         # workbench prints is the line number Jupyter shows in the cell's gutter

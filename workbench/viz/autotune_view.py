@@ -12,6 +12,10 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from workbench.runtime.autotuner import Config
 
 
 @dataclass
@@ -22,7 +26,7 @@ class TrialRow:
 
     key: tuple
     index: int
-    config: object
+    config: Config
     ms: float
     p20: float = math.nan
     p80: float = math.nan

@@ -22,6 +22,8 @@ from matplotlib.patches import Rectangle
 from workbench.layouts import bank_conflicts
 from workbench.layouts.banks import NUM_BANKS
 
+from .figure_data import attach
+
 _EMPTY = np.array([0.95, 0.95, 0.95])
 
 
@@ -123,5 +125,4 @@ def banks_figure(shared, access_layout, shape: Sequence[int], dtype, compare=Non
     fig.suptitle(f"{list(shape)} {dtype}, {reports[0].vector_bytes} B per lane; colour and "
                  f"label = lane, red border = bank conflict", fontsize=9)
     fig.tight_layout()
-    fig.workbench_data = {"reports": reports, "grids": grids, "request": request}
-    return fig
+    return attach(fig, workbench_data={"reports": reports, "grids": grids, "request": request})

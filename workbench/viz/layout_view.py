@@ -15,6 +15,8 @@ from matplotlib.figure import Figure
 
 from workbench.layouts import LayoutError, Ownership, ownership
 
+from .figure_data import attach
+
 #: Tiles with more cells than this are drawn as colour only (labels would be unreadable).
 MAX_LABELLED_CELLS = 2048
 _GREY = np.array([0.88, 0.88, 0.88])
@@ -93,10 +95,7 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
     ax.set_title(_title(layout, own, sel_warp, sel_lane, labelled), fontsize=9)
     _legend(ax, colours, sel_warp)
     fig.tight_layout()
-    fig.workbench_data = own
-    fig.workbench_labels = labels
-    fig.workbench_highlight = shown
-    return fig
+    return attach(fig, workbench_data=own, workbench_labels=labels, workbench_highlight=shown)
 
 
 def _selection(warp: int | None, thread: int | None, nw: int) -> tuple[int | None, int | None]:
@@ -104,14 +103,11 @@ def _selection(warp: int | None, thread: int | None, nw: int) -> tuple[int | Non
     (either may be None); raises ValueError when out of range."""
     if warp is not None and not 0 <= warp < nw:
         raise ValueError(f"warp = {warp} is outside 0..{nw - 1}")
-    sel_warp, sel_lane = warp, None
-    if thread is not None:
-        if warp is not None:
-            sel_lane = thread
-        else:
-            sel_warp, sel_lane = divmod(thread, 32)
-        if not 0 <= sel_lane < 32 or not 0 <= sel_warp < nw:
-            raise ValueError(f"thread = {thread} is outside the layout's {nw} warps x 32 lanes")
+    if thread is None:
+        return warp, None
+    sel_warp, sel_lane = (warp, thread) if warp is not None else divmod(thread, 32)
+    if not 0 <= sel_lane < 32 or not 0 <= sel_warp < nw:
+        raise ValueError(f"thread = {thread} is outside the layout's {nw} warps x 32 lanes")
     return sel_warp, sel_lane
 
 
@@ -242,7 +238,5 @@ def _hardware_view(own, sel_warp, sel_lane) -> Figure:
     ax.xaxis.tick_top()
     ax.set_title(f"per-thread view: registers of each thread over {list(own.shape)}", fontsize=9)
     fig.tight_layout()
-    fig.workbench_data = own
-    fig.workbench_labels = labels
-    fig.workbench_highlight = np.ones(labels.shape, bool)
-    return fig
+    return attach(fig, workbench_data=own, workbench_labels=labels,
+                  workbench_highlight=np.ones(labels.shape, bool))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from .figure_data import attach
+
 DEFAULT_TOLERANCE = 0.10
 
 
@@ -152,9 +154,8 @@ def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title(title or f"roofline: {ceilings.machine} ({ceilings.target})", fontsize=9)
-    fig.workbench_data = {
+    return attach(fig, workbench_data={
         "points": points, "roofs": roofs, "bandwidth": bw, "datasheet": ds,
         "ceilings": ceilings, "flagged": flagged,
         "not_drawn": [p["name"] for p in points if not p["drawn"]],
-        "xlim": (x_lo, x_hi), "ylim": (y_lo, y_hi), "text": roofline_text(points, ceilings)}
-    return fig
+        "xlim": (x_lo, x_hi), "ylim": (y_lo, y_hi), "text": roofline_text(points, ceilings)})

@@ -23,6 +23,16 @@ def _short_loc(loc: str) -> str:
     return rest if path else str(loc)
 
 
+def _degree_text(deg) -> str:
+    """``none`` for a conflict degree of 1, ``<n>-way`` above, the value as text when it is
+    not a number."""
+    try:
+        value = float(deg)
+    except (TypeError, ValueError):
+        return str(deg)
+    return "none" if value == 1.0 else f"{value:g}-way"
+
+
 def shared_access_table(compiled) -> str:
     """HTML table, one row per shared memory access: op, source line, shared layout, the
     register layout that reads or writes it, bytes per lane, wavefronts and conflict degree
@@ -39,10 +49,7 @@ def shared_access_table(compiled) -> str:
            "<th>B/lane</th><th>wavefronts</th><th>conflict</th></tr>"]
     for r in rows:
         deg = r.get("conflict_degree")
-        try:
-            deg_text = "none" if float(deg) == 1.0 else f"{float(deg):g}-way"
-        except (TypeError, ValueError):
-            deg_text = str(deg)
+        deg_text = _degree_text(deg)
         colour = "#1a7f37" if deg_text == "none" else "#cf222e"
         cells = [r.get("op", ""), _short_loc(r.get("loc", "")), r.get("layout", ""),
                  r.get("access_layout", ""), r.get("vector_bytes", ""), r.get("wavefronts", "")]

@@ -46,7 +46,7 @@ def side_by_side(compiled, stages=("source", "ttir", "llir"), width: int | None 
     stages = [s for s in stages if s in compiled.asm]
     total = width or shutil.get_terminal_size((160, 40)).columns
     col = max(20, (total - 3 * (len(stages) - 1)) // max(1, len(stages)))
-    src_lines = {}
+    src_lines: dict[int, int] = {}
     columns = []
     for stage in stages:
         lines, locs = strip_locations(compiled.asm[stage], compiled.line_maps.get(stage, []))
