@@ -1,4 +1,4 @@
-"""The CPU backend against numpy, side by side in one process (issue 6, "Measured").
+"""The CPU backend against numpy, side by side in one process.
 
 Run: ``PYTHONPATH=. python benchmarks/cpu.py [--quick]``. Prints one markdown table (and a
 few lines about the machine and numpy's BLAS); writes no file. Each row times the

@@ -1,4 +1,4 @@
-"""Issue 5 "Measured": the workbench's CUDA backend next to Triton 3.6 on one GPU, same inputs.
+"""The workbench's CUDA backend next to Triton 3.6 on one GPU, same inputs.
 
 Each kernel is written once, in Triton's language, in :mod:`workbench.testing.examples`
 (``KERNELS`` below names them) and run twice: as the workbench's ``@jit`` kernel and as its

@@ -9,7 +9,7 @@ Rows (microseconds per launch, median over many launches, each timed alone):
 - ``backend launcher alone``: the compiled kernel's launcher called with prepared arguments.
 
 On the CPU with numpy arrays always; on a machine with a CUDA GPU also with torch CUDA tensors
-and, when ``triton`` imports, Triton's launch of the same kernel (issue 5's yardstick).
+and, when ``triton`` imports, Triton's launch of the same kernel (the yardstick to meet).
 Run: ``PYTHONPATH=. python benchmarks/launch_overhead.py [--n 20000] [--json out.json]``.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Issue-3 groundwork in ttir: dot, trans, argmax, scans, reduce with a @jit combine function,
-atomics (float max synthesised from integer atomics), device_print/device_assert."""
+"""The language's advanced ops in ttir: dot, trans, argmax, scans, reduce with a @jit combine
+function, atomics (float max synthesised from integer atomics), device_print/device_assert."""
 import pytest
 from fe_helpers import const, filecheck, ptr, ttir
 

@@ -1,7 +1,8 @@
-"""Issue-3 language in ttir (FileCheck): while -> scf.while, early return -> scf.if with the
-rest of the function in the other branch, shape ops (join/split/interleave/cat/flip/sort),
-block pointers rewritten as Triton's rewrite-tensor-pointer does, math ops, random, hints,
-debug ops; and the caret errors of their misuse."""
+"""The control flow, shape, block-pointer, math, random and debug language in ttir
+(FileCheck): while -> scf.while, early return -> scf.if with the rest of the function in the
+other branch, shape ops (join/split/interleave/cat/flip/sort), block pointers rewritten as
+Triton's rewrite-tensor-pointer does, math ops, random, hints, debug ops; and the caret errors
+of their misuse."""
 import linecache
 
 import pytest
@@ -321,7 +322,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("fn,spec,snippet,offset,reason,hint", ERRORS,
                          ids=[c[0].__name__ for c in ERRORS])
-def test_issue3_errors_point_at_user_line(fn, spec, snippet, offset, reason, hint):
+def test_language_errors_point_at_user_line(fn, spec, snippet, offset, reason, hint):
     with pytest.raises(CompilationError) as info:
         ttir(fn, *spec)
     e = info.value

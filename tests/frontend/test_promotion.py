@@ -1,4 +1,5 @@
-"""Type promotion, integer division and casts in emitted ttir (reference §1.6, §1.7, §1.12)."""
+"""Type promotion, integer division and casts in emitted ttir (Triton's
+``docs/python-api/triton-semantics.rst`` and ``python/triton/language/semantic.py``)."""
 import pytest
 from fe_helpers import const, filecheck, ptr, ttir
 

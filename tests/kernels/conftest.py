@@ -1,6 +1,6 @@
 """Every end-to-end kernel that runs on the CPU here also compiles to PTX for sm_80 and
-sm_90, and ptxas assembles it when installed (issue 2: "PTX produced for sm_80 and sm_90 for
-every end-to-end kernel"). The check reuses exactly the specialisations the test launched."""
+sm_90, and ptxas assembles it when installed. The check reuses exactly the specialisations the
+test launched."""
 from __future__ import annotations
 
 import pytest

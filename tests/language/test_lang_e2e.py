@@ -1,4 +1,4 @@
-"""The issue-3 language end to end on every backend, against numpy: while loops, early
+"""The language end to end on every backend, against numpy: while loops, early
 returns, shape ops, block pointers, math, casts and debug ops."""
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
-"""Closed-form ownership of blocked layouts, written from the formula of the reference notes
-(section 4.2) with plain loops, independently of workbench.layouts.convert."""
+"""Closed-form ownership of blocked layouts, written from the formula of Triton's
+``BlockedEncodingAttr`` (TritonGPUAttrDefs.td) with plain loops, independently of
+workbench.layouts.convert."""
 from itertools import product
 from math import prod
 

@@ -30,7 +30,7 @@ def test_column_read_of_row_major_fp32_is_32_way():
 
 
 def test_default_is_scalar_access_so_the_textbook_transpose_is_32_way():
-    # vector_bytes=None means one element per lane per request (issue 4's textbook case)
+    # vector_bytes=None means one element per lane per request (the textbook transpose case)
     rep = bank_conflicts(ROW_MAJOR, COLUMN_READER, (32, 32), "fp32")
     assert rep.vector_bytes == 4 and len(rep.requests) == 32
     assert rep.conflict_degree == 32

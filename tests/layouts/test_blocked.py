@@ -45,7 +45,7 @@ def test_default_blocked(shape, nw, expect):
 
 
 @pytest.mark.parametrize("shape,spt,order,nw,expect", [
-    # reference 4.2 worked check
+    # the worked example of BlockedEncodingAttr::get (TritonGPUAttrDefs.td)
     ((128, 64), (1, 8), (1, 0), 8, B((1, 8), (4, 8), (8, 1), (1, 0))),
     # ir_matmul_sm80.txt: B tile 32x128 and A tile 128x32 fp16, 4 warps
     ((32, 128), (1, 8), (1, 0), 4, B((1, 8), (2, 16), (4, 1), (1, 0))),

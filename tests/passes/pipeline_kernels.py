@@ -72,7 +72,7 @@ def carried_after_loop(a_ptr, b_ptr, c_ptr, last_ptr, K, BLOCK_M: tl.constexpr,
     tl.store(last_ptr + rm[:, None] * BLOCK_K + rk[None, :], tl.load(a_ptrs - BLOCK_K))
 
 
-#: The issue's signature: fp16 pointers (16-byte aligned), M = N = K = 1024, unit strides.
+#: The benchmark signature: fp16 pointers (16-byte aligned), M = N = K = 1024, unit strides.
 SIG_1024 = ["*fp16:16", "*fp16:16", "*fp16:16", 1024, 1024, 1024, 1024, 1, 1024, 1, 1024, 1]
 #: Any sizes (K need not be a multiple of anything), unit inner strides.
 SIG_ANY = ["*fp16:16", "*fp16:16", "*fp16:16", "i32", "i32", "i32", "i32", 1, "i32", 1,

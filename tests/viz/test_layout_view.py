@@ -61,7 +61,7 @@ def test_bad_input():
         layout_figure(SwizzledSharedLayout(1, 1, 1, (1, 0)), (8, 8))
 
 
-def test_short_names_from_issue_4():
+def test_short_names_in_the_viz_namespace():
     import workbench.viz as viz
     from workbench.layouts import BlockedLayout, ownership
     lay = BlockedLayout((1, 4), (4, 8), (4, 1), (1, 0))

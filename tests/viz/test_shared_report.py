@@ -1,5 +1,5 @@
-"""The compile report lists every shared memory access with its bank-conflict degree
-(issue 4), read by data from the real CUDA backend's output."""
+"""The compile report lists every shared memory access with its bank-conflict degree, read by
+data from the real CUDA backend's output."""
 import re
 from html import escape
 

@@ -1,5 +1,5 @@
 """Compile-time evaluation: Python operators on constexpr values, with Python semantics
-(``-7 // 2 == -4``, reference §1.7, §1.14)."""
+(``-7 // 2 == -4``, as Triton's ``language/core.py``'s ``constexpr``)."""
 from __future__ import annotations
 
 import ast

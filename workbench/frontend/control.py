@@ -1,4 +1,5 @@
-"""Runtime and compile-time ``if`` (a mixin of :class:`CodeGenerator`), reference §1.13.
+"""Runtime and compile-time ``if`` (a mixin of :class:`CodeGenerator`), as Triton's
+``compiler/code_generator.py``.
 
 * ``if`` on a compile-time condition compiles only the live branch.
 * ``if`` on a runtime scalar becomes ``scf.if``; variables assigned in both branches are

@@ -1,7 +1,7 @@
-"""Loops (a mixin of :class:`CodeGenerator`), reference §1.13: ``for`` over
-``tl.static_range`` (unrolled), ``range``/``tl.range`` (``scf.for``) and ``while``
-(``scf.while``). Variables the body reassigns are loop-carried (tensors, block pointers,
-tuples of them; numbers the body changes become tensors) and must keep their type."""
+"""Loops (a mixin of :class:`CodeGenerator`), as Triton's ``compiler/code_generator.py``: ``for``
+over ``tl.static_range`` (unrolled), ``range``/``tl.range`` (``scf.for``) and ``while``
+(``scf.while``). Variables the body reassigns are loop-carried (tensors, block pointers, tuples of
+them; numbers the body changes become tensors) and must keep their type."""
 from __future__ import annotations
 
 import ast

@@ -1,5 +1,6 @@
 """Name lookup for the code generator: kernel locals, then the closure, the module globals
-and the Python builtins Triton allows on compile-time values (reference §1.13, §1.14)."""
+and the Python builtins Triton allows on compile-time values (Triton's
+``compiler/code_generator.py``)."""
 from __future__ import annotations
 
 import builtins

@@ -1,6 +1,6 @@
 """The tile language, imported by kernels as ``tl`` (``import workbench.language as tl``).
 
-Names and semantics follow ``triton.language`` 3.6 (see ``shared/reference``): dtypes,
+Names and semantics follow ``triton.language`` 3.6: dtypes,
 ``constexpr``, ``tensor`` and the builtins. The builtins only work inside ``@jit`` kernels,
 where the frontend compiles them to ttir.
 """

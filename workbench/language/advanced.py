@@ -1,5 +1,6 @@
-"""More of the tl surface (reference §1.8-§1.11): argmax/argmin, xor_sum, reduce and
-associative_scan with a @jit combine function, cumsum/cumprod, dot, trans/permute, atomics.
+"""More of the tl surface (Triton's ``language/core.py``, ``standard.py``): argmax/argmin, xor_sum,
+reduce and associative_scan with a @jit combine function, cumsum/cumprod, dot, trans/permute,
+atomics.
 """
 from __future__ import annotations
 
@@ -147,7 +148,7 @@ def trans(input, *dims, _semantic=None):
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         max_num_imprecise_acc=None, out_dtype=dt.float32, _semantic=None):
     """``acc + input @ other`` on 2-D tiles (``tt.dot``); int8 -> int32, floats -> ``out_dtype``
-    (fp32 default). fp32 inputs default to ``input_precision="tf32"`` (reference §1.10)."""
+    (fp32 default). fp32 inputs default to ``input_precision="tf32"`` (Triton's ``tl.dot``)."""
     sem = _semantic
     a, b = _tile(input, sem, "dot"), _tile(other, sem, "dot")
     if len(a.shape) != 2 or len(b.shape) != 2:
@@ -210,8 +211,8 @@ def _rmw(kind, pointer, val, mask, sem_, scope, sem):
     if kind in ("max", "min") and d.is_floating():
         if d not in (dt.float32, dt.float64):
             raise LanguageError(f"atomic_{kind} on floats supports fp32/fp64, got {d}")
-        # reference §1.11: signed-int max/min for non-negative values, unsigned min/max for
-        # negative ones, chosen per element by the sign
+        # as Triton's float atomic_max/atomic_min (semantic.py): signed-int max/min for
+        # non-negative values, unsigned min/max for negative ones, chosen per element by the sign
         it, ut = (dt.int32, dt.uint32) if d == dt.float32 else (dt.int64, dt.uint64)
         bits = sem.bitcast(val, it)
         pos = sem.compare("ge", val, 0.0)

@@ -1,5 +1,5 @@
-"""Block pointers (reference §1.4): ``tl.make_block_ptr``, ``tl.advance`` and loads/stores
-through them with ``boundary_check`` and ``padding_option``.
+"""Block pointers (Triton's ``language/semantic.py``): ``tl.make_block_ptr``, ``tl.advance`` and
+loads/stores through them with ``boundary_check`` and ``padding_option``.
 
 As Triton 3.6's ``triton-rewrite-tensor-pointer`` pass does, a block pointer is sugar over an
 ordinary tile of pointers: the frontend keeps its parts (base pointer, shape and strides as

@@ -1,5 +1,6 @@
-"""Broadcasting rules (reference §1.6), a mixin of :class:`~workbench.language.semantic.
-Semantic`: NumPy-style shape broadcasting, splats, ``expand_dims`` and ``x[:, None]``."""
+"""Broadcasting rules (Triton's ``triton-semantics.rst``), a mixin of
+:class:`~workbench.language.semantic. Semantic`: NumPy-style shape broadcasting, splats,
+``expand_dims`` and ``x[:, None]``."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,4 @@
-"""The tl builtins (Triton 3.6 names and signatures, reference §1.2-§1.9, §1.15).
+"""The tl builtins (Triton 3.6 names and signatures, ``triton/language/core.py``).
 
 Each is marked with :func:`~workbench.language.core.builtin`; the frontend calls it with
 ``_semantic=`` (the compile's :class:`~workbench.language.semantic.Semantic`). Arguments are
@@ -47,7 +47,8 @@ def num_programs(axis, _semantic=None):
 
 @builtin
 def arange(start, end, _semantic=None):
-    """int32 tile ``[start, end)``; ``end - start`` a power of two <= 2**20 (reference §1.3).
+    """int32 tile ``[start, end)``; ``end - start`` a power of two <= 2**20 (Triton's
+    ``language/semantic.py``).
 
     Raises LanguageError for non-constexpr bounds, ``end <= start`` or a bad length."""
     start, end = unwrap(start), unwrap(end)
@@ -271,7 +272,8 @@ def _unary_math(name, doc):
         x = _fp_only(x, _semantic)
         return _semantic._op("math." + name, [x], x.dtype, x.shape)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{doc} (``math.{name}``); fp32/fp64 only, other dtypes raise (reference §1.5)."
+    f.__doc__ = (f"{doc} (``math.{name}``); fp32/fp64 only, other dtypes raise (Triton's "
+                 "``language/math.py``).")
     return f
 
 
@@ -329,7 +331,8 @@ def cdiv(x, div, _semantic=None):
 
 @builtin
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None):
-    """``input`` converted to ``dtype`` (reference §1.12); ``bitcast=True`` reinterprets."""
+    """``input`` converted to ``dtype`` (Triton's ``language/semantic.py``, ``cast``);
+    ``bitcast=True`` reinterprets."""
     if unwrap(bitcast):
         return _semantic.bitcast(unwrap(input), unwrap(dtype))
     return _semantic.cast(unwrap(input), unwrap(dtype), unwrap(fp_downcast_rounding))

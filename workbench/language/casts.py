@@ -1,5 +1,6 @@
-"""Cast rules (reference §1.12), a mixin of :class:`~workbench.language.semantic.Semantic`:
-``cast`` (float/int/bool/pointer conversions, ``fp_downcast_rounding``) and ``bitcast``."""
+"""Cast rules (Triton's ``language/semantic.py``, ``cast``), a mixin of
+:class:`~workbench.language.semantic.Semantic`: ``cast`` (float/int/bool/pointer conversions,
+``fp_downcast_rounding``) and ``bitcast``."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -29,7 +30,7 @@ class CastRules:
         def compare(self, name: str, a, b) -> tensor: ...
 
     def cast(self, x, d: dt.dtype, rounding: str | None = None) -> tensor:
-        """Convert ``x`` to dtype ``d`` (reference §1.12)."""
+        """Convert ``x`` to dtype ``d`` (Triton's ``language/semantic.py``, ``cast``)."""
         x = self.to_tensor(x)
         d = _unwrap(d)
         if not isinstance(d, dt.dtype):

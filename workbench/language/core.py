@@ -3,7 +3,7 @@
 
 Python operators on tensors build IR through the tensor's :class:`~workbench.language.semantic.
 Semantic` (held by the tensor, no global state). Operators on constexprs compute in Python with
-Python semantics (``-7 // 2 == -4``), as Triton does (reference §1.7, §1.14).
+Python semantics (``-7 // 2 == -4``), as Triton does (Triton's ``language/core.py``, ``constexpr``).
 """
 from __future__ import annotations
 
@@ -197,7 +197,8 @@ class tensor:
 
     # methods -----------------------------------------------------------------------------
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
-        """Cast to ``dtype`` (reference §1.12); ``bitcast=True`` reinterprets bits."""
+        """Cast to ``dtype`` (Triton's ``language/semantic.py``, ``cast``); ``bitcast=True``
+        reinterprets bits."""
         dtype = _unwrap(dtype)
         if _unwrap(bitcast):
             return self._sem.bitcast(self, dtype)

@@ -1,6 +1,6 @@
 """Compiler hints and debugging builtins: ``multiple_of``, ``max_contiguous``,
 ``max_constancy``, ``static_print``, ``static_assert``, ``device_print``, ``device_assert``,
-``debug_barrier`` (reference §1.15)."""
+``debug_barrier`` (Triton's ``language/core.py``)."""
 from __future__ import annotations
 
 from . import dtypes as dt

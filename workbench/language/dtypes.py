@@ -1,9 +1,9 @@
 """Triton 3.6 dtypes: ``tl.int1``, ``tl.int8`` .. ``tl.uint64``, ``tl.float16``, ``tl.bfloat16``,
 ``tl.float32``, ``tl.float64`` and ``tl.pointer_type(elem)``.
 
-A dtype carries what the signless IR types do not: signedness (``tl.uint32`` and ``tl.int32``
-are both ``i32`` in the IR) and the *kind* used by the promotion rules (bool < integral <
-floating, reference §1.6). Names and attributes follow ``triton.language.core.dtype``.
+A dtype carries what the signless IR types do not: signedness (``tl.uint32`` and ``tl.int32`` are
+both ``i32`` in the IR) and the *kind* used by the promotion rules (bool < integral < floating,
+Triton's ``triton-semantics.rst``). Names and attributes follow ``triton.language.core.dtype``.
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ class dtype:
         return self.name == "float64"
 
     def kind(self) -> int:
-        """0 for bool, 1 for integers (and pointers), 2 for floats (reference §1.6)."""
+        """0 for bool, 1 for integers (and pointers), 2 for floats (Triton's
+        ``triton-semantics.rst``)."""
         if self.is_bool():
             return KIND_BOOL
         return KIND_FLOAT if self.is_floating() else KIND_INT

@@ -1,4 +1,5 @@
-"""Loop iterators the frontend recognises in ``for`` statements (reference §1.13).
+"""Loop iterators the frontend recognises in ``for`` statements (Triton's
+``compiler/code_generator.py``).
 
 ``tl.static_range(a, b, step)`` is unrolled at compile time (all bounds compile-time ints);
 ``tl.range(a, b, step, num_stages=None, loop_unroll_factor=None, ...)`` is an ``scf.for`` with

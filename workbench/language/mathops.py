@@ -1,5 +1,5 @@
-"""Math builtins beyond the elementwise basics (reference §1.5): ``umulhi``, ``div_rn``,
-``fdiv``, ``sqrt_rn``, ``clamp``, and ``to_tensor``."""
+"""Math builtins beyond the elementwise basics (Triton's ``language/math.py``): ``umulhi``,
+``div_rn``, ``fdiv``, ``sqrt_rn``, ``clamp``, and ``to_tensor``."""
 from __future__ import annotations
 
 from . import dtypes as dt
@@ -79,5 +79,5 @@ def clamp(x, min, max, propagate_nan=PropagateNan.NONE, _semantic=None):  # noqa
 @builtin
 def to_tensor(x, _semantic=None):
     """``x`` as a tensor: Python ints become int32 (uint32, int64, uint64 when larger),
-    floats fp32 (fp64 when out of range), bools int1 (reference §1.3)."""
+    floats fp32 (fp64 when out of range), bools int1 (Triton's ``language/semantic.py``)."""
     return _semantic.to_tensor(unwrap(x))

@@ -1,5 +1,5 @@
-"""Counter-based random numbers: Philox 4x32-10 (and 4x64) as Triton 3.6 defines them
-(reference §1.16; Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2, 3",
+"""Counter-based random numbers: Philox 4x32-10 (and 4x64) as Triton 3.6 defines them (Triton's
+``language/random.py``; Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2, 3",
 SC'11).
 
 The functions are written in the tile language itself (``jit_helper``: the frontend inlines

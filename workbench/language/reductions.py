@@ -1,4 +1,5 @@
-"""Reductions: ``tl.sum``, ``tl.max``, ``tl.min`` over one axis or all (reference §1.8).
+"""Reductions: ``tl.sum``, ``tl.max``, ``tl.min`` over one axis or all (Triton's
+``language/standard.py``).
 
 Each builds one ``tt.reduce`` whose combine region takes (acc, x) scalars and ends in
 ``tt.reduce.return``. Accumulation dtypes follow Triton 3.6: ``sum`` keeps float dtypes and
@@ -131,7 +132,7 @@ def _minmax_input(input, sem, what, return_indices):
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
         keep_dims=False, _semantic=None):
     """Maximum along ``axis`` (NaN-ignoring ``maxnumf`` for floats); floats narrower than 32
-    bits are upcast to fp32, ints to int32 (reference §1.8)."""
+    bits are upcast to fp32, ints to int32 (Triton's ``language/standard.py``)."""
     x = _minmax_input(input, _semantic, "max", return_indices)
     return reduce_tiles(x, axis, _max, _semantic, keep_dims)
 

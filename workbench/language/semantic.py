@@ -1,5 +1,6 @@
-"""The language rules, in one place: type promotion, broadcasting, pointer arithmetic, casts
-and shape checks (Triton 3.6, reference §1.1, §1.4, §1.5, §1.6, §1.7, §1.12).
+"""The language rules, in one place: type promotion, broadcasting, pointer arithmetic, casts and
+shape checks (Triton 3.6: ``triton/language/semantic.py``,
+``docs/python-api/triton-semantics.rst``).
 
 :class:`Semantic` wraps a :class:`workbench.ir.builder.Builder`; every method takes and returns
 :class:`~workbench.language.core.tensor` objects (Python numbers are accepted where Triton
@@ -18,7 +19,7 @@ from .broadcasting import BroadcastRules
 from .casts import CastRules
 from .core import LanguageError, PyScalar, constexpr, tensor
 
-MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (reference §1.1)
+MAX_NUMEL = 1 << 20  # TRITON_MAX_TENSOR_NUMEL (triton/language/core.py)
 _ARITH = ("add", "sub", "mul", "truediv", "floordiv", "mod")
 _BITWISE = {"and": "andi", "or": "ori", "xor": "xori", "lshift": "shli"}
 _CMP = ("lt", "le", "gt", "ge", "eq", "ne")
@@ -35,7 +36,7 @@ def is_py_scalar(v) -> bool:
 
 
 def type_of_py(x) -> dt.dtype:
-    """The dtype Triton's ``to_tensor`` gives a Python scalar (reference §1.3)."""
+    """The dtype Triton's ``to_tensor`` (``language/semantic.py``) gives a Python scalar."""
     if isinstance(x, bool):
         return dt.int1
     if isinstance(x, int):
@@ -63,7 +64,8 @@ def ir_type(d: dt.dtype, shape=()) -> irt.Type:
 
 
 def validate_block_shape(shape) -> tuple:
-    """Every dim a power of two, numel <= 2**20 (reference §1.1). Returns the shape as ints."""
+    """Every dim a power of two, numel <= 2**20 (Triton's ``TRITON_MAX_TENSOR_NUMEL``). Returns the
+    shape as ints."""
     out = []
     numel = 1
     for d in shape:
@@ -85,8 +87,8 @@ def validate_block_shape(shape) -> tuple:
 
 
 def integer_promote(a: dt.dtype, b: dt.dtype) -> dt.dtype:
-    """C's usual arithmetic conversions (reference §1.6): same signedness -> wider; mixed ->
-    the unsigned type if at least as wide, else the signed type."""
+    """C's usual arithmetic conversions (Triton's ``triton-semantics.rst``): same signedness ->
+    wider; mixed -> the unsigned type if at least as wide, else the signed type."""
     if a.is_int_signed() == b.is_int_signed():
         return a if a.int_bitwidth > b.int_bitwidth else b
     if a.is_int_unsigned():
@@ -96,7 +98,8 @@ def integer_promote(a: dt.dtype, b: dt.dtype) -> dt.dtype:
 
 def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
                      div_or_mod: bool) -> dt.dtype:
-    """The dtype both operands are cast to before an arithmetic op (reference §1.6 table)."""
+    """The dtype both operands are cast to before an arithmetic op (the table in Triton's
+    ``triton-semantics.rst``)."""
     if a_scalar != b_scalar:
         s, t = (a, b) if a_scalar else (b, a)
         if s.kind() <= t.kind():
@@ -172,7 +175,8 @@ class Semantic(CastRules, BroadcastRules):
 
     def binary_checked(self, a, b, allow_lhs_ptr=False, allow_rhs_ptr=False,
                        arithmetic=True, div_or_mod=False):
-        """Promote (reference §1.6) then broadcast two operands; returns two tensors."""
+        """Promote (Triton's ``triton-semantics.rst``) then broadcast two operands; returns two
+        tensors."""
         a, b = unwrap(a), unwrap(b)
         a_py, b_py = is_py_scalar(a), is_py_scalar(b)
         if a_py and b_py:
@@ -315,7 +319,7 @@ class Semantic(CastRules, BroadcastRules):
 
     def minmax(self, which: str, a, b, propagate_nan: bool = False) -> tensor:
         """``tl.minimum``/``tl.maximum``: maxnumf (NaN-ignoring) by default, maximumf with
-        ``propagate_nan``; maxsi/maxui for ints (reference §1.5)."""
+        ``propagate_nan``; maxsi/maxui for ints (Triton's ``language/math.py``)."""
         a, b = self.binary_checked(a, b)
         d = a.dtype
         if d.is_floating():

@@ -42,8 +42,8 @@ def blocked_for_shape(shape: Sequence[int], size_per_thread: Sequence[int], orde
         threads_per_warp: must be 32 (NVIDIA).
     Returns: the :class:`BlockedLayout`.
     Raises: LayoutError for mismatched lengths, non powers of two, or a warp of other than 32.
-    Source: ``BlockedEncodingAttr::get`` builder in Triton 3.6 ``TritonGPUAttrDefs.td``;
-    reference notes 4.2. Example: shape (128, 64), spt (1, 8), order (1, 0), 8 warps ->
+    Source: ``BlockedEncodingAttr::get`` builder in Triton 3.6 ``TritonGPUAttrDefs.td``.
+    Example: shape (128, 64), spt (1, 8), order (1, 0), 8 warps ->
     threadsPerWarp (4, 8), warpsPerCTA (8, 1).
     """
     shape = tuple(int(s) for s in shape)
@@ -113,7 +113,7 @@ def coalesced_blocked(shape: Sequence[int], order: Sequence[int], per_thread: in
     puts it in ``sizePerThread[order[0]]`` (others 1) and calls :func:`blocked_for_shape`.
     ``per_thread`` is in elements (e.g. 4 for 16-byte fp32 accesses).
     Source: ``buildCoalescedEncoding`` in Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/
-    Coalesce.cpp``; reference notes 4.2.
+    Coalesce.cpp``.
     """
     rank = len(shape)
     numel = prod(int(s) for s in shape)

@@ -119,7 +119,7 @@ def blocked_to_linear(layout: BlockedLayout, shape: Sequence[int]) -> LinearLayo
     """Blocked: identity on register over sizePerThread, lane over threadsPerWarp, warp over
     warpsPerCTA (each in ``order``), then repetitions as extra register bases (order[0] first)
     and broadcast (zero bases, largest first) for shapes smaller than the CTA tile.
-    Source: ``BlockedEncodingAttr::toLinearLayout``; reference 4.2/4.7."""
+    Source: ``BlockedEncodingAttr::toLinearLayout`` (Triton 3.6 ``LinearLayoutConversions.cpp``)."""
     shape = _check_shape(shape, layout.rank)
     cta = (identity_nd("register", layout.size_per_thread, layout.order)
            * identity_nd("lane", layout.threads_per_warp, layout.order)
@@ -161,7 +161,7 @@ def mma_to_linear(layout: MmaLayout, shape: Sequence[int]) -> LinearLayout:
 
     Repetitions are register bases with N fastest (row-major repOrder).
     Source: ``NvidiaMmaEncodingAttr::toLinearLayout``; PTX ISA 9.7.14.5.8 (mma.m16n8k16 C/D
-    fragment) and 9.7.15.5.1 (wgmma D fragment); reference 4.5."""
+    fragment) and 9.7.15.5.1 (wgmma D fragment)."""
     shape = _check_shape(shape, layout.rank)
     tile = layout.instr_shape[:2]
     cta = _mma_tile(tile, 2, (1, 0), (1, 0))
@@ -208,7 +208,7 @@ def dot_operand_to_linear(layout: DotOperandLayout, shape: Sequence[int]) -> Lin
 def slice_to_linear(layout: SliceLayout, shape: Sequence[int]) -> LinearLayout:
     """Slice: the parent's layout for ``shape`` with a 1 inserted at ``dim``, that out-dim
     projected away, and the register bases that became zero removed.
-    Source: ``SliceEncodingAttr::toLinearLayout``; reference 4.3."""
+    Source: ``SliceEncodingAttr::toLinearLayout`` (Triton 3.6 ``LinearLayoutConversions.cpp``)."""
     shape = _check_shape(shape, layout.rank)
     parent_shape = list(shape)
     parent_shape.insert(layout.dim, 1)
@@ -235,7 +235,7 @@ def swizzled_shared_to_linear(layout: SwizzledSharedLayout, shape: Sequence[int]
 
     Column bits map to columns; row bit ``2**i`` maps to ``(row 2**i, col (vec * ((2**i //
     perPhase) % maxPhase)) % numCols)``; dims beyond the two fastest stack outside.
-    Source: ``swizzledSharedToLinearLayout`` (Triton 3.6); reference 4.6.
+    Source: ``swizzledSharedToLinearLayout`` (Triton 3.6 ``LinearLayoutConversions.cpp``).
     """
     shape = _check_shape(shape, layout.rank)
     rank = len(shape)
@@ -263,7 +263,7 @@ def nvmma_shared_to_linear(layout: NVMMASharedLayout, shape: Sequence[int]) -> L
     roles of the two dims. Without swizzle: plain row-major (column-major when transposed).
     Leading dims of a rank > 2 shape are flattened into rows.
     Source: ``nvmmaSharedToLinearLayout`` / ``getCoreMatrixLinearLayout`` (Triton 3.6); PTX ISA
-    9.7.15.5.1 (wgmma shared memory matrix layout, swizzling modes); reference 4.6.
+    9.7.15.5.1 (wgmma shared memory matrix layout, swizzling modes).
     Raises: LayoutError when the tile is smaller than one swizzle atom or rank < 2.
     """
     shape = _check_shape(shape, None)

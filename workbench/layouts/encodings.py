@@ -4,7 +4,7 @@ Each encoding is a frozen, hashable dataclass whose fields are tuples of ints. `
 prints exactly what Triton 3.6 prints in TTGIR (``#ttg.blocked<{...}>``; the trivial CTA/CGA
 sub-layout is omitted as Triton 3.6 does); :func:`workbench.layouts.parse.parse` reads it back.
 Parameters and their meaning follow ``include/triton/Dialect/TritonGPU/IR/TritonGPUAttrDefs.td``
-(Triton 3.6); see also the reference notes, section 4.
+(Triton 3.6).
 
 Lists passed to the constructors are converted to tuples, so ``BlockedLayout([4], [32], [4],
 [0])`` works. Invalid parameters raise :class:`~workbench.layouts.errors.LayoutError` (a
@@ -97,7 +97,7 @@ class BlockedLayout(Encoding):
     (product 32), ``warps_per_cta`` (product = num_warps, see :func:`check_num_warps`), ``order``
     (dims from fastest to slowest varying). All entries of the first three are powers of two.
     Raises LayoutError on a violated rule, naming the parameter.
-    Source: Triton ``BlockedEncodingAttr`` (TritonGPUAttrDefs.td); reference notes section 4.2.
+    Source: Triton ``BlockedEncodingAttr`` (TritonGPUAttrDefs.td).
     """
 
     size_per_thread: tuple[int, ...]
@@ -162,7 +162,7 @@ class MmaLayout(Encoding):
     ``version_major`` 2 is Ampere ``mma.sync`` (``instr_shape = (16, 8)``, m16n8k16 for 16-bit
     inputs); 3 is Hopper ``wgmma`` (``instr_shape = (16, N, K)`` per warp, warps in groups of 4).
     ``warps_per_cta`` has one entry per tensor dim (rank 2). Raises LayoutError on a bad
-    version, instrShape or warpsPerCTA. Source: Triton ``NvidiaMmaEncodingAttr``; reference 4.5.
+    version, instrShape or warpsPerCTA. Source: Triton ``NvidiaMmaEncodingAttr``.
     """
 
     version_major: int
@@ -221,7 +221,7 @@ class SliceLayout(Encoding):
 
     Printed inline; ``to_text(alias_of)`` prints the parent as its alias when one is given.
     Raises LayoutError when ``dim`` is outside the parent's rank or the parent is not a
-    distributed layout. Source: Triton ``SliceEncodingAttr``; reference 4.3.
+    distributed layout. Source: Triton ``SliceEncodingAttr``.
     """
 
     dim: int
@@ -259,7 +259,7 @@ class DotOperandLayout(Encoding):
     ``parent`` is the result's layout: an :class:`MmaLayout` (tensor cores; ``k_width`` > 0 is the
     number of consecutive K elements per thread per fragment, 2 for fp16) or a
     :class:`BlockedLayout` (FMA dot; ``k_width`` 0 and not printed). Raises LayoutError on a bad
-    opIdx, kWidth or parent. Source: Triton ``DotOperandEncodingAttr``; reference 4.4.
+    opIdx, kWidth or parent. Source: Triton ``DotOperandEncodingAttr``.
     """
 
     op_idx: int
@@ -309,7 +309,7 @@ class SwizzledSharedLayout(Encoding):
     Element (row, col) of a 2-D view (``order = (col_dim, row_dim, ...)``) is stored at
     ``row * numCols + (((col // vec) ^ phase) * vec + col % vec)`` with
     ``phase = (row // perPhase) % maxPhase``. ``vec``, ``per_phase``, ``max_phase`` are powers of
-    two. Source: Triton ``SwizzledSharedEncodingAttr``; reference 4.6.
+    two. Source: Triton ``SwizzledSharedEncodingAttr``.
     """
 
     vec: int
@@ -348,8 +348,7 @@ class NVMMASharedLayout(Encoding):
     ``swizzling_byte_width`` in {0, 32, 64, 128} bytes; ``transposed`` means the contiguous dim is
     the outer one; ``element_bit_width`` in {8, 16, 32, 64}. Equivalent swizzle: ``vec = 128 /
     element_bit_width``, ``per_phase = 128 / swizzle``, ``max_phase = swizzle / 16``.
-    Source: Triton ``NVMMASharedEncodingAttr``; PTX ISA "Shared memory matrix layout" (wgmma);
-    reference 4.6.
+    Source: Triton ``NVMMASharedEncodingAttr``; PTX ISA "Shared memory matrix layout" (wgmma).
     """
 
     swizzling_byte_width: int

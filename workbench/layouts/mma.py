@@ -3,7 +3,7 @@
 Used by the accelerate-matmul pass. Formulas from Triton 3.6
 ``lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp`` (``warpsPerTileV2``,
 ``warpsPerTileV3``, ``mmaVersionToInstrShape``) and ``SwizzledSharedEncodingAttr::get`` for
-MMA operands (``TritonGPUAttrDefs.td``); reference notes 4.5 and 4.6.
+MMA operands (``TritonGPUAttrDefs.td``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``tritongpu-accelerate-matmul``: put ``tt.dot`` on the tensor cores (MMA v2, ``mma.sync``).
 
-Triton 3.6 ``AccelerateMatmul.cpp`` for Ampere-style MMA (reference 4.4-4.6, 5.2): a dot whose
+Triton 3.6 ``AccelerateMatmul.cpp`` for Ampere-style MMA (PTX ISA 9.7.14, ``mma.sync``): a dot whose
 inputs the tensor cores take gets
 
 * a result in ``#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = W,
@@ -16,7 +16,8 @@ inputs the tensor cores take gets
   (converted once before the loop and once after), so the K loop has no conversion of it;
   other users of the result get a ``ttg.convert_layout`` back to the old layout.
 
-Then, as Triton's second ``tritongpu-remove-layout-conversions`` (reference 3.4 step 7), the
+Then, as Triton's second ``tritongpu-remove-layout-conversions`` (in ``make_ttgir`` of
+``third_party/nvidia/backend/compiler.py``), the
 ``#mma`` results are *anchors*: their layout flows forward through elementwise ops,
 reductions (``#ttg.slice`` of ``#mma``), ``expand_dims``/``broadcast`` and ``scf.for``
 iter args, and cheap producers are rematerialised in it (:func:`propagate_mma`). Attention's
@@ -33,7 +34,7 @@ Taken: fp16/bf16 -> fp32, fp32 with ``inputPrecision = tf32`` -> fp32, int8 -> i
 M % 16 == 0, N % 8 == 0, K a multiple of the instruction's K (16, 8, 32), on ``cuda:80`` and
 newer. Others keep the FMA layout (``convert-triton-to-tritongpu``'s blocked parent).
 
-**MMA v3 (Hopper wgmma, reference 5.3)** on ``cuda:90`` unless ``mma = "v2"``
+**MMA v3 (Hopper wgmma, PTX ISA 9.7.15)** on ``cuda:90`` unless ``mma = "v2"``
 (``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot whose tile the warp groups cover
 exactly (:func:`wgmma_unfit`) becomes ``ttng.warp_group_dot %a, %b, %c {inputPrecision,
 isAsync = false}`` with both operands ``!ttg.memdesc`` in ``#ttg.nvmma_shared``

@@ -2,7 +2,8 @@
 
 Every ``ttg.local_alloc`` gets an ``allocation.offset`` (bytes from the start of the dynamic
 ``global_smem`` array) and the module the attribute ``ttg.shared`` (the bytes the buffers
-take), as Triton's ``allocate-shared-memory-nv`` does (reference 3.4, make_llir; Triton
+take), as Triton's ``allocate-shared-memory-nv`` does (``make_llir`` of
+``third_party/nvidia/backend/compiler.py``; Triton
 ``lib/Analysis/Allocation.cpp``). Buffers are aligned to 128 bytes, swizzled
 ``#ttg.nvmma_shared`` ones (read by wgmma) to 1024.
 

@@ -24,7 +24,7 @@ variables get ``gcd(div(lb), div(step))``; loop-carried values are the fixpoint 
 Source: Triton 3.6 ``lib/Analysis/AxisInfo.cpp`` (visitors MakeRange, Constant, AddSub (addi,
 subi, addptr), MulI, Div, Rem, Splat, Load, ExpandDims, Broadcast, Cmp, Select, Logical,
 ShLI, ShR, MaxMin, Cast; ``AxisInfo::join``, ``getDivisibilityFromContiguity``,
-``visitForOpInductionVar``, ``initPessimisticStateFromFunc``); reference notes 4.2.
+``visitForOpInductionVar``, ``initPessimisticStateFromFunc``).
 """
 from __future__ import annotations
 

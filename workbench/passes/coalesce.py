@@ -22,7 +22,7 @@ conversions`` (a conversion to the layout a value already has is not created).
 
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/Coalesce.cpp`` and ``CoalesceUtils.cpp``
 (``buildCoalescedEncoding``), ``Utility.cpp`` (``getNumElementsPerThread``,
-``getOrderFromContiguity``); reference notes 4.2.
+``getOrderFromContiguity``).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Triton's pass gives every tensor the default blocked layout (``getDefaultBlockedEncoding``:
 sizePerThread 1, row-major order, :func:`workbench.layouts.default_blocked`) and lets later
 passes (coalesce, remove-layout-conversions) move layouts around. Our pass aims at what
-Triton prints *after* remove-layout-conversions (modulo coalescing, issue 5), so the ttgir a
+Triton prints *after* remove-layout-conversions (modulo coalescing), so the ttgir a
 learner reads here looks like Triton's final ttgir (compare ``ir_rowsum.txt``):
 
 1. Anchors keep their layouts: loads, stores and atomics use the default layout of their shape;
@@ -234,7 +234,7 @@ def convert_to_ttgir(module: Operation, num_warps: int = 4, target="cuda:90",
         threads_per_warp: 32 (NVIDIA); num_ctas: 1 (clusters are not supported).
     Raises: ``workbench.layouts.LayoutError`` (a ValueError) for a bad ``num_warps``.
     Source: Triton 3.6 ``TritonToTritonGPUPass.cpp`` (module attributes, reduce, expand_dims
-    and dot patterns) and ``getDefaultBlockedEncoding``; reference notes 3.4, 4.2, 4.3.
+    and dot patterns) and ``getDefaultBlockedEncoding``.
     """
     attrs = dict(module.attributes)
     attrs.update({"ttg.num-ctas": int(num_ctas), "ttg.num-warps": int(num_warps),

@@ -1,18 +1,18 @@
 """Helpers of ``tritongpu-accelerate-matmul``: keep values in ``#mma`` registers.
 
 :func:`propagate_mma` is Triton's second ``tritongpu-remove-layout-conversions`` run
-(reference 3.4 step 7) with the dot results as layout anchors (``LayoutPropagation::
-initAnchorLayout`` treats ``tt.dot`` as an anchor): the ``#ttg.nvidia_mma`` layout flows
-forward through elementwise ops, ``tt.reduce`` (result ``#ttg.slice<{dim, parent = #mma}>``),
-``tt.expand_dims``/``tt.broadcast`` and ``scf.for`` iter args; conversions are inserted only
-where an op keeps its layout (loads, stores, ``ttg.local_alloc``), then folded and cheap
-producers rematerialised, with the machinery of
+(in ``make_ttgir`` of ``third_party/nvidia/backend/compiler.py``) with the dot results as
+layout anchors (``LayoutPropagation::initAnchorLayout`` treats ``tt.dot`` as an anchor): the
+``#ttg.nvidia_mma`` layout flows forward through elementwise ops, ``tt.reduce`` (result
+``#ttg.slice<{dim, parent = #mma}>``), ``tt.expand_dims``/``tt.broadcast`` and ``scf.for``
+iter args; conversions are inserted only where an op keeps its layout (loads, stores,
+``ttg.local_alloc``), then folded and cheap producers rematerialised, with the machinery of
 :mod:`workbench.passes.remove_layout_conversions`.
 
 :func:`operands_in_registers` replaces ``ttg.local_alloc x -> ttg.local_load -> #dot_op`` by
 one ``ttg.convert_layout x -> #dot_op`` when ``x`` is (after a conversion from) an ``#mma``
 value whose thread ownership equals the operand's (same lane and warp bases, same set of
-register coordinates): the conversion is then a register permutation (reference 4.5: the
+register coordinates): the conversion is then a register permutation (PTX ISA 9.7.14.5.8: the
 m16n8 accumulator fragment of two adjacent N tiles is the m16n8k16 A fragment when kWidth =
 32 / bitwidth), so attention's ``P @ V`` reads ``P`` without shared memory.
 """

@@ -6,9 +6,9 @@ memory before the tensor cores can start. With ``num_stages = S >= 2`` each such
 address and mask are known for a future iteration (:mod:`.pipeline_analysis`: pure functions
 of the induction variable, of loop-invariant values and of loop-carried pointers advanced by
 a loop-invariant offset; ``other`` zero or absent) is turned into an asynchronous copy into
-one of ``S`` shared-memory buffers, issued ``S - 1`` iterations ahead (reference 5.2 step 2;
-Triton 3.6 ``Pipeliner/``; PTX ISA 9.7.9.25 ``cp.async``, ``cp.async.commit_group``,
-``cp.async.wait_group``)::
+one of ``S`` shared-memory buffers, issued ``S - 1`` iterations ahead (Triton 3.6
+``lib/Dialect/TritonGPU/Transforms/Pipeliner/``; PTX ISA 9.7.9.25 ``cp.async``,
+``cp.async.commit_group``, ``cp.async.wait_group``)::
 
     %buf = ttg.local_alloc : () -> !ttg.memdesc<S x M x K x f16, #shared, #smem, mutable>
     // prologue: iterations 0 .. S-2, predicated on lb + s * step < ub

@@ -3,8 +3,8 @@
 ``ttir_passes(options)``: Triton's ``make_ttir`` subset we implement (inlining is done by the
 frontend): canonicalize, cse, dce (LICM comes later).
 ``ttgir_passes(options, target)``: ``convert-triton-to-tritongpu``; coalesce,
-remove-layout-conversions, accelerate-matmul... are appended here as they land (issue 5), in
-Triton 3.6's order (reference notes 3.4).
+remove-layout-conversions, accelerate-matmul... in Triton 3.6's order (``make_ttgir`` of
+``third_party/nvidia/backend/compiler.py``).
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def ttir_passes(options=None) -> list:
 def ttgir_passes(options=None, target="cuda:90") -> list:
     """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
-    ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (reference notes 3.4:
+    ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
     from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and

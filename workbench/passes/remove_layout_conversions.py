@@ -30,8 +30,7 @@ data between threads, and a clone computes the same elements in another layout.
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp``
 (``LayoutPropagation::initAnchorLayout/propagateLayout/resolveConflicts/rewrite``,
 ``LayoutRematerialization::backwardRematerialization``), ``Utility.cpp``
-(``isExpensiveLoadOrStore``, ``inferDstEncoding``/``inferSrcEncoding``); reference notes 3.4,
-4.2, 5.5.
+(``isExpensiveLoadOrStore``, ``inferDstEncoding``/``inferSrcEncoding``).
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ The logic is pure and testable without a browser: :class:`ExplorerState` holds e
 and :meth:`ExplorerState.evaluate` turns it into an :class:`ExplorerResult` (the encoding, the
 shared layout, the bank report and text facts, or the :class:`LayoutError` message of an invalid
 combination; it never raises). :func:`render` draws a result; :func:`layout_explorer` wires
-ipywidgets controls to both. Layout facts: Triton ``TritonGPUAttrDefs.td`` (reference notes
-section 4); banks: CUDA C++ Programming Guide, Shared Memory.
+ipywidgets controls to both. Layout facts: Triton ``TritonGPUAttrDefs.td``; banks: CUDA C++
+Programming Guide, Shared Memory.
 """
 from __future__ import annotations
 

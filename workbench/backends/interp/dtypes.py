@@ -103,7 +103,7 @@ def to_bf16(x: np.ndarray) -> np.ndarray:
 
 def round_tf32(x: np.ndarray) -> np.ndarray:
     """float32 -> float32 with only 10 mantissa bits (TF32), round to nearest, ties away from
-    zero (PTX ``cvt.rna.tf32.f32``, PTX ISA §9.7.9.21). NaN and inf pass through."""
+    zero (PTX ``cvt.rna.tf32.f32``, PTX ISA section 9.7.9.21). NaN and inf pass through."""
     b = np.asarray(x, dtype=np.float32).view(np.uint32)
     r = (b + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
     keep = ~np.isfinite(x)
