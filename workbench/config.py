@@ -7,6 +7,9 @@ from pathlib import Path
 
 from .errors import TargetError
 
+#: the package version (``workbench.__version__``; part of the disk cache key)
+VERSION = "0.1.0"
+
 TARGETS = ("cpu", "cuda:80", "cuda:90", "interpreter")
 #: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
 #: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)

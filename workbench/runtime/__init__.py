@@ -3,7 +3,7 @@ the on-disk cache, ``autotune``/``Config``/``heuristics``.
 """
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
-from .compiler import compile
+from .aot import compile
 from .jit import JITFunction, jit
 from .specialization import ArgSpec, Specialization
 

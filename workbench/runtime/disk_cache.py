@@ -34,6 +34,7 @@ import time
 import zlib
 from pathlib import Path
 
+from ..config import VERSION
 from ..config import cache_dir  # noqa: F401  (re-exported: the one cache folder)
 from ..ir.core import Location
 
@@ -147,8 +148,7 @@ def _spec_key(spec) -> list:
 def cache_key(jit_fn, spec, options, target) -> str:
     """The hex SHA-256 naming the entry of ``jit_fn`` compiled for ``spec``/``options``/
     ``target`` (see the module docstring for what goes in)."""
-    from .. import __version__
-    parts = {"format": FORMAT_VERSION, "version": __version__, "compiler": compiler_hash(),
+    parts = {"format": FORMAT_VERSION, "version": VERSION, "compiler": compiler_hash(),
              "backend": backend_key(str(target)), "target": str(target),
              "options": repr(dataclasses.asdict(options)), "spec": _spec_key(spec),
              "source": source_fingerprint(jit_fn)}
