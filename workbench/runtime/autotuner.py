@@ -243,7 +243,7 @@ class Autotuner(KernelInterface):
 
         bench = self.do_bench
         if bench is None:
-            from ..testing.bench import do_bench as base
+            from .bench import do_bench as base
             bench = functools.partial(base, device=_device_of(full.values()))
         try:
             out = bench(kernel_call, quantiles=(0.5, 0.2, 0.8))

@@ -182,7 +182,7 @@ def cache_path(target: str, machine: str) -> Path:
 
 # ------------------------------------------------------------------------------ measuring
 def _best_ms(fn, device: str, rep_ms: float) -> float:
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
 
 

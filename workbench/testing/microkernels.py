@@ -98,7 +98,7 @@ def _arrays(target: str, host_arrays):
 
 def best_ms(fn, device: str, rep_ms: float) -> float:
     """The fastest of ``fn()``'s runs over about ``rep_ms`` ms (no cache flush), in ms."""
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
 
 

@@ -65,7 +65,7 @@ def launch(kernel, grid, *args, **kwargs) -> Launch:
 
 def time_ms(fn, device: str = "cpu", warmup: float = 25, rep: float = 100) -> float:
     """Median milliseconds of ``fn()`` by :func:`workbench.testing.do_bench`."""
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return float(do_bench(fn, warmup=warmup, rep=rep, return_mode="median", device=device))
 
 

@@ -1,5 +1,5 @@
-"""``do_bench``: time a callable the way Triton's ``triton.testing.do_bench`` does (reference
-§2.5), in milliseconds.
+"""``do_bench``: time a callable the way Triton's ``triton.testing.do_bench`` does (Triton 3.6,
+``triton/testing.py``), in milliseconds. ``workbench.testing.do_bench`` is this function.
 
 Method (Triton 3.6): run ``fn`` once (compiles, warms caches), estimate its time from 5 runs
 each preceded by a cache flush (the flush counts in the estimate, as Triton's 5-run estimate
