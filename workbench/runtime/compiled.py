@@ -5,6 +5,7 @@ import dataclasses
 import html
 
 from ..errors import LaunchError, ToolMissingError, user_facing
+from . import views
 from .binding import bind_arguments, launch_error, specialize
 from .fastpath import FastBinder, FastEntry
 from .grid import normalize_grid
@@ -145,20 +146,23 @@ class CompiledKernel:
 
     def layouts(self):
         """Every value of this kernel's ttgir with its layout: a ``LayoutTable`` (an HTML
-        table in Jupyter; ``.draw(name)`` draws one value's thread ownership). Raises
-        ``LayoutError`` when the target has no ``ttgir`` stage (cpu, interpreter)."""
-        from ..viz.layouts_of import layouts
-        return layouts(self)
+        table in Jupyter; ``.draw(name)`` draws one value's thread ownership; the ``"layouts"``
+        view of :mod:`workbench.runtime.views`, registered by :mod:`workbench.viz`). Raises
+        ``LayoutError`` when the target has no ``ttgir`` stage (cpu, interpreter),
+        :class:`ToolMissingError` when no view is registered (workbench.viz is missing)."""
+        view = views.lookup("layouts")
+        if view is None:
+            raise ToolMissingError("CompiledKernel.layouts() needs workbench.viz, which is "
+                                   "not installed")
+        return view(self)
 
     # ------------------------------------------------------------------ display
     def _repr_html_(self) -> str:
-        """The side-by-side stage view (``workbench.viz.ir_view.render_compiled``); plain
-        ``<pre>`` blocks when the viz module is not installed."""
-        try:
-            from ..viz.ir_view import render_compiled
-        except ImportError:
-            return self._plain_html()
-        return render_compiled(self)
+        """The side-by-side stage view (the ``"compiled_html"`` view of
+        :mod:`workbench.runtime.views`, registered by :mod:`workbench.viz`); plain ``<pre>``
+        blocks when no view is registered."""
+        view = views.lookup("compiled_html")
+        return self._plain_html() if view is None else view(self)
 
     def _plain_html(self) -> str:
         parts = [f"<div><b>{html.escape(self.name)}</b> &middot; {html.escape(str(self.target))}"

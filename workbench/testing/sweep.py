@@ -161,10 +161,17 @@ class SweepResult:
                 f"{body}</table>{notes}")
 
     def plot(self, ax=None, logx: bool | None = None):
-        """A line plot of ``metric`` against x per provider (matplotlib Figure; see
-        :func:`workbench.viz.sweep_view.sweep_figure`)."""
-        from ..viz.sweep_view import sweep_figure
-        return sweep_figure(self, ax=ax, logx=logx)
+        """A line plot of ``metric`` against x per provider (matplotlib Figure; the
+        ``"sweep_figure"`` view of :mod:`workbench.runtime.views`, registered by
+        :mod:`workbench.viz`: :func:`workbench.viz.sweep_view.sweep_figure`). Raises
+        ToolMissingError when no such view is registered (workbench.viz is missing)."""
+        from ..errors import ToolMissingError
+        from ..runtime import views
+        view = views.lookup("sweep_figure")
+        if view is None:
+            raise ToolMissingError("SweepResult.plot() needs workbench.viz, which is not "
+                                   "installed")
+        return view(self, ax=ax, logx=logx)
 
 
 def _label(x) -> str:
