@@ -271,10 +271,10 @@ def _relaunch(info: dict, payload: dict, spec, options, target):
     if kind == "cpu":
         import llvmlite.binding as llvm
 
-        from ..codegen.cpu.compile import _target_machine
-        from ..codegen.cpu.launcher import CpuLauncher
+        from ..backends.cpu.launcher import CpuLauncher
+        from ..codegen.cpu.compile import target_machine
         from ..ir.parser import TypeParser
-        tm = _target_machine()
+        tm = target_machine()
         mod = llvm.parse_assembly(payload["asm"]["llir"])
         mod.verify()
         engine = llvm.create_mcjit_compiler(mod, tm)

@@ -142,7 +142,9 @@ class JitResult:
     timings: dict
 
 
-def _target_machine():
+def target_machine():
+    """An LLVM target machine for this host (its CPU name and :func:`host_features`, O3,
+    JIT-capable), as used to compile kernels and to reload them from the disk cache."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
@@ -171,7 +173,7 @@ def jit(host: HostModule, opt_level: int = 3) -> JitResult:
         mod.verify()
     except RuntimeError as exc:  # pragma: no cover - backend bug
         raise CompilationError(f"internal error: invalid LLVM IR from the CPU backend: {exc}")
-    tm = _target_machine()
+    tm = target_machine()
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
@@ -235,7 +237,7 @@ class _AsmJob(threading.Thread):
         try:
             ctx = llvm.create_context()
             mod = llvm.parse_assembly(self.llir, context=ctx)
-            self.asm = _emit_assembly_unlocked(_target_machine(), mod)
+            self.asm = _emit_assembly_unlocked(target_machine(), mod)
         except BaseException as exc:  # noqa: BLE001 - re-raised by result()
             self.error = exc
         self.seconds = time.perf_counter() - t0

@@ -12,7 +12,8 @@ second loop find the first one (row-major order) and write the error record:
     err[5] = parameter index, err[6] = byte offset from that parameter's address,
     err[7] = linear element index in the tile, err[8] = 0 for a load, 1 for a store,
     2 for an atomic; err[10], err[11] are set by the launcher for host calls (launch
-    token, worker index; see :mod:`.hostcalls`)
+    token, worker index: :data:`TOKEN`, :data:`WORKER`; see
+    :mod:`workbench.backends.cpu.hostcalls`)
 
 then the kernel returns 1 and the grid loop stops. Masked-off elements are never accessed;
 a masked load without ``other`` yields 0.
@@ -28,6 +29,8 @@ from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_sto
 from .tiles import linearize, loop_nest
 
 ERR_FIELDS = 12
+#: error-record slots the launcher sets for host calls: launch token, worker index
+TOKEN, WORKER = 10, 11
 _PASS_THROUGH = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
                  "tt.reshape", "tt.bitcast"}
 

@@ -29,13 +29,13 @@ import time
 
 import numpy as np
 
-from ...backends.base import PointerArg
-from ...backends.interp.errors import DeviceAssertionError, InterpreterError
+from ...codegen.cpu.llvmtypes import storage_size
+from ...codegen.cpu.memory import ERR_FIELDS, TOKEN, WORKER
 from ...errors import LaunchError, OutOfBoundsError
-from .hostcalls import TOKEN, WORKER, PrintSession
 from ...ir.types import FloatType, IntType, PointerType
-from .llvmtypes import storage_size
-from .memory import ERR_FIELDS
+from ..base import PointerArg
+from ..interp.errors import DeviceAssertionError, InterpreterError
+from .hostcalls import PrintSession
 from .workers import run_parallel
 
 _GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,

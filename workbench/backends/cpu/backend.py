@@ -12,10 +12,10 @@ import time
 
 import llvmlite
 
-from ..codegen.cpu.compile import build_module, jit
-from ..codegen.cpu.launcher import CpuLauncher
-from ..codegen.lineinfo import directive_line_locs, llir_line_locs
-from .base import Backend, BackendResult, KernelMetadata, Stage
+from ...codegen.cpu.compile import build_module, jit
+from ...codegen.lineinfo import directive_line_locs, llir_line_locs
+from ..base import Backend, BackendResult, KernelMetadata, Stage
+from .launcher import CpuLauncher
 
 
 class CpuBackend(Backend):

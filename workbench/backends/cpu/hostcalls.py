@@ -1,6 +1,7 @@
 """Calls from JIT-compiled kernels back into Python: ``tt.print`` output.
 
-Compiled code calls one external symbol, :data:`HOST_SYMBOL`,
+Compiled code calls one external symbol,
+:data:`workbench.codegen.cpu.debug_ops.HOST_SYMBOL`,
 
     void workbench_cpu_host_call(i64 op_index, i32 pid_x, i32 pid_y, i32 pid_z,
                                  ptr err, ptr values)
@@ -24,8 +25,9 @@ import threading
 import llvmlite.binding as llvm
 import numpy as np
 
-HOST_SYMBOL = "workbench_cpu_host_call"
-TOKEN, WORKER = 10, 11  # error-record slots used by host calls (see memory.ERR_FIELDS)
+from ...codegen.cpu.debug_ops import HOST_SYMBOL
+from ...codegen.cpu.memory import TOKEN, WORKER
+
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32,
                             ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
