@@ -8,6 +8,9 @@ with a note in ``extra["notes"]``, which also says why a K loop's operand loads 
 software-pipelined although ``num_stages > 1`` (``tritongpu-pipeline``'s notes). Launching
 needs cuda-bindings and a GPU; without them ``launch_error`` says which is missing and the
 launcher raises ToolMissingError.
+
+Cache entry (:meth:`CudaBackend.pack`): the image the driver loads (the cubin where ptxas ran,
+else the PTX), the kernel's name, its parameter kinds, ``num_warps`` and its shared memory.
 """
 from __future__ import annotations
 
@@ -15,11 +18,13 @@ import time
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
 from ..errors import ToolMissingError
-from ..ir.core import Operation, module_op
+from ..ir.core import Operation, functions, module_op
+from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorType
 from . import cuda_driver, nvidia_tools
-from .base import Backend, BackendResult, KernelMetadata, Stage
+from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
+from .entry import pack_parts, unpack_parts
 
 
 def clone_module(module: Operation) -> Operation:
@@ -182,3 +187,27 @@ class CudaBackend(Backend):
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
+
+    def pack(self, kernel) -> bytes:
+        """The image (``extra["cubin"]``, else the PTX), name, parameter kinds (from the
+        ttir's kernel signature), ``num_warps`` and shared bytes of ``kernel``."""
+        func = functions(parse_module(kernel.asm["ttir"]))[0]
+        image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
+        md = kernel.metadata
+        meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
+                "kinds": [param_kind(a.type) for a in func.regions[0].block.args],
+                "image_is_text": isinstance(image, str)}
+        data = image.encode() if isinstance(image, str) else bytes(image)
+        return pack_parts(meta, {"image": data})
+
+    def load(self, data: bytes) -> Loaded:
+        """A :class:`~workbench.backends.cuda_driver.CudaLauncher` of the stored image, or,
+        without a driver or GPU, a launcher that raises ToolMissingError (``launch_error``
+        says why)."""
+        meta, parts = unpack_parts(data)
+        reason = cuda_driver.driver_status()
+        if reason is not None:
+            return Loaded(_Unavailable(reason), reason)
+        image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
+        return Loaded(cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
+                                               meta["num_warps"], meta["shared"]))

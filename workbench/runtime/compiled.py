@@ -47,6 +47,12 @@ class CompiledKernel:
         self._entry = None   # FastEntry of this kernel for FastBinder.launch
 
     @property
+    def launcher(self):
+        """The backend's launcher ``(grid3, runtime_args)``, or None when this target cannot
+        run here (see :meth:`launch`)."""
+        return self._launcher
+
+    @property
     def stages(self) -> list[str]:
         """Stage names in pipeline order: ``["source", "ttir", ...backend stages]``."""
         return list(self.asm)

@@ -5,16 +5,23 @@ Stages: ``llir`` (optimised LLVM IR with ``!dbg`` locations) and ``asm`` (host a
 ``.loc`` directives), each with a per-line source map from :mod:`workbench.codegen.lineinfo`.
 Out-of-bounds accesses (checked unless ``Options.bounds_check`` is False) raise
 :class:`workbench.errors.OutOfBoundsError` from the launcher.
+
+Cache entry (:meth:`CpuBackend.pack`): the optimised LLVM IR, the launcher's parameter table
+and memory-op table (with source locations), and the machine code once a reload has
+generated it (MCJIT's object cache), so later reloads skip code generation.
 """
 from __future__ import annotations
 
 import time
 
 import llvmlite
+import llvmlite.binding as llvm
 
-from ...codegen.cpu.compile import build_module, jit
+from ...codegen.cpu.compile import build_module, jit, target_machine
 from ...codegen.lineinfo import directive_line_locs, llir_line_locs
-from ..base import Backend, BackendResult, KernelMetadata, Stage
+from ...ir.parser import TypeParser
+from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
+from ..entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
 from .launcher import CpuLauncher
 
 
@@ -54,6 +61,48 @@ class CpuBackend(Backend):
                              {"scratch_bytes": lw.arena_bytes})
 
     def cache_key(self) -> tuple:
-        import llvmlite.binding as llvm
         return (str(self.target), llvmlite.__version__, llvm.get_host_cpu_name(),
                 llvm.get_host_cpu_features().flatten())
+
+    def pack(self, kernel) -> bytes | None:
+        """The optimised LLVM IR (``kernel.asm["llir"]``) and the launcher's tables; None when
+        the kernel has no CPU launcher."""
+        launcher = kernel.launcher
+        if not isinstance(launcher, CpuLauncher):
+            return None
+        return _pack(launcher, kernel.asm["llir"], None)
+
+    def load(self, data: bytes) -> Loaded:
+        """Parse the stored LLVM IR, generate (or reuse the stored) machine code through
+        MCJIT, and rebuild the launcher. The first load of an entry without machine code
+        returns the entry with it as ``repacked``."""
+        meta, parts = unpack_parts(data)
+        mod = llvm.parse_assembly(meta["llir"])
+        mod.verify()
+        engine = llvm.create_mcjit_compiler(mod, target_machine())
+        obj = parts.get("object")
+        got: dict = {}
+        engine.set_object_cache(lambda _m, buf: got.setdefault("obj", bytes(buf)),
+                                lambda _m: obj)
+        engine.finalize_object()
+        address = engine.get_function_address(meta["name"] + "_grid")
+        if not address:
+            raise ValueError("grid function missing")
+        locs = locations_from_rows(meta["locs"])
+        ops = [(k, locs[i] if i is not None else None, p) for k, i, p in meta["mem_ops"]]
+        types = [TypeParser(t).type() for t in meta["param_types"]]
+        launcher = CpuLauncher(engine, address, meta["name"], meta["param_names"], types,
+                               meta["arena_bytes"], ops)
+        repacked = None
+        if obj is None and got.get("obj"):
+            repacked = _pack(launcher, meta["llir"], got["obj"])
+        return Loaded(launcher, repacked=repacked)
+
+
+def _pack(launcher: CpuLauncher, llir: str, obj: bytes | None) -> bytes:
+    table = LocationTable()
+    ops = [[k, table.index(loc), p] for k, loc, p in launcher.mem_ops]
+    meta = {"llir": llir, "name": launcher.name, "param_names": launcher.param_names,
+            "param_types": [str(t) for t in launcher.param_types],
+            "arena_bytes": launcher.arena_bytes, "mem_ops": ops, "locs": table.rows}
+    return pack_parts(meta, {"object": obj} if obj else None)
