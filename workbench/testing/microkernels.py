@@ -127,8 +127,8 @@ def widest_vector() -> str:
     """The widest x86 vector register class the CPU backend compiles for: ``"zmm"``
     (AVX-512, unless ``WORKBENCH_CPU_PREFER_256``), ``"ymm"`` (AVX), ``"xmm"``; ``""`` on
     other architectures."""
-    from ..codegen.cpu.compile import host_features
-    feats = host_features()
+    from ..backends.registry import get_backend
+    feats = get_backend("cpu").host_features()
     if "+avx512f" in feats and "-prefer-256-bit" in feats:
         return "zmm"
     if "+avx" in feats:

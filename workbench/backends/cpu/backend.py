@@ -17,7 +17,7 @@ import time
 import llvmlite
 import llvmlite.binding as llvm
 
-from ...codegen.cpu.compile import build_module, jit, target_machine
+from ...codegen.cpu.compile import build_module, host_features, jit, target_machine
 from ...codegen.lineinfo import directive_line_locs, llir_line_locs
 from ...ir.parser import TypeParser
 from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
@@ -63,6 +63,11 @@ class CpuBackend(Backend):
     def cache_key(self) -> tuple:
         return (str(self.target), llvmlite.__version__, llvm.get_host_cpu_name(),
                 llvm.get_host_cpu_features().flatten())
+
+    def host_features(self) -> str:
+        """The LLVM feature string of the CPU this backend compiles for (``"+avx2,+fma,..."``,
+        see :func:`workbench.codegen.cpu.compile.host_features`)."""
+        return host_features()
 
     def pack(self, kernel) -> bytes | None:
         """The optimised LLVM IR (``kernel.asm["llir"]``) and the launcher's tables; None when
