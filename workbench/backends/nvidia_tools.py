@@ -17,6 +17,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 
+from ..config import env_text
 from ..errors import WorkbenchError
 
 
@@ -42,7 +43,7 @@ def find_tool(name: str) -> str | None:
     executable file gets a warning saying so, and the tool is then looked for on ``PATH`` and
     in the ``nvidia-cuda-*`` wheels (the ``sass`` extra)."""
     var = f"WORKBENCH_{name.upper()}"
-    env = os.environ.get(var)
+    env = env_text(var)
     if env:
         if os.path.isfile(env) and os.access(env, os.X_OK):
             return env

@@ -18,9 +18,9 @@ import functools
 import hashlib
 import json
 import math
-import os
 import time
 
+from ..config import env_flag
 from ..errors import CompilationError, LaunchError
 
 _FAILED = [math.inf, math.inf, math.inf]
@@ -174,7 +174,7 @@ class Autotuner(KernelInterface):
         self.configs_top_k = prune.get("top_k", 1.0)
         self.do_bench = do_bench
         self.cache_results = cache_results or \
-            os.environ.get("WORKBENCH_CACHE_AUTOTUNING", "") in ("1", "true")
+            env_flag("WORKBENCH_CACHE_AUTOTUNING")
         self.cache: dict = {}
         self.results: dict = {}
         self.configs_timings: dict = {}
@@ -292,7 +292,7 @@ class Autotuner(KernelInterface):
         self.results[key] = self.autotune_results
         best = min(range(len(configs)), key=lambda i: timings[i])
         self.cache[key] = configs[best]
-        if os.environ.get("WORKBENCH_PRINT_AUTOTUNING", "") in ("1", "true"):
+        if env_flag("WORKBENCH_PRINT_AUTOTUNING"):
             print(f"Autotuning kernel {self.base_fn.fn.__name__} with key {key} took "
                   f"{seconds:.3f}s; best config: {configs[best]}")
 

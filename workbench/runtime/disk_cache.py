@@ -32,7 +32,7 @@ import zlib
 from pathlib import Path
 
 from ..backends.registry import get_backend
-from ..config import VERSION, Target, cache_dir
+from ..config import VERSION, Target, cache_dir, env_flag
 from .compiler import compile_specialization
 from .kernel_entry import kernel_from_bytes, kernel_to_bytes
 
@@ -43,14 +43,9 @@ _DROP = object()  # "no value": a name the kernel reads that is missing
 
 
 # ------------------------------------------------------------------------------ settings
-def _env_flag(name: str, default: bool) -> bool:
-    v = os.environ.get(name, "").strip().lower()
-    return default if not v else v not in ("0", "false", "no", "off")
-
-
 def enabled() -> bool:
     """Whether compiled kernels are read from and written to disk (``WORKBENCH_DISK_CACHE``)."""
-    return _env_flag("WORKBENCH_DISK_CACHE", True)
+    return env_flag("WORKBENCH_DISK_CACHE")
 
 
 # ------------------------------------------------------------------------------ the key
@@ -256,7 +251,7 @@ def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
     except Exception:  # an unreadable source or global: compile without the cache
         return compile_specialization(jit_fn, spec, options, target, keep_snapshots)
     backend = _backend(str(target))
-    if not keep_snapshots and not _env_flag("WORKBENCH_ALWAYS_COMPILE", False):
+    if not keep_snapshots and not env_flag("WORKBENCH_ALWAYS_COMPILE"):
         kernel = _load(jit_fn, spec, options, target, path, backend)
         if kernel is not None:
             kernel.timings["disk_load"] = time.perf_counter() - t0

@@ -19,42 +19,19 @@ a kernel the slow path would not.
 from __future__ import annotations
 
 import inspect
-import os
 
-from ..config import OPTION_ENV
+from ..config import LAUNCH_ENV, env_reader
 from .argkeys import CX_PLAIN, HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
 from .grid import grid3_fast, normalize_grid
 
-#: environment variables a launch's kernel depends on: the interpreter switch and the options'
-ENV_NAMES = ("WORKBENCH_INTERPRET",) + OPTION_ENV
+#: environment variables a launch's kernel depends on (their raw values are in the fast key)
+ENV_NAMES = LAUNCH_ENV
 OPTION_KWARGS = frozenset({"num_warps", "num_stages", "bounds_check", "debug",
                            "enable_fp_fusion", "num_ctas"})
 MAX_FAST_ENTRIES = 4096
 
 
-def _env_reader(names=ENV_NAMES):
-    """A function returning the raw values of ``names`` in the environment (None when unset).
-
-    ``os.environ.get`` costs about 1 us per name (it encodes the key and decodes the value);
-    when ``os.environ`` keeps its encoded mapping (``_data``, CPython on every platform) it is
-    read directly (the same values: ``os.environ[...] = ...`` and ``del`` update it), else
-    ``os.environ.get`` is used."""
-    data = getattr(os.environ, "_data", None)
-    encode = getattr(os.environ, "encodekey", None)
-    if isinstance(data, dict) and callable(encode):
-        try:
-            keys = tuple(encode(n) for n in names)
-            ok = all((data.get(k) is None) == (os.environ.get(n) is None)
-                     for k, n in zip(keys, names))
-        except Exception:  # pragma: no cover - an unusual os.environ
-            ok = False
-        if ok:
-            get = data.get
-            return lambda: tuple(map(get, keys))
-    return lambda: tuple(os.environ.get(n) for n in names)
-
-
-read_env = _env_reader()
+read_env = env_reader(ENV_NAMES)
 
 
 class KernelCache(dict):

@@ -7,20 +7,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
-from ..config import OPTION_ENV, Options, Target
+from ..config import OPTION_ENV, Options, Target, env_flag, env_reader
 from ..errors import LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
 
+_read_option_env = env_reader(OPTION_ENV)
+
 
 def interpret_enabled() -> bool:
     """Whether ``WORKBENCH_INTERPRET`` asks launches to run on the interpreter target
-    (read at each launch: "1", "true", "yes", "on")."""
-    return os.environ.get("WORKBENCH_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
+    (read at each launch; see :func:`workbench.config.env_flag`)."""
+    return env_flag("WORKBENCH_INTERPRET")
 
 
 class JITFunction:
@@ -103,7 +104,7 @@ class JITFunction:
         """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``,
         ``WORKBENCH_CUDA_MMA``) and
         ``@jit(debug=...)``."""
-        env = tuple(os.environ.get(k) for k in OPTION_ENV)
+        env = _read_option_env()
         opts = self._options_memo.get(env)
         if opts is None:
             opts = Options.from_env() if self.debug is None else \

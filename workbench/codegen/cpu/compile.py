@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...config import env_flag
 from ...errors import CompilationError
 from ...ir.core import functions
 from ...ir.types import PointerType
@@ -156,9 +157,8 @@ def host_features() -> str:
     """The host CPU's LLVM feature string; with AVX-512, plus ``-prefer-256-bit`` so the
     vectoriser uses 512-bit vectors (LLVM's default tuning for Intel server cores stays at
     256 bits to avoid frequency drops in mixed scalar code; kernels here are vector loops)."""
-    import os
     feats = llvm.get_host_cpu_features().flatten()
-    if "+avx512f" in feats and os.environ.get("WORKBENCH_CPU_PREFER_256", "") in ("", "0"):
+    if "+avx512f" in feats and not env_flag("WORKBENCH_CPU_PREFER_256"):
         feats += ",-prefer-256-bit"
     return feats
 
