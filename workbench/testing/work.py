@@ -33,8 +33,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from .work_model import FLOP_PER_ELEMENT, Work, dtype_name, is_float, numel
-from .work_model import Run  # noqa: F401 - re-exported (workbench.testing.work.Run)
+from .work_model import (
+    FLOP_PER_ELEMENT,
+    Run,  # noqa: F401 - re-exported (workbench.testing.work.Run)
+    Work,
+    dtype_name,
+    is_float,
+    numel,
+)
 
 _PASS_THROUGH = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
                  "tt.trans", "ttg.convert_layout", "tt.bitcast")
@@ -138,16 +144,7 @@ class _StaticCounter:
     def op(self, op, mult: float) -> None:
         name = op.name
         if name in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"):
-            ptr_t = op.operands[0].type
-            from ..backends.interp.dtypes import mem_dtype
-            nbytes = numel(ptr_t) * mem_dtype(ptr_t.scalar.pointee).itemsize * mult
-            arg = self.pointer_arg(op.operands[0])
-            if name != "tt.store":
-                self.read[arg] += nbytes
-            if name != "tt.load":
-                self.written[arg] += nbytes
-            if name == "tt.atomic_rmw" and is_float(op.operands[1].type):
-                self.flops[dtype_name(op.operands[1].type)] += numel(ptr_t) * mult
+            self._memory(op, mult)
         elif name == "tt.dot":
             a = op.operands[0].type
             m_, n_ = op.result.type.shape[-2], op.result.type.shape[-1]
@@ -157,37 +154,11 @@ class _StaticCounter:
             self.flops[dtype_name(op.result.type)] += \
                 FLOP_PER_ELEMENT[name] * numel(op.result.type) * mult
         elif name in ("tt.reduce", "tt.scan"):
-            inner = self._sub(op.regions[0].block, 1.0)
-            n_in = numel(op.operands[0].type)
-            if name == "tt.reduce":
-                n_out = numel(op.results[0].type)
-            else:  # a scan: one combine per element but the first of each row
-                shape = getattr(op.operands[0].type, "shape", None) or (1,)
-                n_out = n_in // max(1, shape[op.attributes.get("axis", 0)])
-            for k, v in inner.flops.items():
-                self.flops[k] += v * max(0, n_in - n_out) * mult
+            self._combine(op, mult)
         elif name == "scf.for":
-            lb, ub, step = (self.int_value(x) for x in op.operands[:3])
-            if None in (lb, ub, step) or step <= 0:
-                self.complete = False
-                self.notes.append(f"scf.for at {_where(op)}: trip count not known before "
-                                  "running (counted once)")
-                trips = 1
-            else:
-                trips = max(0, -(-(ub - lb) // step))
-            self.block(op.regions[0].block, mult * trips)
+            self._for(op, mult)
         elif name == "scf.if":
-            branches = [self._sub(region.block, mult) for region in op.regions
-                        if region.blocks]
-            if branches:
-                big = max(branches, key=lambda s: (sum(s.flops.values()),
-                                                   sum(s.read.values()) + sum(s.written.values())))
-                for src, dst in ((big.flops, self.flops), (big.read, self.read),
-                                 (big.written, self.written)):
-                    for k, v in src.items():
-                        dst[k] += v
-                if len(branches) > 1:
-                    self.notes.append(f"scf.if at {_where(op)}: the larger branch is counted")
+            self._if(op, mult)
         elif name == "scf.while":
             self.complete = False
             self.notes.append(f"scf.while at {_where(op)}: iterations unknown (counted once)")
@@ -196,6 +167,57 @@ class _StaticCounter:
         else:
             for region in op.regions:
                 self.block(region.block, mult)
+
+    def _memory(self, op, mult: float) -> None:
+        """Bytes of a load, store or atomic (and an atomic add's FLOPs)."""
+        from ..backends.interp.dtypes import mem_dtype
+        name = op.name
+        ptr_t = op.operands[0].type
+        nbytes = numel(ptr_t) * mem_dtype(ptr_t.scalar.pointee).itemsize * mult
+        arg = self.pointer_arg(op.operands[0])
+        if name != "tt.store":
+            self.read[arg] += nbytes
+        if name != "tt.load":
+            self.written[arg] += nbytes
+        if name == "tt.atomic_rmw" and is_float(op.operands[1].type):
+            self.flops[dtype_name(op.operands[1].type)] += numel(ptr_t) * mult
+
+    def _combine(self, op, mult: float) -> None:
+        """A reduce or scan: its combine region's FLOPs once per element folded in."""
+        inner = self._sub(op.regions[0].block, 1.0)
+        n_in = numel(op.operands[0].type)
+        if op.name == "tt.reduce":
+            n_out = numel(op.results[0].type)
+        else:  # a scan: one combine per element but the first of each row
+            shape = getattr(op.operands[0].type, "shape", None) or (1,)
+            n_out = n_in // max(1, shape[op.attributes.get("axis", 0)])
+        for k, v in inner.flops.items():
+            self.flops[k] += v * max(0, n_in - n_out) * mult
+
+    def _for(self, op, mult: float) -> None:
+        lb, ub, step = (self.int_value(x) for x in op.operands[:3])
+        if None in (lb, ub, step) or step <= 0:
+            self.complete = False
+            self.notes.append(f"scf.for at {_where(op)}: trip count not known before "
+                              "running (counted once)")
+            trips = 1
+        else:
+            trips = max(0, -(-(ub - lb) // step))
+        self.block(op.regions[0].block, mult * trips)
+
+    def _if(self, op, mult: float) -> None:
+        """The larger branch of an ``scf.if`` (by FLOPs, then bytes)."""
+        branches = [self._sub(region.block, mult) for region in op.regions if region.blocks]
+        if not branches:
+            return
+        big = max(branches, key=lambda s: (sum(s.flops.values()),
+                                           sum(s.read.values()) + sum(s.written.values())))
+        for src, dst in ((big.flops, self.flops), (big.read, self.read),
+                         (big.written, self.written)):
+            for k, v in src.items():
+                dst[k] += v
+        if len(branches) > 1:
+            self.notes.append(f"scf.if at {_where(op)}: the larger branch is counted")
 
 
 def _where(op) -> str:
@@ -246,7 +268,7 @@ def launch_values(kernel, args, kwargs) -> dict:
     """Parameter name -> value of a launch ``kernel[grid](*args, **kwargs)`` (launch options
     such as ``num_warps`` are dropped)."""
     names = [p.name for p in kernel.params]
-    values = dict(zip(names, args))
+    values = dict(zip(names, args, strict=False))
     values.update({k: v for k, v in kwargs.items() if k in names})
     return values
 
