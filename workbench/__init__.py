@@ -8,10 +8,16 @@ Importing this package imports neither IPython nor the notebook parts; ``%load_e
 workbench`` loads them.
 """
 from .config import VERSION as __version__
-from .errors import (CompilationError, LaunchError, OutOfBoundsError, TargetError,
-                     ToolMissingError, UnsupportedError, WorkbenchError)
-from .runtime import (CompiledKernel, Config, JITFunction, autotune, compile, heuristics,
-                      jit)
+from .errors import (
+    CompilationError,
+    LaunchError,
+    OutOfBoundsError,
+    TargetError,
+    ToolMissingError,
+    UnsupportedError,
+    WorkbenchError,
+)
+from .runtime import CompiledKernel, Config, JITFunction, autotune, compile, heuristics, jit
 
 __all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",

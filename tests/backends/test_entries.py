@@ -4,8 +4,7 @@ import pytest
 
 import workbench as wb
 from workbench.backends import cuda_driver
-from workbench.backends.entry import (LocationTable, locations_from_rows, pack_parts,
-                                      unpack_parts)
+from workbench.backends.entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
 from workbench.backends.registry import get_backend
 from workbench.errors import ToolMissingError
 from workbench.ir.core import Location

@@ -36,10 +36,10 @@ def clone_module(module: Operation) -> Operation:
         new = Operation(op.name, [vmap[id(v)] for v in op.operands],
                         [r.type for r in op.results], dict(op.attributes), len(op.regions),
                         op.loc)
-        for r, nr in zip(op.results, new.results):
+        for r, nr in zip(op.results, new.results, strict=True):
             nr.name = r.name
             vmap[id(r)] = nr
-        for reg, nreg in zip(op.regions, new.regions):
+        for reg, nreg in zip(op.regions, new.regions, strict=True):
             for blk in reg.blocks:
                 nblk = nreg.add_block()
                 for a in blk.args:

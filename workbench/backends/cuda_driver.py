@@ -8,7 +8,8 @@ a GPU, :func:`driver_status` returns a sentence saying why and launchers raise
 Driver calls used (CUDA Driver API reference): cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain,
 cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
-cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
+cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`),
+cuEvent* (timing).
 Launches themselves go through :mod:`workbench.backends.cuda_launch` (a native trampoline
 calling ``cuLaunchKernel`` from ``libcuda.so.1`` with a packed parameter block), or through
 cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.

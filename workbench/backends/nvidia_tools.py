@@ -66,7 +66,9 @@ def tool_version(path: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     m = re.search(r"release [^\n]*", out.stdout)
-    return m.group(0).strip() if m else out.stdout.strip().splitlines()[-1:][0] if out.stdout else ""
+    if m:
+        return m.group(0).strip()
+    return out.stdout.strip().splitlines()[-1:][0] if out.stdout else ""
 
 
 @dataclass

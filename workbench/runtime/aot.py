@@ -42,7 +42,7 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
                            "Give constexprs as keywords, e.g. BLOCK=1024.")
     stated = {}
     values = dict(kw)
-    for p, e in zip(runtime_params, entries):
+    for p, e in zip(runtime_params, entries, strict=True):
         if isinstance(e, str):
             try:
                 stated[p.name] = parse_signature_entry(p.name, e)

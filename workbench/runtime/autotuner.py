@@ -105,7 +105,7 @@ class Heuristics(KernelInterface):
     def run(self, *args, grid, **kwargs):
         """Compute the heuristic meta-parameters, then launch the wrapped kernel."""
         for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
+            kwargs[name] = heur({**dict(zip(self.arg_names, args, strict=False)), **kwargs})
         return self.fn.run(*args, grid=grid, **kwargs)
 
 
@@ -287,8 +287,8 @@ class Autotuner(KernelInterface):
 
     def _record(self, key, configs, timings, seconds) -> None:
         self.bench_time = seconds
-        self.configs_timings = {c: t for c, t in zip(configs, timings)}
-        self.autotune_results = [(c, t[0]) for c, t in zip(configs, timings)]
+        self.configs_timings = {c: t for c, t in zip(configs, timings, strict=True)}
+        self.autotune_results = [(c, t[0]) for c, t in zip(configs, timings, strict=True)]
         self.results[key] = self.autotune_results
         best = min(range(len(configs)), key=lambda i: timings[i])
         self.cache[key] = configs[best]
@@ -299,7 +299,7 @@ class Autotuner(KernelInterface):
     def run(self, *args, grid, **kwargs):
         """Tune (first launch of a new key) and launch with the best config. Raises
         ValueError when a keyword argument re-defines a tuned meta-parameter."""
-        self.nargs = dict(zip(self.arg_names, args))
+        self.nargs = dict(zip(self.arg_names, args, strict=False))
         if kwargs and any(k in c.kwargs for c in self.configs for k in kwargs):
             clash = set(kwargs) & {k for c in self.configs for k in c.kwargs}
             raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(clash))}. "

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends.base import PointerArg
 from ..errors import LaunchError, format_at
 from ..ir.core import Location
 from .devices import ArrayTypeError, array_info, cuda_target_for
-from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, \
-    scalar_type_of
-from ..backends.base import PointerArg
+from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, scalar_type_of
 
 _NO_DEFAULT = inspect.Parameter.empty
 _INT_RANGES = {"i1": (0, 1), "i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
@@ -129,7 +128,7 @@ def bind_arguments(fn, params, args, kwargs) -> dict:
         raise launch_error(fn, f"kernel '{name}' takes {len(params)} arguments ({listed}) "
                                f"but {len(args)} were given",
                            "Pass one value per parameter, constexprs included or by keyword.")
-    values = {p.name: a for p, a in zip(params, args)}
+    values = {p.name: a for p, a in zip(params, args, strict=False)}
     known = {p.name for p in params}
     for k, v in kwargs.items():
         if k not in known:
@@ -257,7 +256,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
                 "the parameter tl.constexpr for a compile-time value.", param=p.name) from None
         specs.append(spec)
         per_param.append(rv)
-    runtime = tuple(r for s, r in zip(specs, per_param) if s.passed)
+    runtime = tuple(r for s, r in zip(specs, per_param, strict=True) if s.passed)
     return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
                        tuple(per_param))
 

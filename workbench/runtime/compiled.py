@@ -100,7 +100,8 @@ class CompiledKernel:
         self._check_fits(bound)
         meta = dict(values, num_warps=self.options.num_warps,
                     num_stages=self.options.num_stages)
-        runtime = [v for want, v in zip(self.spec.args, bound.per_param) if want.passed]
+        runtime = [v for want, v in zip(self.spec.args, bound.per_param, strict=True)
+                   if want.passed]
         self.launch(normalize_grid(grid, meta), runtime)
         if hit:  # these argument types fit: later launches with the same key skip the checks
             if len(self._fits) >= 1024:
@@ -123,7 +124,7 @@ class CompiledKernel:
         return self._fast
 
     def _check_fits(self, bound) -> None:
-        for want, got in zip(self.spec.args, bound.spec.args):
+        for want, got in zip(self.spec.args, bound.spec.args, strict=True):
             bad = None
             if want.kind == "constexpr":
                 if got.kind != "constexpr" or got.key() != want.key():

@@ -89,7 +89,8 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
         asm[stage.name] = stage.text
         line_maps[stage.name] = _fit_line_map(stage.line_locs, stage.text)
     return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec,
-                          options=options, target=target, asm=asm, line_maps=line_maps, metadata=result.metadata,
+                          options=options, target=target, asm=asm, line_maps=line_maps,
+                          metadata=result.metadata,
                           launcher=result.launcher, launch_error=result.launch_error,
                           snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)
 

@@ -107,7 +107,7 @@ class FastBinder:
         clash = any(n.startswith("_wb_") for n in self.names)
         self._args = tuple(f"_wb_a{i}" for i in range(len(self.names))) if clash \
             else self.names
-        self._kw_names = dict(zip(self.names, self._args)) if clash else None
+        self._kw_names = dict(zip(self.names, self._args, strict=True)) if clash else None
         self.source = self._generate()
         scope = {"_wb_read_env": read_env, "_wb_HANDLERS": HANDLERS,
                  "_wb_handler_for": handler_for, "_wb_constexpr_code": constexpr_code,
@@ -123,12 +123,12 @@ class FastBinder:
         empty = inspect.Parameter.empty
         args = self._args
         sig = [a if d is empty else f"{a}=_wb_DEFAULTS[{i}]"
-               for i, (a, d) in enumerate(zip(args, self.defaults))]
+               for i, (a, d) in enumerate(zip(args, self.defaults, strict=True))]
         lines = [f"def _wb_bind({', '.join(sig + ['**_wb_options'])}):",
                  "    _wb_get = _wb_HANDLERS.get",
                  "    _wb_keep = []"]
         codes, rts = ["_wb_read_env()"], []
-        for i, (a, cx) in enumerate(zip(args, self.constexpr)):
+        for i, (a, cx) in enumerate(zip(args, self.constexpr, strict=True)):
             lines.append(f"    _wb_t{i} = _wb_type({a})")
             if cx:
                 lines.append(f"    _wb_c{i} = (_wb_t{i}, {a}) if _wb_t{i} in _wb_CX_PLAIN "
@@ -174,7 +174,7 @@ class FastBinder:
         the kernel. Raises what the grid function or the launcher raise."""
         grid3 = grid3_fast(grid)
         if grid3 is None:
-            meta = dict(zip(self.names, vals))
+            meta = dict(zip(self.names, vals, strict=False))
             opts = entry.options
             meta["num_warps"], meta["num_stages"] = opts.num_warps, opts.num_stages
             grid3 = normalize_grid(grid, meta)

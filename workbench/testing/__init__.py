@@ -15,5 +15,5 @@ from .sweep import Launch, SweepResult, launch, measure, sweep
 from .tuned import NotTunedError
 from .work import Run, Work, WorkCountError, count_work
 
-__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError", "ceilings",
-           "count_work", "do_bench", "launch", "measure", "sweep"]
+__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError",
+           "ceilings", "count_work", "do_bench", "launch", "measure", "sweep"]

@@ -33,6 +33,7 @@ import re
 import numpy as np
 
 import workbench.language as tl
+
 from ..runtime import jit
 
 #: steps of each chain per loop iteration (unrolled)
@@ -111,7 +112,7 @@ def calibrate(launch, device: str, target_ms: float, start: int = 4,
     a rate measured on short launches does not scale."""
     iters = start
     for _ in range(8):
-        ms = max(best_ms(lambda: launch(iters), device, target_ms), 1e-4)
+        ms = max(best_ms(lambda iters=iters: launch(iters), device, target_ms), 1e-4)
         if target_ms / 2 <= ms <= 2 * target_ms or (iters >= limit and ms < target_ms):
             break
         iters = int(min(limit, max(1, iters * min(64.0, max(1 / 64, target_ms / ms)))))

@@ -143,8 +143,8 @@ class SweepResult:
         head = [self.x_name] + [f"{p} ({self.metric})" for p in provs]
         body = [[_label(x)] + [_fmt(self.table()[_label(x)].get(p)) for p in provs]
                 for x in self.xs]
-        widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
-        lines = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths))
+        widths = [max(len(str(c)) for c in col) for col in zip(head, *body, strict=True)]
+        lines = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True))
                  for row in [head] + body]
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 

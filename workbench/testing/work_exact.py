@@ -189,7 +189,8 @@ def exact_work(kernel, compiled, grid: tuple, values: dict) -> Work:
         if p.name not in host:
             host[p.name] = next(a.value for a in compiled.spec.args if a.name == p.name)
     bound = specialize(fn, params, host)
-    runtime = [v for want, v in zip(compiled.spec.args, bound.per_param) if want.passed]
+    runtime = [v for want, v in zip(compiled.spec.args, bound.per_param, strict=True)
+               if want.passed]
     module = parse_module(compiled.asm["ttir"])
     func = functions(module)[0]
     flops = defaultdict(float)

@@ -241,7 +241,7 @@ def value_layouts(ttgir_text: str, line_locs=None) -> list[ValueLayout]:
             loc = line_locs[op.line]
         if loc is None and op.loc_text:
             loc = resolve(op.loc_text)
-        for name, t in zip(op.results, op.types):
+        for name, t in zip(op.results, op.types, strict=False):
             kind, _, _, enc_text = _split_type(t)
             if not kind or enc_text is None:
                 continue

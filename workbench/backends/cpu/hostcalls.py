@@ -28,7 +28,6 @@ import numpy as np
 from ...codegen.cpu.debug_ops import HOST_SYMBOL
 from ...codegen.cpu.memory import TOKEN, WORKER
 
-
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32,
                             ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _LIVE: dict = {}

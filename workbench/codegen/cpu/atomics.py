@@ -26,8 +26,18 @@ from ...errors import UnsupportedError
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, TensorType
 from . import memory
-from .llvmtypes import (DOUBLE, FLOAT, HALF, PTR, from_storage, is_bf16, storage_size,
-                        storage_type, to_storage, value_type)
+from .llvmtypes import (
+    DOUBLE,
+    FLOAT,
+    HALF,
+    PTR,
+    from_storage,
+    is_bf16,
+    storage_size,
+    storage_type,
+    to_storage,
+    value_type,
+)
 from .tiles import loop_nest
 
 _ORDER = {"relaxed": "monotonic", "monotonic": "monotonic", "acquire": "acquire",

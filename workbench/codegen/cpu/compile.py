@@ -172,7 +172,8 @@ def jit(host: HostModule, opt_level: int = 3) -> JitResult:
         mod = llvm.parse_assembly(str(host.module))
         mod.verify()
     except RuntimeError as exc:  # pragma: no cover - backend bug
-        raise CompilationError(f"internal error: invalid LLVM IR from the CPU backend: {exc}")
+        raise CompilationError(
+            f"internal error: invalid LLVM IR from the CPU backend: {exc}") from exc
     tm = target_machine()
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)

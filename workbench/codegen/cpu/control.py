@@ -130,7 +130,7 @@ def lower_if(lw, op: Operation) -> None:
     for name in ("if.then", "if.else"):
         targets.append(lw.fn.append_basic_block(name))
     b.cbranch(cond, targets[0], targets[1])
-    for region, blk in zip(op.regions, targets):
+    for region, blk in zip(op.regions, targets, strict=False):
         b.position_at_end(blk)
         vals = []
         if region.blocks:

@@ -45,7 +45,7 @@ def lower_scan(lw, op: Operation) -> None:
     def init(idx):
         e = lw.elems()
         k = last if reverse else ir.Constant(I64, 0)
-        for s, o in zip(srcs, outs):
+        for s, o in zip(srcs, outs, strict=True):
             e.store(o, at(idx, k), e.get(s, at(idx, k)))
     loop_nest(b, shape[:axis] + (1,) + shape[axis + 1:], init)
 
@@ -56,11 +56,11 @@ def lower_scan(lw, op: Operation) -> None:
         prev = b.add(k, ir.Constant(I64, 1)) if reverse else b.sub(k, ir.Constant(I64, 1))
         accs = [e.get(o, at(idx, prev)) for o in outs]
         xs = [e.get(s, at(idx, k)) for s in srcs]
-        for o, v in zip(outs, _inline_combine(lw, block, accs + xs)):
+        for o, v in zip(outs, _inline_combine(lw, block, accs + xs), strict=True):
             e.store(o, at(idx, k), v)
     starts = tuple(1 if d == axis else 0 for d in range(len(shape)))
     loop_nest(b, shape, step, starts=starts)
-    for r, o in zip(op.results, outs):
+    for r, o in zip(op.results, outs, strict=True):
         lw.env[r] = o
 
 

@@ -119,7 +119,7 @@ class Elems:
         src = tile.operands[0]
         if kind == "broadcast":
             sidx = tuple(ZERO if s == 1 and n != 1 else i
-                         for i, s, n in zip(idx, src.shape, tile.shape))
+                         for i, s, n in zip(idx, src.shape, tile.shape, strict=True))
             return self.get(src, sidx)
         if kind == "expand":
             axis = tile.param
@@ -138,7 +138,7 @@ class Elems:
         """Pointer to element ``idx`` of a buffer."""
         b = self.b
         off = None
-        for i, s in zip(idx, buf.strides):
+        for i, s in zip(idx, buf.strides, strict=True):
             if s == 0 or (isinstance(i, ir.Constant) and i.constant == 0):
                 continue
             term = i if s == 1 else b.mul(i, ir.Constant(I64, s))
@@ -154,7 +154,7 @@ class Elems:
 def linearize(b: ir.IRBuilder, idx: tuple, shape: tuple):
     """Row-major linear index (i64) of ``idx`` in ``shape``."""
     lin = ZERO
-    for i, n in zip(idx, shape):
+    for i, n in zip(idx, shape, strict=True):
         lin = b.add(b.mul(lin, ir.Constant(I64, n)), i)
     return lin
 
