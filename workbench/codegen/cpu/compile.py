@@ -228,8 +228,8 @@ class _AsmJob(threading.Thread):
     def __init__(self, llir: str):
         super().__init__(daemon=True, name="workbench-cpu-asm")
         self.llir = llir
-        self.asm = None
-        self.error = None
+        self.asm: str | None = None
+        self.error: BaseException | None = None
         self.seconds = 0.0
 
     def run(self) -> None:
@@ -247,4 +247,5 @@ class _AsmJob(threading.Thread):
         self.join()
         if self.error is not None:
             raise self.error
+        assert self.asm is not None
         return self.asm

@@ -23,6 +23,7 @@ from ...ir.types import PointerType, TensorType
 from ...passes.axis_info import AxisInfoAnalysis
 from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
 from .debuginfo import DebugInfo
+from .irtypes import tensor_of
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
 from .tiles import Buffer, Elems, Lazy, Splat, Tile, contiguous_strides, loop_nest, numel
@@ -84,7 +85,7 @@ class KernelLowering:
         self.entry = fn.append_basic_block("entry")
         body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(body)
-        self.spans = []
+        self.spans: list[tuple | None] = []
         k = 0
         for arg, t in zip(self.block.args, self.param_types, strict=True):
             if isinstance(t, PointerType):
@@ -208,17 +209,18 @@ class KernelLowering:
             src = self.pids if name == "tt.get_program_id" else self.nprogs
             self.env[op.result] = src[axis]
         elif name == "tt.make_range":
-            t = op.result.type
+            t = tensor_of(op.result.type)
             self.env[op.result] = Lazy(t.shape, t.element, "range", param=op.attributes["start"])
         else:
             raise UnsupportedError(f"the CPU backend does not support {name} yet", op.loc,
                                    "use the interpreter target for this kernel")
 
     def view(self, op: Operation) -> Tile:
-        t = op.result.type
+        t = tensor_of(op.result.type)
         shape, elem = tuple(t.shape), t.element
         src = self.tile(op.operands[0], shape if op.name == "tt.splat" else None)
         if op.name == "tt.splat" or isinstance(src, Splat):
+            assert isinstance(src, Splat), src
             return Splat(shape, elem, src.value)
         if op.name == "tt.broadcast":
             if isinstance(src, Buffer):
@@ -248,9 +250,9 @@ class KernelLowering:
             return
         shape = tuple(res.type.shape)
         tiles = [self.tile(v, shape) for v in op.operands]
-        if all(isinstance(t, Splat) for t in tiles):
-            self.env[res] = Splat(shape, res.type.element,
-                                  self.emit_elem(op, [t.value for t in tiles]))
+        values = [t.value for t in tiles if isinstance(t, Splat)]
+        if len(values) == len(tiles):
+            self.env[res] = Splat(shape, res.type.element, self.emit_elem(op, values))
             return
         lazy = Lazy(shape, res.type.element, "elementwise", tiles, op=op)
         self.env[res] = self.materialize(lazy) if self.must_materialize(op) else lazy

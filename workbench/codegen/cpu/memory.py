@@ -25,6 +25,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from ...ir.types import PointerType, TensorType
 from .access import Run, contiguous_run, element_pointer, run_nest, runs_nest
+from .irtypes import terminator_of
 from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
 from .tiles import linearize, loop_nest
 
@@ -84,7 +85,7 @@ def _flows(op: Operation, prov: dict) -> list:
     out = []
     if n == "scf.for":
         body = op.regions[0].block
-        yields = body.terminator.operands
+        yields = terminator_of(body).operands
         for k, init in enumerate(op.operands[3:]):
             s = _join(get(init), get(yields[k]))
             out += [(body.args[k + 1], s), (op.results[k], s)]

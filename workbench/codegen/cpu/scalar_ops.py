@@ -138,6 +138,7 @@ def _cast(b, name: str, v, src: Type, dst: Type):
     src, dst = src.scalar, dst.scalar
     dv = value_type(dst)
     if name in ("extsi", "extui", "trunci"):
+        assert isinstance(src, IntType) and isinstance(dst, IntType), (src, dst)
         if src.width == dst.width:
             return v
         if name == "trunci":
@@ -151,6 +152,7 @@ def _cast(b, name: str, v, src: Type, dst: Type):
     if name in ("fptosi", "fptoui"):
         return b.fptosi(v, dv) if name == "fptosi" else b.fptoui(v, dv)
     if name in ("extf", "truncf"):
+        assert isinstance(src, FloatType) and isinstance(dst, FloatType), (src, dst)
         return _float_cast(b, v, src, dst)
     if name == "bitcast":
         return _bitcast(b, v, src, dst)

@@ -23,6 +23,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from .control import _inline_combine
 from .debug_ops import check_all
+from .irtypes import tensor_of
 from .llvmtypes import I64, const, storage_type
 from .tiles import Buffer, loop_nest
 
@@ -66,7 +67,7 @@ def lower_scan(lw, op: Operation) -> None:
 
 def lower_join(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     shape = tuple(t.shape)
     lhs, rhs = (lw.tile(v, shape[:-1]) for v in op.operands)
     out = lw.alloc(shape, t.element)
@@ -94,7 +95,7 @@ def lower_split(lw, op: Operation) -> None:
 
 def lower_cat(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     lhs, rhs = (lw.tile(v) for v in op.operands)
     out = lw.alloc(tuple(t.shape), t.element)
     n0 = lhs.shape[0]
@@ -112,7 +113,7 @@ def lower_cat(lw, op: Operation) -> None:
 
 def lower_histogram(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     nbins = t.shape[0]
     src = lw.tile(op.operands[0])
     mask = lw.tile(op.operands[1], src.shape) if len(op.operands) > 1 else None
@@ -147,7 +148,7 @@ def lower_gather(lw, op: Operation) -> None:
     b = lw.b
     src, ind = (lw.tile(v) for v in op.operands)
     axis = int(op.attributes["axis"])
-    t = op.result.type
+    t = tensor_of(op.result.type)
     shape = tuple(t.shape)
     n = src.shape[axis]
     index = len(lw.mem_ops)

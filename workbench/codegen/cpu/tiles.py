@@ -109,6 +109,7 @@ class Elems:
         if isinstance(tile, Buffer):
             st = storage_type(tile.elem)
             return from_storage(b, b.load(self.address(tile, idx), typ=st), tile.elem)
+        assert isinstance(tile, Lazy), tile
         kind = tile.kind
         if kind == "range":
             start = ir.Constant(ir.IntType(32), tile.param)
@@ -123,13 +124,15 @@ class Elems:
             return self.get(src, sidx)
         if kind == "expand":
             axis = tile.param
+            assert isinstance(axis, int), axis
             return self.get(src, idx[:axis] + idx[axis + 1:])
         if kind == "trans":
             order = tile.param
-            sidx = [None] * len(order)
+            assert isinstance(order, tuple), order
+            perm: list = [None] * len(order)
             for i, o in enumerate(order):
-                sidx[o] = idx[i]
-            return self.get(src, tuple(sidx))
+                perm[o] = idx[i]
+            return self.get(src, tuple(perm))
         if kind == "reshape":
             return self.get(src, delinearize(b, linearize(b, idx, tile.shape), src.shape))
         raise AssertionError(kind)
