@@ -9,6 +9,7 @@ target.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass
@@ -56,7 +57,7 @@ class BackendResult:
 
     stages: list
     metadata: KernelMetadata
-    launcher: object = None
+    launcher: Callable[..., None] | None = None
     launch_error: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -68,7 +69,7 @@ class Loaded:
     ``repacked``: new bytes for the entry when loading learned something worth keeping (the
     CPU backend's machine code), else None."""
 
-    launcher: object
+    launcher: Callable[..., None] | None
     launch_error: str | None = None
     extra: dict = field(default_factory=dict)
     repacked: bytes | None = None
@@ -79,10 +80,13 @@ class Backend:
     produces after ``ttir`` (``ttgir``, ``llir``, ``ptx``, ``cubin``, ``sass`` or ``llir``,
     ``asm``)."""
 
-    stage_names: tuple = ()
-
     def __init__(self, target):
         self.target = target
+
+    @property
+    def stage_names(self) -> tuple:
+        """The stages this backend produces after ``ttir``, in order."""
+        return ()
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:  # pragma: no cover
         raise NotImplementedError

@@ -15,6 +15,7 @@ else the PTX), the kernel's name, its parameter kinds, ``num_warps`` and its sha
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
 from ..errors import ToolMissingError
@@ -155,9 +156,10 @@ class CudaBackend(Backend):
                               num_warps=options.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
         notes = [n for p in passes for n in getattr(p, "notes", ())]
-        extra = {"notes": notes, "ptx": out.ptx,
-                 "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
-        image = out.ptx
+        extra: dict[str, Any] = {
+            "notes": notes, "ptx": out.ptx,
+            "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
+        image: str | bytes = out.ptx
         if self.ptxas:
             t3 = time.perf_counter()
             cubin, report = nvidia_tools.assemble(out.ptx, arch, self.ptxas)
@@ -181,6 +183,7 @@ class CudaBackend(Backend):
         func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
         kinds = [param_kind(a.type) for a in func.regions[0].block.args]
         reason = cuda_driver.driver_status()
+        launcher: cuda_driver.CudaLauncher | _Unavailable
         if reason is None:
             launcher = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps,
                                                 out.shared)

@@ -45,7 +45,7 @@ class LocationTable:
     """Source locations as JSON rows ``[file, line, col, name, caller row or None]`` (callers
     first), each distinct location once: :meth:`index` gives a location's row number."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.rows: list = []
         self._index: dict = {}
 

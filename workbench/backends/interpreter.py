@@ -86,4 +86,7 @@ def interpret(module, grid, args, batch_elems: int = DEFAULT_BATCH_ELEMS) -> Non
     """Compile ``module`` (ttir) and run it once over ``grid`` (1 to 3 ints) with ``args``
     (PointerArg / Python scalars, see docs/contracts.md). A convenience for tests."""
     g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-    InterpreterBackend(batch_elems=batch_elems).compile(module, None, None, None).launcher(g, args)
+    launcher = InterpreterBackend(batch_elems=batch_elems).compile(module, None, None,
+                                                                   None).launcher
+    assert launcher is not None  # the interpreter runs everywhere
+    launcher(g, args)

@@ -151,7 +151,8 @@ def sass_line_locs(sass: str) -> list:
     (column 0: SASS carries lines only); None before the first comment."""
     from ..ir.core import Location
 
-    out, cur = [], None
+    out: list[Location | None] = []
+    cur: Location | None = None
     for line in sass.splitlines():
         m = _SASS_LINE.search(line)
         if m:

@@ -223,7 +223,7 @@ class Autotuner(KernelInterface):
             if len(pruned) > top_k:
                 est = {i: self.perf_model(**self.nargs, **kwargs, **c.all_kwargs())
                        for i, c in enumerate(pruned)}
-                pruned = [pruned[i] for i in sorted(est, key=est.get)[:top_k]]
+                pruned = [pruned[i] for i in sorted(est, key=lambda i: est[i])[:top_k]]
         return pruned
 
     def _bench(self, *args, grid, config, **meta) -> list:

@@ -125,6 +125,7 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quanti
         raise ValueError(f"return_mode must be one of {', '.join(RETURN_MODES)}, "
                          f"got {return_mode!r}")
     dev = str(device).split(":")[0].lower()
+    clock: _HostClock | _CudaClock
     if dev == "cpu":
         clock = _HostClock(CPU_FLUSH_BYTES if flush_bytes is None else flush_bytes)
     elif dev == "cuda":

@@ -173,8 +173,8 @@ class BoundLaunch:
 
 
 def _int_spec(p: Param, v: int, typ: str, hints: bool) -> ArgSpec:
-    lo, hi = _INT_RANGES.get(typ, (None, None))
-    if lo is not None and not lo <= v < hi:
+    bounds = _INT_RANGES.get(typ)
+    if bounds is not None and not bounds[0] <= v < bounds[1]:
         raise ValueError(f"value {v} does not fit the parameter's type {typ}")
     if hints and v == 1:
         return ArgSpec(p.name, "scalar", typ, False, True, 1)
@@ -194,10 +194,10 @@ def _scalar(p: Param, v, hints: bool):
             return ArgSpec(p.name, "scalar", typ), float(v)
         return _int_spec(p, v, typ, hints), v
     if isinstance(v, np.floating):
-        typ = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
-        if typ is None:
+        ftyp = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
+        if ftyp is None:
             raise ValueError(f"numpy scalars of type {v.dtype.name} are not supported")
-        return ArgSpec(p.name, "scalar", typ), float(v)
+        return ArgSpec(p.name, "scalar", ftyp), float(v)
     if isinstance(v, float):
         return ArgSpec(p.name, "scalar", p.fixed_type or "fp32"), v
     raise ValueError(f"a {type(v).__name__} ({v!r:.40}) cannot be passed to a kernel")
@@ -209,7 +209,9 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     Raises :class:`LaunchError` naming the parameter for a value a kernel cannot take
     (strings, lists, complex numbers, arrays of unsupported dtypes, a constexpr parameter
     given an array) and for arrays on different devices (host and CUDA mixed)."""
-    specs, per_param, devices = [], [], {}
+    specs: list = []
+    per_param: list[PointerArg | int | float | bool | None] = []
+    devices: dict = {}
     for p in params:
         v = _unwrap_constexpr(values[p.name])
         hints = p.name not in do_not_specialize

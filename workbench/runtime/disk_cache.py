@@ -93,10 +93,11 @@ def _plain_value(v):
 
 def _used_names(tree) -> list[tuple[str, ...]]:
     """Dotted name chains the function body reads: ``x`` -> ("x",), ``m.f`` -> ("m", "f")."""
-    chains = []
+    chains: list[tuple[str, ...]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
-            parts, cur = [], node
+            parts: list[str] = []
+            cur: ast.expr = node
             while isinstance(cur, ast.Attribute):
                 parts.append(cur.attr)
                 cur = cur.value
@@ -112,7 +113,9 @@ def source_fingerprint(jit_fn) -> list:
     helper reachable from it (through globals, closures and attribute chains such as
     ``helpers.f``), ``(name, file, first_line, col_offset, text)``; for plain globals read by
     them (constexpr globals), ``(path, value text)``. Sorted, without duplicates."""
-    seen, out, todo = set(), set(), [jit_fn]
+    seen: set = set()
+    out: set[tuple] = set()
+    todo = [jit_fn]
     while todo:
         f = todo.pop()
         if id(f) in seen:
@@ -134,7 +137,7 @@ def source_fingerprint(jit_fn) -> list:
 
 
 def _spec_key(spec) -> list:
-    out = []
+    out: list = []
     for a in spec.args:
         if a.kind == "constexpr" and _is_jit(a.value):
             out.append((a.name, "jit", repr(source_fingerprint(a.value))))

@@ -41,7 +41,7 @@ class KernelCache(dict):
 
     __slots__ = ("fast",)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fast: dict = {}
 

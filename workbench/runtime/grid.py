@@ -67,4 +67,4 @@ def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
         out.append(int(d))
     while len(out) < 3:
         out.append(1)
-    return tuple(out)
+    return out[0], out[1], out[2]

@@ -159,7 +159,7 @@ class JITFunction:
                     entry = self._cache.fast.get(hit[0])
                 except TypeError:  # an unhashable option value: the slow path handles it
                     entry = hit = None
-                if entry is not None:
+                if entry is not None and hit is not None:
                     return fast.launch(entry, grid, hit[1], hit[2])
         return self._run_slow(args, kwargs, grid, warmup, hit)
 

@@ -203,13 +203,14 @@ def measure_bandwidth(target: str, working_set_bytes: int, rep_ms: float = 300) 
     gpu = target.startswith("cuda")
     device = "cuda" if gpu else "cpu"
     shapes = ((1024, 4), (2048, 8), (4096, 8)) if gpu else ((4096, 4),)
-    best = None
+    best: tuple | None = None
     for block, warps in shapes:
         grid = (-(-n // block),)
         ms = _best_ms(lambda grid=grid, block=block, warps=warps: triad_kernel[grid](
             a, b, c, 3.0, n, BLOCK_SIZE=block, num_warps=warps), device, rep_ms)
         if best is None or ms < best[0]:
             best = (ms, block, warps)
+    assert best is not None  # shapes is never empty
     ms, block, warps = best
     moved = 3 * n * 4
     return {"bandwidth": moved / (ms * 1e-3), "bytes": moved, "seconds": ms * 1e-3,

@@ -34,7 +34,7 @@ import numpy as np
 
 import workbench.language as tl
 
-from ..runtime import jit
+from ..runtime.jit import jit
 
 #: steps of each chain per loop iteration (unrolled)
 CHAIN = 8

@@ -82,7 +82,7 @@ def measure(lnch: Launch, name: str | None = None, *, exact: bool = False, flops
         from .tuned import resolve_launch
         _, meta = resolve_launch(lnch.kernel, lnch.args, lnch.kwargs)
         config = {k: v for k, v in meta.items() if k not in lnch.kwargs}
-    return Run(name=name or lnch.name, seconds=ms * 1e-3, flops=work.flops, bytes=work.bytes,
+    return Run(name=str(name or lnch.name), seconds=ms * 1e-3, flops=work.flops, bytes=work.bytes,
                dtype=work.dtype, target=lnch.device, config=dict(config or {}), work=work)
 
 
@@ -216,7 +216,7 @@ def sweep(bench, xs, baselines: dict | None = None, metric: str = "GB/s", *,
     skipped: set = set()
     for x in xs:
         lnch = bench(x)
-        kname = name or getattr(lnch, "name", None) or getattr(bench, "__name__", "kernel")
+        kname = str(name or getattr(lnch, "name", None) or getattr(bench, "__name__", "kernel"))
         result.kernel_name = kname
         device = getattr(lnch, "device", "cpu")
         work = _work_of(lnch, x, flops, bytes, exact, result)

@@ -29,7 +29,7 @@ def _name(fn) -> str:
     while not _is_jit(base) and hasattr(base, "fn"):
         base = base.fn
     inner = getattr(base, "fn", base)
-    return getattr(inner, "__name__", None) or getattr(base, "__name__", "kernel")
+    return str(getattr(inner, "__name__", None) or getattr(base, "__name__", "kernel"))
 
 
 def _tuned_config(tuner, args, kwargs):

@@ -80,9 +80,9 @@ class _StaticCounter:
         self.arg_name = {a: (names[i] if i < len(names) else f"arg{i}")
                          for i, a in enumerate(self.entry.args)}
         self.scalars = scalars
-        self.flops = defaultdict(float)
-        self.read = defaultdict(float)
-        self.written = defaultdict(float)
+        self.flops: defaultdict[str, float] = defaultdict(float)
+        self.read: defaultdict[str, float] = defaultdict(float)
+        self.written: defaultdict[str, float] = defaultdict(float)
         self.notes: list[str] = []
         self.complete = True
 

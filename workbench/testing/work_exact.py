@@ -40,7 +40,7 @@ def _in_combine_region(op) -> bool:
 
 def _region_flops(op) -> dict:
     """dtype -> FLOPs of one execution of the combine region of a reduce/scan."""
-    out = defaultdict(float)
+    out: defaultdict[str, float] = defaultdict(float)
     for inner in op.regions[0].block.ops:
         if inner.name in FLOP_PER_ELEMENT and inner.results and is_float(inner.result.type):
             out[dtype_name(inner.result.type)] += FLOP_PER_ELEMENT[inner.name]
@@ -100,7 +100,8 @@ class _CountingMemory(Memory):
     """Memory recording, per argument, the bytes unmasked lanes read and wrote."""
 
     def attach(self) -> "_CountingMemory":
-        self.read_maps, self.write_maps = {}, {}
+        self.read_maps: dict = {}
+        self.write_maps: dict = {}
         self.issued = 0
         regions = sorted(self.args.items(), key=lambda kv: kv[1].lo)
         self._order = [i for i, _ in regions]
@@ -193,7 +194,7 @@ def exact_work(kernel, compiled, grid: tuple, values: dict) -> Work:
                if want.passed]
     module = parse_module(compiled.asm["ttir"])
     func = functions(module)[0]
-    flops = defaultdict(float)
+    flops: defaultdict[str, float] = defaultdict(float)
     cf = _CountingCompiler(func, module, flops).compile()
     launcher = _CountingLauncher(cf)
     grid3 = tuple(grid) + (1,) * (3 - len(grid))

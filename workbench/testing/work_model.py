@@ -56,7 +56,7 @@ class Work:
             return "fp32"
         dots = {k: v for k, v in counted.items() if k.endswith(":dot")}
         pool = dots or counted
-        return max(pool, key=pool.get)
+        return max(pool, key=lambda k: pool[k])
 
     @property
     def intensity(self) -> float:

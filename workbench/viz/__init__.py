@@ -60,7 +60,7 @@ def __getattr__(name: str):
     if name in _ALIASES:
         mod, attr = _ALIASES[name]
         return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
-    mod = _LAZY.get(name)
-    if mod is None:
+    lazy = _LAZY.get(name)
+    if lazy is None:
         raise AttributeError(f"module 'workbench.viz' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    return getattr(importlib.import_module(f"{__name__}.{lazy}"), name)

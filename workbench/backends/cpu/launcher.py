@@ -145,7 +145,7 @@ class CpuLauncher:
                 self._plan.append((slot, _scalar_packer(t, n), n, t))
                 slot += 1
         self._nslots = slot
-        self._pool = []
+        self._pool: list[_Resources] = []
         self._serial = False  # run on the calling thread only (set from past launches)
 
     def _pack(self, slots, args) -> None:
