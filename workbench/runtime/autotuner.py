@@ -1,4 +1,5 @@
-"""``autotune``, ``Config`` and ``heuristics`` with Triton's semantics (reference §2.4).
+"""``autotune``, ``Config`` and ``heuristics`` with Triton's semantics (Triton 3.6,
+``triton/runtime/autotuner.py``).
 
 ``@autotune(configs, key)`` above ``@jit`` (or above ``@heuristics``): at a launch, the values
 of the ``key`` arguments plus the dtype of every array argument form the tuning key; a new key

@@ -1,6 +1,6 @@
 """Binding launch arguments to a kernel's parameters, and the specialisation of a launch.
 
-Rules (Triton 3.6, reference §2.3): bools are ``i1``; ints in [-2^31, 2^31) are ``i32``,
+Rules (Triton 3.6, ``triton/runtime/jit.py``): bools are ``i1``; ints in [-2^31, 2^31) are ``i32``,
 [2^63, 2^64) ``u64``, other ints ``i64``; an int equal to 1 is specialised to the constant 1
 and leaves the compiled signature; ints divisible by 16 get ``tt.divisibility = 16``; floats are
 ``fp32`` and never specialised; arrays are ``*<dtype>`` pointers divisible by 16 when their

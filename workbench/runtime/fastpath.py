@@ -1,6 +1,6 @@
 """The launch fast path of ``kernel[grid](*args, **kw)`` for an already compiled kernel.
 
-Triton's approach (reference §2.3, ``JITFunction.run``): from the raw arguments compute a
+Triton's approach (``triton/runtime/jit.py``, ``JITFunction.run``): from the raw arguments compute a
 specialisation key with minimal work (per parameter a code from
 :mod:`workbench.runtime.argkeys`, computed by a binder generated per kernel, plus the launch
 options given as keywords and the raw

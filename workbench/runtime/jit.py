@@ -1,6 +1,6 @@
 """``@jit`` and the JIT function: record a kernel, specialise and compile it per launch, cache.
 
-As in Triton (reference §2.1-2.3), ``@jit`` only records the function: the kernel's source is
+As in Triton (``triton/runtime/jit.py``), ``@jit`` only records the function: the kernel's source is
 read and compiled at its first launch (or ``workbench.compile``), so errors surface there.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Timing launches and sweeping them over sizes or configurations (Triton's ``perf_report``
-idea, reference §2.5), against baselines such as numpy.
+idea, ``triton/testing.py``), against baselines such as numpy.
 
 - :class:`Launch`: one kernel launch held for later (``launch(kernel, grid, *args, **kw)``);
   calling it launches; :meth:`Launch.work` counts its FLOPs and bytes
