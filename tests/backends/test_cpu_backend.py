@@ -115,8 +115,8 @@ def test_compile_direct_records_timings():
     from workbench.runtime.specialization import ArgSpec, Specialization
     names = ["x_ptr", "out_ptr", "stride", "n_cols"]
     sig = ["*fp32", "*fp32", "i32", "i32"]
-    spec = Specialization(tuple(parse_signature_entry(n, s) for n, s in zip(names, sig)) +
-                          (ArgSpec("BLOCK", "constexpr", "constexpr", value=128),))
+    entries = tuple(parse_signature_entry(n, s) for n, s in zip(names, sig, strict=True))
+    spec = Specialization(entries + (ArgSpec("BLOCK", "constexpr", "constexpr", value=128),))
     opts = Options()
     ctx = CompileContext()
     mod = generate_ttir(softmax.src, spec, opts)

@@ -50,7 +50,7 @@ class FakeDriver:
 
         self._cbs = (GET(get), SET(set_), LAUNCH(launch))  # keep the callbacks alive
         self.entry_points = {k: ctypes.cast(cb, ctypes.c_void_p).value
-                             for k, cb in zip(("get", "set", "launch"), self._cbs)}
+                             for k, cb in zip(("get", "set", "launch"), self._cbs, strict=True)}
 
 
 def _packed(kinds, current=0x1234, rc=0):
@@ -65,7 +65,8 @@ def test_trampoline_passes_every_field_and_parameter():
     rng = random.Random()
     kinds = ["ptr", "ptr", "i32", "i64", "f32", "f64", "i1", "i8", "i16"]
     drv, packed = _packed(kinds)
-    args = [rng.randrange(1, 2 ** 48) * 16, rng.randrange(2 ** 64), rng.randrange(-2 ** 31, 2 ** 31),
+    args = [rng.randrange(1, 2 ** 48) * 16, rng.randrange(2 ** 64),
+            rng.randrange(-2 ** 31, 2 ** 31),
             rng.randrange(-2 ** 63, 2 ** 63), rng.uniform(-1e3, 1e3), rng.uniform(-1e9, 1e9),
             True, rng.randrange(-128, 128), rng.randrange(-2 ** 15, 2 ** 15)]
     grid = (rng.randrange(1, 2 ** 31), rng.randrange(1, 65536), rng.randrange(1, 65536))

@@ -11,7 +11,7 @@ from workbench.backends.interp.errors import InterpreterError
 from workbench.backends.interpreter import DeviceAssertionError, InterpreterBackend
 from workbench.config import CompileContext, Options, Target
 from workbench.errors import WorkbenchError
-from workbench.ir.types import TensorType, bf16, f16, f32, i1, i32, i64
+from workbench.ir.types import TensorType, bf16, f16, f32, i32, i64
 
 rng = np.random.default_rng()
 

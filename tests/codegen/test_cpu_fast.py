@@ -211,7 +211,7 @@ def test_concurrent_launches_of_one_kernel_from_threads():
     for t in threads:
         t.join()
     assert not errors
-    for x, o in zip(xs, outs):
+    for x, o in zip(xs, outs, strict=True):
         np.testing.assert_array_equal(o, 2 * x)
 
 

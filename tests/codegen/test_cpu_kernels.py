@@ -154,7 +154,7 @@ def test_int_div_rem_c_semantics(t, np_t):
     run(res, 1, x, y, qo, ro)
     # exact C truncating division on Python ints
     ref_q = np.array([(abs(a_) // abs(b_)) * (1 if (a_ < 0) == (b_ < 0) else -1)
-                      for a_, b_ in zip(x.tolist(), y.tolist())], np_t)
+                      for a_, b_ in zip(x.tolist(), y.tolist(), strict=True)], np_t)
     np.testing.assert_array_equal(qo, ref_q)
     np.testing.assert_array_equal(ro, (x - ref_q * y).astype(np_t))
     assert list(qo[:4]) == [-3, -3, 3, 3] and list(ro[:4]) == [-1, 1, -1, 1]

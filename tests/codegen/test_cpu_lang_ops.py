@@ -217,7 +217,7 @@ def test_philox_random_bit_exact_with_interpreter_sort_and_flip(monkeypatch):
     cpu = launch()
     monkeypatch.setenv("WORKBENCH_INTERPRET", "1")
     ref = launch()
-    for c, r in zip(cpu, ref):
+    for c, r in zip(cpu, ref, strict=True):
         np.testing.assert_array_equal(c, r)
     assert ((cpu[0] >= 0) & (cpu[0] < 1)).all() and np.unique(cpu[1]).size == N
     np.testing.assert_array_equal(cpu[2], np.sort(x))

@@ -16,7 +16,7 @@ def offsets(k, shape):
     """Row-major linear offsets of a tile of ``shape`` (1-D, 2-D or 3-D), i32."""
     strides = [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
     total = None
-    for d, (n, s) in enumerate(zip(shape, strides)):
+    for d, (n, s) in enumerate(zip(shape, strides, strict=True)):
         r = k.bin("arith.muli", k.arange(0, n), k.const(s, TensorType((n,), i32)))
         for a in range(len(shape)):
             if a != d:

@@ -56,7 +56,8 @@ def _compile(jf, signature, **opts):
     from workbench.runtime.compiler import parse_signature_entry
     from workbench.runtime.specialization import Specialization
     names = [p.name for p in jf.params]
-    spec = Specialization(tuple(parse_signature_entry(n, s) for n, s in zip(names, signature)))
+    spec = Specialization(tuple(parse_signature_entry(n, s)
+                                for n, s in zip(names, signature, strict=True)))
     options, ctx = Options(**opts), CompileContext()
     mod = PassManager(ttir_passes(options)).run(generate_ttir(jf.src, spec, options), ctx,
                                                  "ttir")

@@ -59,7 +59,7 @@ def test_fp32_exp_exp2_log_log2_within_documented_ulp():
         x64 = x.astype(np.float64)
         refs = {"exp": np.exp(x64), "exp2": np.exp2(x64), "log": np.log(x64),
                 "log2": np.log2(x64)}
-    for (name, ref), got in zip(refs.items(), outs):
+    for (name, ref), got in zip(refs.items(), outs, strict=True):
         err = ulp_errors(got, ref)
         worst = int(np.argmax(err))
         assert err[worst] <= BOUNDS[name], (name, x[worst], got[worst], ref[worst], err[worst])

@@ -182,7 +182,9 @@ def test_jit_function_constexpr_keys_by_source_not_identity():
     from workbench.runtime.specialization import ArgSpec, Specialization
     a, b = fresh(_triple), fresh(_triple)
     assert repr(a) != repr(b)  # the in-memory key differs between the two objects...
-    spec = lambda f: Specialization((ArgSpec("combine", "constexpr", "constexpr", value=f),))
+
+    def spec(f):
+        return Specialization((ArgSpec("combine", "constexpr", "constexpr", value=f),))
     assert dc._spec_key(spec(a)) == dc._spec_key(spec(b))  # ...the disk key does not
     assert dc._spec_key(spec(a)) != dc._spec_key(spec(axpy3))
     fp = dc.source_fingerprint(axpy3)

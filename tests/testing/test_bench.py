@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from workbench.testing import do_bench
 from workbench.runtime.bench import summarize
+from workbench.testing import do_bench
 
 
 class Sleeper:
