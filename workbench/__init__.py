@@ -7,12 +7,17 @@ Public API (Triton's names): :func:`jit`, :func:`compile`, :func:`autotune`, :cl
 Importing this package imports neither IPython nor the notebook parts; ``%load_ext
 workbench`` loads them.
 """
-from .errors import (CompilationError, LaunchError, OutOfBoundsError, TargetError,
-                     ToolMissingError, UnsupportedError, WorkbenchError)
-from .runtime import (CompiledKernel, Config, JITFunction, autotune, compile, heuristics,
-                      jit)
-
-__version__ = "0.1.0"
+from .config import VERSION as __version__
+from .errors import (
+    CompilationError,
+    LaunchError,
+    OutOfBoundsError,
+    TargetError,
+    ToolMissingError,
+    UnsupportedError,
+    WorkbenchError,
+)
+from .runtime import CompiledKernel, Config, JITFunction, autotune, compile, heuristics, jit
 
 __all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",

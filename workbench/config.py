@@ -1,16 +1,58 @@
-"""Compile options and targets: one typed configuration object with ``WORKBENCH_*`` overrides."""
+"""Compile options and targets, and every ``WORKBENCH_*`` setting: the one place the package
+reads the environment.
+
+=============================  =======  ===================================================
+variable                       default  effect
+=============================  =======  ===================================================
+``WORKBENCH_INTERPRET``        off      every launch runs on the interpreter target
+``WORKBENCH_BOUNDS_CHECK``     on       the CPU backend checks every memory access
+``WORKBENCH_DEBUG``            off      compile ``device_assert`` (Triton's ``debug=True``)
+``WORKBENCH_CUDA_MMA``         auto     ``tl.dot`` on cuda:90: ``auto``/``v3`` (``wgmma``
+                                        where it applies) or ``v2`` (always ``mma.sync``)
+``WORKBENCH_CACHE_DIR``        (none)   the cache folder (see :func:`cache_dir`)
+``WORKBENCH_DISK_CACHE``       on       compiled kernels are stored on disk
+``WORKBENCH_ALWAYS_COMPILE``   off      compile even on a disk cache hit, and rewrite it
+``WORKBENCH_CACHE_AUTOTUNING`` off      autotuning results are stored on disk
+``WORKBENCH_PRINT_AUTOTUNING`` off      print each autotuning's time and best config
+``WORKBENCH_PTXAS``            (none)   path of ``ptxas`` (else ``PATH``, then the ``sass``
+                                        extra's)
+``WORKBENCH_NVDISASM``         (none)   path of ``nvdisasm`` (likewise)
+``WORKBENCH_CPU_PREFER_256``   off      with AVX-512, keep LLVM's 256-bit vector preference
+=============================  =======  ===================================================
+
+On/off settings are read by :func:`env_flag`: unset or empty gives the default; ``0``,
+``false``, ``no``, ``off`` (any case) are off; any other value is on. Text settings are read
+by :func:`env_text` (stripped; empty when unset). The launch fast path keys its caches on
+the raw values of :data:`LAUNCH_ENV`, read by :func:`env_reader`.
+"""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from .errors import TargetError
 
+#: the package version (``workbench.__version__``; part of the disk cache key)
+VERSION = "0.1.0"
+
 TARGETS = ("cpu", "cuda:80", "cuda:90", "interpreter")
+#: every setting: name -> default (a bool for on/off settings, a str for text settings)
+SETTINGS: dict[str, bool | str] = {
+    "WORKBENCH_INTERPRET": False, "WORKBENCH_BOUNDS_CHECK": True, "WORKBENCH_DEBUG": False,
+    "WORKBENCH_CUDA_MMA": "auto", "WORKBENCH_CACHE_DIR": "", "WORKBENCH_DISK_CACHE": True,
+    "WORKBENCH_ALWAYS_COMPILE": False, "WORKBENCH_CACHE_AUTOTUNING": False,
+    "WORKBENCH_PRINT_AUTOTUNING": False, "WORKBENCH_PTXAS": "", "WORKBENCH_NVDISASM": "",
+    "WORKBENCH_CPU_PREFER_256": False,
+}
 #: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
 #: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)
 OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA")
+#: the environment variables a launch's kernel depends on: the interpreter switch and the
+#: options'
+LAUNCH_ENV = ("WORKBENCH_INTERPRET",) + OPTION_ENV
+_OFF = ("0", "false", "no", "off")
 #: values of ``Options.cuda_mma`` / ``WORKBENCH_CUDA_MMA``: "auto" (wgmma on cuda:90 where it
 #: applies), "v3" (the same), "v2" (always mma.sync).
 CUDA_MMA_CHOICES = ("auto", "v2", "v3")
@@ -52,7 +94,7 @@ def cache_dir() -> Path:
     ``platformdirs.user_cache_dir("tile-workbench")`` (``~/.cache/tile-workbench`` on Linux).
     Compiled kernels, autotuning results, measured ceilings (``ceilings/``) and notebook cell
     files (``cells/``) live under it. Read at each call; not created here."""
-    env = os.environ.get("WORKBENCH_CACHE_DIR", "").strip()
+    env = env_text("WORKBENCH_CACHE_DIR")
     if env:
         return Path(env).expanduser()
     try:
@@ -62,11 +104,50 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("tile-workbench"))
 
 
-def _env_bool(name: str, default: bool) -> bool:
-    v = os.environ.get(name)
-    if v is None:
-        return default
-    return v.strip().lower() not in ("0", "false", "no", "off", "")
+def _known(name: str) -> None:
+    if name not in SETTINGS:
+        raise KeyError(f"{name} is not a workbench setting; add it to config.SETTINGS")
+
+
+def env_flag(name: str) -> bool:
+    """The on/off setting ``name`` (a key of :data:`SETTINGS`), read now: unset or empty gives
+    its default, ``0``/``false``/``no``/``off`` (any case, spaces ignored) off, anything else
+    on. Raises KeyError for a name that is not a setting."""
+    _known(name)
+    v = os.environ.get(name, "").strip().lower()
+    return bool(SETTINGS[name]) if not v else v not in _OFF
+
+
+def env_text(name: str) -> str:
+    """The text setting ``name`` (a key of :data:`SETTINGS`), read now, stripped; its default
+    (empty for most) when unset or empty. Raises KeyError for a name that is not a setting."""
+    _known(name)
+    return os.environ.get(name, "").strip() or str(SETTINGS[name])
+
+
+def env_reader(names: tuple) -> Callable[[], tuple]:
+    """A function returning the raw values of the settings ``names`` (bytes or str, as the
+    platform keeps them; None when unset), for
+    cache keys on the launch path, where ``os.environ.get`` (about 1 us per name: it encodes
+    the key and decodes the value) would be a visible cost. When ``os.environ`` keeps its
+    encoded mapping (``_data``, CPython on every platform) that mapping is read directly (the
+    same values: ``os.environ[...] = ...`` and ``del`` update it), else ``os.environ.get`` is
+    used. Raises KeyError for a name that is not a setting."""
+    for n in names:
+        _known(n)
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if isinstance(data, dict) and callable(encode):
+        try:
+            keys = tuple(encode(n) for n in names)
+            ok = all((data.get(k) is None) == (os.environ.get(n) is None)
+                     for k, n in zip(keys, names, strict=True))
+        except Exception:  # pragma: no cover - an unusual os.environ
+            ok = False
+        if ok:
+            get = data.get
+            return lambda: tuple(map(get, keys))
+    return lambda: tuple(os.environ.get(n) for n in names)
 
 
 @dataclass(frozen=True)
@@ -102,9 +183,9 @@ class Options:
     @staticmethod
     def from_env(**overrides) -> "Options":
         """Options from the environment variables in :data:`OPTION_ENV`, then ``overrides``."""
-        mma = os.environ.get("WORKBENCH_CUDA_MMA", "").strip().lower() or "auto"
-        base = Options(bounds_check=_env_bool("WORKBENCH_BOUNDS_CHECK", True),
-                       debug=_env_bool("WORKBENCH_DEBUG", False), cuda_mma=mma)
+        base = Options(bounds_check=env_flag("WORKBENCH_BOUNDS_CHECK"),
+                       debug=env_flag("WORKBENCH_DEBUG"),
+                       cuda_mma=env_text("WORKBENCH_CUDA_MMA").lower())
         return replace(base, **overrides)
 
 

@@ -66,8 +66,8 @@ def test_trampoline_passes_every_field_and_parameter():
     kinds = ["ptr", "ptr", "i32", "i64", "f32", "f64", "i1", "i8", "i16"]
     drv, packed = _packed(kinds)
     args = [rng.randrange(1, 2 ** 48) * 16, rng.randrange(2 ** 64),
-            rng.randrange(-2 ** 31, 2 ** 31), rng.randrange(-2 ** 63, 2 ** 63),
-            rng.uniform(-1e3, 1e3), rng.uniform(-1e9, 1e9),
+            rng.randrange(-2 ** 31, 2 ** 31),
+            rng.randrange(-2 ** 63, 2 ** 63), rng.uniform(-1e3, 1e3), rng.uniform(-1e9, 1e9),
             True, rng.randrange(-128, 128), rng.randrange(-2 ** 15, 2 ** 15)]
     grid = (rng.randrange(1, 2 ** 31), rng.randrange(1, 65536), rng.randrange(1, 65536))
     stream = rng.randrange(1, 2 ** 48)

@@ -199,7 +199,8 @@ def test_precise_sqrt_divf_mulhi_bitcast_and_math():
         np.testing.assert_array_equal(cpu, ip)
     for name, f in (("math.sin", np.sin), ("math.cos", np.cos), ("math.tanh", np.tanh),
                     ("math.erf", np.vectorize(math.erf))):
-        cpu, ip = both(elementwise([f32], f32, lambda k, a, name=name: k.op(name, [a], t)), f32, y)
+        cpu, ip = both(elementwise([f32], f32, lambda k, a, name=name: k.op(name, [a], t)), f32,
+                       y)
         np.testing.assert_allclose(cpu, f(y.astype(np.float64)), rtol=2e-6, atol=2e-7)
     bits = both(elementwise([f32], i32, lambda k, a: k.op("tt.bitcast", [a],
                                                           TensorType((N,), i32))), i32, y)[0]

@@ -13,7 +13,7 @@ def kern(x_ptr, out_ptr, n, scale, flag, BLOCK: tl.constexpr, EXTRA: tl.constexp
     pass
 
 
-def annotated(a: tl.int64, b: "*fp32", C: "tl.constexpr"):
+def annotated(a: tl.int64, b: "*fp32", C: "tl.constexpr"):  # noqa: F722 - Triton type
     pass
 
 
@@ -133,7 +133,7 @@ def test_strided_views_are_passed_without_copy_with_their_span(shape, index):
         return
     # reference span: address of every element
     offs = np.zeros(view.shape, dtype=np.int64)
-    for ax, (n, st) in enumerate(zip(view.shape, view.strides)):
+    for ax, (n, st) in enumerate(zip(view.shape, view.strides, strict=True)):
         shp = [1] * view.ndim
         shp[ax] = n
         offs = offs + (np.arange(n) * st).reshape(shp)

@@ -1,6 +1,7 @@
 """The launch fast path (workbench/runtime/fastpath.py, argkeys.py): a hit gives exactly the
 kernel and runtime arguments the slow path gives; anything that changes the specialisation,
 the options or the target recompiles; unusual arguments fall back to the slow path's errors."""
+import dataclasses
 import sys
 
 import numpy as np
@@ -22,7 +23,7 @@ def axpy_src(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
              mask=m)
 
 
-def typed_src(x_ptr: "*fp32", n: tl.int8, BLOCK: tl.constexpr = 16):
+def typed_src(x_ptr: "*fp32", n: tl.int8, BLOCK: tl.constexpr = 16):  # noqa: F722 - Triton type
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + n, mask=offs < n)
 
@@ -116,7 +117,7 @@ def test_fast_runtime_arguments_equal_the_slow_paths(case):
     jf.warmup(x, y, out, a, n, BLOCK=64, grid=(1,))
     fast, slow = _runtime_pairs(jf, (x, y, out, a, n), {"BLOCK": 64})
     assert len(fast) == len(slow)
-    for f, s in zip(fast, slow):
+    for f, s in zip(fast, slow, strict=True):
         assert same_pointer(f, s) if isinstance(s, PointerArg) else \
             (type(f) is type(s) and f == s)
 
@@ -125,7 +126,7 @@ def test_pointer_arg_shortcut_equals_the_constructor():
     a = np.zeros(3)
     p = pointer_arg(1, 2, 3, 4, a)
     assert type(p) is PointerArg and same_pointer(p, PointerArg(1, 2, 3, 4, a))
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         p.address = 5  # still frozen
 
 
@@ -153,7 +154,7 @@ def test_each_change_gets_the_slow_paths_own_kernel(change):
     jf[(1,)](*base_args, **base_kw)
     args, kw = VARIANTS[change](*base_args, base_kw)
     if change == "constexpr_type":
-        with pytest.raises(Exception):  # a float BLOCK is not a valid arange bound
+        with pytest.raises(wb.WorkbenchError):  # a float BLOCK is not a valid arange bound
             jf[(1,)](*args, **kw)
         assert jf[(1,)](*base_args, **base_kw) is base
         return

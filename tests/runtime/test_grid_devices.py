@@ -4,8 +4,8 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
-from workbench.errors import LaunchError, TargetError
 from workbench.backends.registry import get_backend
+from workbench.errors import LaunchError, TargetError
 from workbench.runtime.binding import bind_arguments, kernel_params, specialize
 from workbench.runtime.grid import normalize_grid
 

@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
+from workbench.runtime.bench import summarize
 from workbench.testing import do_bench
-from workbench.testing.bench import summarize
 
 
 class Sleeper:
@@ -68,7 +68,7 @@ def test_summarize_matches_torch_statistics():
 
 
 def test_cache_flush_writes_a_large_buffer_between_runs(monkeypatch):
-    import workbench.testing.bench as bench
+    import workbench.runtime.bench as bench
     fills = []
     real = bench._HostClock.flush
 

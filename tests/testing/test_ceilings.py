@@ -3,13 +3,13 @@ and target as JSON, re-measured on refresh or after a compiler change; roofs, ri
 datasheet figures kept beside the measured ones."""
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
 
-import importlib
-
-cm = importlib.import_module("workbench.testing.ceilings")  # the module (the package exports the function)
+# the module (the package exports the function of the same name)
+cm = importlib.import_module("workbench.testing.ceilings")
 mk = importlib.import_module("workbench.testing.microkernels")
 
 TINY = {"working_set_bytes": 3 << 16, "compute_ms": 0.5, "rounds": 2, "rep_ms": 4}

@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-sw = importlib.import_module("workbench.testing.sweep")  # the module, not the function
 from workbench.testing.examples import add_kernel
+
+sw = importlib.import_module("workbench.testing.sweep")  # the module, not the function
 
 
 @pytest.fixture

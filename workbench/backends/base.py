@@ -1,10 +1,15 @@
-"""The interface every backend implements: a target, its stages, compile, launch.
+"""The interface every backend implements: a target, its stages, compile, launch, and the
+backend's part of a cache entry.
 
-A backend turns a ttir module into stage texts (with a line map each) and a launcher.
+A backend turns a ttir module into stage texts (with a line map each) and a launcher;
+:meth:`Backend.pack` turns what the launcher needs into bytes and :meth:`Backend.load` turns
+those bytes back into a launcher, so the on-disk cache stores kernels without knowing any
+target.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass
@@ -52,9 +57,22 @@ class BackendResult:
 
     stages: list
     metadata: KernelMetadata
-    launcher: object = None
+    launcher: Callable[..., None] | None = None
     launch_error: str | None = None
     extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Loaded:
+    """What :meth:`Backend.load` returns: the ``launcher`` (None when the target cannot run
+    here; then ``launch_error`` says why), ``extra`` entries to add to the kernel's, and
+    ``repacked``: new bytes for the entry when loading learned something worth keeping (the
+    CPU backend's machine code), else None."""
+
+    launcher: Callable[..., None] | None
+    launch_error: str | None = None
+    extra: dict = field(default_factory=dict)
+    repacked: bytes | None = None
 
 
 class Backend:
@@ -62,10 +80,13 @@ class Backend:
     produces after ``ttir`` (``ttgir``, ``llir``, ``ptx``, ``cubin``, ``sass`` or ``llir``,
     ``asm``)."""
 
-    stage_names: tuple = ()
-
     def __init__(self, target):
         self.target = target
+
+    @property
+    def stage_names(self) -> tuple:
+        """The stages this backend produces after ``ttir``, in order."""
+        return ()
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:  # pragma: no cover
         raise NotImplementedError
@@ -73,3 +94,14 @@ class Backend:
     def cache_key(self) -> tuple:
         """Everything about the backend that changes its output (tool versions...)."""
         return (str(self.target),)
+
+    def pack(self, kernel) -> bytes | None:
+        """What :meth:`load` needs to launch ``kernel`` (a compiled kernel of this backend:
+        ``asm``, ``metadata``, ``extra``, ``launcher``) again in another process, or None when
+        this backend's kernels cannot be reloaded (then they are not stored)."""
+        return None
+
+    def load(self, data: bytes) -> Loaded:
+        """A :class:`Loaded` launcher from :meth:`pack`'s bytes. Raises (ValueError, or what
+        the backend's tools raise) on bytes it cannot use; the caller then recompiles."""
+        raise ValueError(f"the {self.target} backend does not reload kernels")

@@ -8,18 +8,24 @@ with a note in ``extra["notes"]``, which also says why a K loop's operand loads 
 software-pipelined although ``num_stages > 1`` (``tritongpu-pipeline``'s notes). Launching
 needs cuda-bindings and a GPU; without them ``launch_error`` says which is missing and the
 launcher raises ToolMissingError.
+
+Cache entry (:meth:`CudaBackend.pack`): the image the driver loads (the cubin where ptxas ran,
+else the PTX), the kernel's name, its parameter kinds, ``num_warps`` and its shared memory.
 """
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
 from ..errors import ToolMissingError
-from ..ir.core import Operation, module_op
+from ..ir.core import Operation, functions, module_op
+from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorType
 from . import cuda_driver, nvidia_tools
-from .base import Backend, BackendResult, KernelMetadata, Stage
+from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
+from .entry import pack_parts, unpack_parts
 
 
 def clone_module(module: Operation) -> Operation:
@@ -31,10 +37,10 @@ def clone_module(module: Operation) -> Operation:
         new = Operation(op.name, [vmap[id(v)] for v in op.operands],
                         [r.type for r in op.results], dict(op.attributes), len(op.regions),
                         op.loc)
-        for r, nr in zip(op.results, new.results):
+        for r, nr in zip(op.results, new.results, strict=True):
             nr.name = r.name
             vmap[id(r)] = nr
-        for reg, nreg in zip(op.regions, new.regions):
+        for reg, nreg in zip(op.regions, new.regions, strict=True):
             for blk in reg.blocks:
                 nblk = nreg.add_block()
                 for a in blk.args:
@@ -150,9 +156,10 @@ class CudaBackend(Backend):
                               num_warps=options.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
         notes = [n for p in passes for n in getattr(p, "notes", ())]
-        extra = {"notes": notes, "ptx": out.ptx,
-                 "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
-        image = out.ptx
+        extra: dict[str, Any] = {
+            "notes": notes, "ptx": out.ptx,
+            "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
+        image: str | bytes = out.ptx
         if self.ptxas:
             t3 = time.perf_counter()
             cubin, report = nvidia_tools.assemble(out.ptx, arch, self.ptxas)
@@ -176,9 +183,34 @@ class CudaBackend(Backend):
         func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
         kinds = [param_kind(a.type) for a in func.regions[0].block.args]
         reason = cuda_driver.driver_status()
+        launcher: cuda_driver.CudaLauncher | _Unavailable
         if reason is None:
             launcher = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps,
                                                 out.shared)
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
+
+    def pack(self, kernel) -> bytes:
+        """The image (``extra["cubin"]``, else the PTX), name, parameter kinds (from the
+        ttir's kernel signature), ``num_warps`` and shared bytes of ``kernel``."""
+        func = functions(parse_module(kernel.asm["ttir"]))[0]
+        image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
+        md = kernel.metadata
+        meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
+                "kinds": [param_kind(a.type) for a in func.regions[0].block.args],
+                "image_is_text": isinstance(image, str)}
+        data = image.encode() if isinstance(image, str) else bytes(image)
+        return pack_parts(meta, {"image": data})
+
+    def load(self, data: bytes) -> Loaded:
+        """A :class:`~workbench.backends.cuda_driver.CudaLauncher` of the stored image, or,
+        without a driver or GPU, a launcher that raises ToolMissingError (``launch_error``
+        says why)."""
+        meta, parts = unpack_parts(data)
+        reason = cuda_driver.driver_status()
+        if reason is not None:
+            return Loaded(_Unavailable(reason), reason)
+        image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
+        return Loaded(cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
+                                               meta["num_warps"], meta["shared"]))

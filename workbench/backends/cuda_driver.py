@@ -8,7 +8,8 @@ a GPU, :func:`driver_status` returns a sentence saying why and launchers raise
 Driver calls used (CUDA Driver API reference): cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain,
 cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
-cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`), cuEvent* (timing).
+cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`),
+cuEvent* (timing).
 Launches themselves go through :mod:`workbench.backends.cuda_launch` (a native trampoline
 calling ``cuLaunchKernel`` from ``libcuda.so.1`` with a packed parameter block), or through
 cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
@@ -16,6 +17,7 @@ cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,9 +58,9 @@ def check(result, what: str):
 class Device:
     """An initialised device 0 with its primary context made current."""
 
-    driver: object
-    device: object
-    context: object
+    driver: Any  # the cuda-bindings driver module
+    device: Any
+    context: Any
     name: str = ""
     modules: list = field(default_factory=list)
 
@@ -113,9 +115,9 @@ class CudaLauncher:
         self.image, self.name = image, name
         self.param_kinds = list(param_kinds)
         self.num_warps, self.shared = num_warps, shared
-        self._dev = None
+        self._dev: Device | None = None
         self._func = None
-        self._packed = None  # cuda_launch.PackedLaunch, built by _load
+        self._packed: cuda_launch.PackedLaunch | None = None  # built by _load
 
     def _load(self):
         if self._func is not None:
@@ -148,21 +150,22 @@ class CudaLauncher:
             return
         if stream is None:
             stream = cuda_launch.current_stream()
-        packed = self._packed
+        packed, dev = self._packed, self._dev
+        assert packed is not None and dev is not None  # set by _load
         try:
             if packed.direct:
                 rc = packed.launch(gx, gy, gz, stream, args)
             else:  # no trampoline here: the same parameter block through cuda-bindings
                 params = packed.fill(gx, gy, gz, stream, args)
-                self._dev.make_current()
-                rc = int(self._dev.driver.cuLaunchKernel(
+                dev.make_current()
+                rc = int(dev.driver.cuLaunchKernel(
                     self._func, int(gx), int(gy), int(gz), 32 * self.num_warps, 1, 1,
                     self.shared, stream, params, 0)[0])
         except ValueError as e:
             raise LaunchError(f"kernel {self.name}: {e}") from None
         if rc:
             raise LaunchError(f"cuLaunchKernel({self.name}) failed with CUDA error {rc} "
-                              f"({_error_name(self._dev.driver, rc)})")
+                              f"({_error_name(dev.driver, rc)})")
 
 
 def _error_name(drv, code: int) -> str:

@@ -221,7 +221,7 @@ class PackedLaunch:
         if len(args) != self.n:
             raise ValueError(f"takes {self.n} arguments, got {len(args)}")
         vals, codes = [], []
-        for i, (a, kind) in enumerate(zip(args, self.kinds)):
+        for i, (a, kind) in enumerate(zip(args, self.kinds, strict=True)):
             try:
                 if kind == "ptr":
                     v = a.address if hasattr(a, "address") else int(a)

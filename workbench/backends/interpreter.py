@@ -25,7 +25,8 @@ computation when that is exactly equal to running them one by one (see
 from __future__ import annotations
 
 from ..ir.core import functions
-from .base import Backend, BackendResult, KernelMetadata
+from ..ir.parser import parse_module
+from .base import Backend, BackendResult, KernelMetadata, Loaded
 from .interp.compiler import compile_function
 from .interp.errors import DeviceAssertionError, InterpreterError
 from .interp.launch import DEFAULT_BATCH_ELEMS, Launcher
@@ -70,9 +71,22 @@ class InterpreterBackend(Backend):
     def cache_key(self) -> tuple:
         return ("interpreter", 1)
 
+    def pack(self, kernel) -> bytes:
+        """The kernel's ttir text (``kernel.asm["ttir"]``), UTF-8."""
+        return kernel.asm["ttir"].encode()
+
+    def load(self, data: bytes) -> Loaded:
+        """Parse the ttir and precompile it again (the interpreter has no machine code to
+        keep); ``extra`` gets the fresh ``compiled_function`` and ``facts``."""
+        res = self.compile(parse_module(data.decode()), None, None, None)
+        return Loaded(res.launcher, res.launch_error, dict(res.extra))
+
 
 def interpret(module, grid, args, batch_elems: int = DEFAULT_BATCH_ELEMS) -> None:
     """Compile ``module`` (ttir) and run it once over ``grid`` (1 to 3 ints) with ``args``
     (PointerArg / Python scalars, see docs/contracts.md). A convenience for tests."""
     g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-    InterpreterBackend(batch_elems=batch_elems).compile(module, None, None, None).launcher(g, args)
+    launcher = InterpreterBackend(batch_elems=batch_elems).compile(module, None, None,
+                                                                   None).launcher
+    assert launcher is not None  # the interpreter runs everywhere
+    launcher(g, args)

@@ -17,6 +17,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 
+from ..config import env_text
 from ..errors import WorkbenchError
 
 
@@ -42,7 +43,7 @@ def find_tool(name: str) -> str | None:
     executable file gets a warning saying so, and the tool is then looked for on ``PATH`` and
     in the ``nvidia-cuda-*`` wheels (the ``sass`` extra)."""
     var = f"WORKBENCH_{name.upper()}"
-    env = os.environ.get(var)
+    env = env_text(var)
     if env:
         if os.path.isfile(env) and os.access(env, os.X_OK):
             return env
@@ -65,7 +66,9 @@ def tool_version(path: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     m = re.search(r"release [^\n]*", out.stdout)
-    return m.group(0).strip() if m else out.stdout.strip().splitlines()[-1:][0] if out.stdout else ""
+    if m:
+        return m.group(0).strip()
+    return out.stdout.strip().splitlines()[-1:][0] if out.stdout else ""
 
 
 @dataclass
@@ -148,7 +151,8 @@ def sass_line_locs(sass: str) -> list:
     (column 0: SASS carries lines only); None before the first comment."""
     from ..ir.core import Location
 
-    out, cur = [], None
+    out: list[Location | None] = []
+    cur: Location | None = None
     for line in sass.splitlines():
         m = _SASS_LINE.search(line)
         if m:

@@ -1,9 +1,9 @@
 """The runtime: ``jit``, argument binding and specialisation, grids, compile, compiled kernels,
 the on-disk cache, ``autotune``/``Config``/``heuristics``.
 """
+from .aot import compile
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
-from .compiler import compile
 from .jit import JITFunction, jit
 from .specialization import ArgSpec, Specialization
 

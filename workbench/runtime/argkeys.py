@@ -226,10 +226,10 @@ def _cuda_array(v, pi: ParamInfo):
 
 HANDLERS: dict = {int: _int, float: _float, bool: _bool, type(None): _none,
                   np.ndarray: _ndarray, np.bool_: _np_bool}
-for _t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
-    HANDLERS[_t] = _np_int
-for _t in (np.float16, np.float32, np.float64):
-    HANDLERS[_t] = _np_float
+for _it in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+    HANDLERS[_it] = _np_int
+for _ft in (np.float16, np.float32, np.float64):
+    HANDLERS[_ft] = _np_float
 
 
 def _miss(v, pi):

@@ -1,4 +1,5 @@
-"""``autotune``, ``Config`` and ``heuristics`` with Triton's semantics (reference §2.4).
+"""``autotune``, ``Config`` and ``heuristics`` with Triton's semantics (Triton 3.6,
+``triton/runtime/autotuner.py``).
 
 ``@autotune(configs, key)`` above ``@jit`` (or above ``@heuristics``): at a launch, the values
 of the ``key`` arguments plus the dtype of every array argument form the tuning key; a new key
@@ -18,9 +19,9 @@ import functools
 import hashlib
 import json
 import math
-import os
 import time
 
+from ..config import env_flag
 from ..errors import CompilationError, LaunchError
 
 _FAILED = [math.inf, math.inf, math.inf]
@@ -105,7 +106,7 @@ class Heuristics(KernelInterface):
     def run(self, *args, grid, **kwargs):
         """Compute the heuristic meta-parameters, then launch the wrapped kernel."""
         for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
+            kwargs[name] = heur({**dict(zip(self.arg_names, args, strict=False)), **kwargs})
         return self.fn.run(*args, grid=grid, **kwargs)
 
 
@@ -174,7 +175,7 @@ class Autotuner(KernelInterface):
         self.configs_top_k = prune.get("top_k", 1.0)
         self.do_bench = do_bench
         self.cache_results = cache_results or \
-            os.environ.get("WORKBENCH_CACHE_AUTOTUNING", "") in ("1", "true")
+            env_flag("WORKBENCH_CACHE_AUTOTUNING")
         self.cache: dict = {}
         self.results: dict = {}
         self.configs_timings: dict = {}
@@ -223,7 +224,7 @@ class Autotuner(KernelInterface):
             if len(pruned) > top_k:
                 est = {i: self.perf_model(**self.nargs, **kwargs, **c.all_kwargs())
                        for i, c in enumerate(pruned)}
-                pruned = [pruned[i] for i in sorted(est, key=est.get)[:top_k]]
+                pruned = [pruned[i] for i in sorted(est, key=lambda i: est[i])[:top_k]]
         return pruned
 
     def _bench(self, *args, grid, config, **meta) -> list:
@@ -243,7 +244,7 @@ class Autotuner(KernelInterface):
 
         bench = self.do_bench
         if bench is None:
-            from ..testing.bench import do_bench as base
+            from .bench import do_bench as base
             bench = functools.partial(base, device=_device_of(full.values()))
         try:
             out = bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
@@ -287,19 +288,19 @@ class Autotuner(KernelInterface):
 
     def _record(self, key, configs, timings, seconds) -> None:
         self.bench_time = seconds
-        self.configs_timings = {c: t for c, t in zip(configs, timings)}
-        self.autotune_results = [(c, t[0]) for c, t in zip(configs, timings)]
+        self.configs_timings = {c: t for c, t in zip(configs, timings, strict=True)}
+        self.autotune_results = [(c, t[0]) for c, t in zip(configs, timings, strict=True)]
         self.results[key] = self.autotune_results
         best = min(range(len(configs)), key=lambda i: timings[i])
         self.cache[key] = configs[best]
-        if os.environ.get("WORKBENCH_PRINT_AUTOTUNING", "") in ("1", "true"):
+        if env_flag("WORKBENCH_PRINT_AUTOTUNING"):
             print(f"Autotuning kernel {self.base_fn.fn.__name__} with key {key} took "
                   f"{seconds:.3f}s; best config: {configs[best]}")
 
     def run(self, *args, grid, **kwargs):
         """Tune (first launch of a new key) and launch with the best config. Raises
         ValueError when a keyword argument re-defines a tuned meta-parameter."""
-        self.nargs = dict(zip(self.arg_names, args))
+        self.nargs = dict(zip(self.arg_names, args, strict=False))
         if kwargs and any(k in c.kwargs for c in self.configs for k in kwargs):
             clash = set(kwargs) & {k for c in self.configs for k in c.kwargs}
             raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(clash))}. "

@@ -1,6 +1,6 @@
 """Binding launch arguments to a kernel's parameters, and the specialisation of a launch.
 
-Rules (Triton 3.6, reference §2.3): bools are ``i1``; ints in [-2^31, 2^31) are ``i32``,
+Rules (Triton 3.6, ``triton/runtime/jit.py``): bools are ``i1``; ints in [-2^31, 2^31) are ``i32``,
 [2^63, 2^64) ``u64``, other ints ``i64``; an int equal to 1 is specialised to the constant 1
 and leaves the compiled signature; ints divisible by 16 get ``tt.divisibility = 16``; floats are
 ``fp32`` and never specialised; arrays are ``*<dtype>`` pointers divisible by 16 when their
@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends.base import PointerArg
 from ..errors import LaunchError, format_at
 from ..ir.core import Location
 from .devices import ArrayTypeError, array_info, cuda_target_for
-from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, \
-    scalar_type_of
-from ..backends.base import PointerArg
+from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, scalar_type_of
 
 _NO_DEFAULT = inspect.Parameter.empty
 _INT_RANGES = {"i1": (0, 1), "i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
@@ -129,7 +128,7 @@ def bind_arguments(fn, params, args, kwargs) -> dict:
         raise launch_error(fn, f"kernel '{name}' takes {len(params)} arguments ({listed}) "
                                f"but {len(args)} were given",
                            "Pass one value per parameter, constexprs included or by keyword.")
-    values = {p.name: a for p, a in zip(params, args)}
+    values = {p.name: a for p, a in zip(params, args, strict=False)}
     known = {p.name for p in params}
     for k, v in kwargs.items():
         if k not in known:
@@ -174,8 +173,8 @@ class BoundLaunch:
 
 
 def _int_spec(p: Param, v: int, typ: str, hints: bool) -> ArgSpec:
-    lo, hi = _INT_RANGES.get(typ, (None, None))
-    if lo is not None and not lo <= v < hi:
+    bounds = _INT_RANGES.get(typ)
+    if bounds is not None and not bounds[0] <= v < bounds[1]:
         raise ValueError(f"value {v} does not fit the parameter's type {typ}")
     if hints and v == 1:
         return ArgSpec(p.name, "scalar", typ, False, True, 1)
@@ -195,10 +194,10 @@ def _scalar(p: Param, v, hints: bool):
             return ArgSpec(p.name, "scalar", typ), float(v)
         return _int_spec(p, v, typ, hints), v
     if isinstance(v, np.floating):
-        typ = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
-        if typ is None:
+        ftyp = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
+        if ftyp is None:
             raise ValueError(f"numpy scalars of type {v.dtype.name} are not supported")
-        return ArgSpec(p.name, "scalar", typ), float(v)
+        return ArgSpec(p.name, "scalar", ftyp), float(v)
     if isinstance(v, float):
         return ArgSpec(p.name, "scalar", p.fixed_type or "fp32"), v
     raise ValueError(f"a {type(v).__name__} ({v!r:.40}) cannot be passed to a kernel")
@@ -210,7 +209,9 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     Raises :class:`LaunchError` naming the parameter for a value a kernel cannot take
     (strings, lists, complex numbers, arrays of unsupported dtypes, a constexpr parameter
     given an array) and for arrays on different devices (host and CUDA mixed)."""
-    specs, per_param, devices = [], [], {}
+    specs: list = []
+    per_param: list[PointerArg | int | float | bool | None] = []
+    devices: dict = {}
     for p in params:
         v = _unwrap_constexpr(values[p.name])
         hints = p.name not in do_not_specialize
@@ -257,7 +258,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
                 "the parameter tl.constexpr for a compile-time value.", param=p.name) from None
         specs.append(spec)
         per_param.append(rv)
-    runtime = tuple(r for s, r in zip(specs, per_param) if s.passed)
+    runtime = tuple(r for s, r in zip(specs, per_param, strict=True) if s.passed)
     return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
                        tuple(per_param))
 

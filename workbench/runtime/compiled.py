@@ -5,6 +5,7 @@ import dataclasses
 import html
 
 from ..errors import LaunchError, ToolMissingError, user_facing
+from . import views
 from .binding import bind_arguments, launch_error, specialize
 from .fastpath import FastBinder, FastEntry
 from .grid import normalize_grid
@@ -44,6 +45,12 @@ class CompiledKernel:
         self._fast = None    # FastBinder for run(): a launch key from the raw arguments
         self._fits = set()   # keys whose arguments passed _check_fits
         self._entry = None   # FastEntry of this kernel for FastBinder.launch
+
+    @property
+    def launcher(self):
+        """The backend's launcher ``(grid3, runtime_args)``, or None when this target cannot
+        run here (see :meth:`launch`)."""
+        return self._launcher
 
     @property
     def stages(self) -> list[str]:
@@ -93,7 +100,8 @@ class CompiledKernel:
         self._check_fits(bound)
         meta = dict(values, num_warps=self.options.num_warps,
                     num_stages=self.options.num_stages)
-        runtime = [v for want, v in zip(self.spec.args, bound.per_param) if want.passed]
+        runtime = [v for want, v in zip(self.spec.args, bound.per_param, strict=True)
+                   if want.passed]
         self.launch(normalize_grid(grid, meta), runtime)
         if hit:  # these argument types fit: later launches with the same key skip the checks
             if len(self._fits) >= 1024:
@@ -116,7 +124,7 @@ class CompiledKernel:
         return self._fast
 
     def _check_fits(self, bound) -> None:
-        for want, got in zip(self.spec.args, bound.spec.args):
+        for want, got in zip(self.spec.args, bound.spec.args, strict=True):
             bad = None
             if want.kind == "constexpr":
                 if got.kind != "constexpr" or got.key() != want.key():
@@ -145,20 +153,23 @@ class CompiledKernel:
 
     def layouts(self):
         """Every value of this kernel's ttgir with its layout: a ``LayoutTable`` (an HTML
-        table in Jupyter; ``.draw(name)`` draws one value's thread ownership). Raises
-        ``LayoutError`` when the target has no ``ttgir`` stage (cpu, interpreter)."""
-        from ..viz.layouts_of import layouts
-        return layouts(self)
+        table in Jupyter; ``.draw(name)`` draws one value's thread ownership; the ``"layouts"``
+        view of :mod:`workbench.runtime.views`, registered by :mod:`workbench.viz`). Raises
+        ``LayoutError`` when the target has no ``ttgir`` stage (cpu, interpreter),
+        :class:`ToolMissingError` when no view is registered (workbench.viz is missing)."""
+        view = views.lookup("layouts")
+        if view is None:
+            raise ToolMissingError("CompiledKernel.layouts() needs workbench.viz, which is "
+                                   "not installed")
+        return view(self)
 
     # ------------------------------------------------------------------ display
     def _repr_html_(self) -> str:
-        """The side-by-side stage view (``workbench.viz.ir_view.render_compiled``); plain
-        ``<pre>`` blocks when the viz module is not installed."""
-        try:
-            from ..viz.ir_view import render_compiled
-        except ImportError:
-            return self._plain_html()
-        return render_compiled(self)
+        """The side-by-side stage view (the ``"compiled_html"`` view of
+        :mod:`workbench.runtime.views`, registered by :mod:`workbench.viz`); plain ``<pre>``
+        blocks when no view is registered."""
+        view = views.lookup("compiled_html")
+        return self._plain_html() if view is None else view(self)
 
     def _plain_html(self) -> str:
         parts = [f"<div><b>{html.escape(self.name)}</b> &middot; {html.escape(str(self.target))}"

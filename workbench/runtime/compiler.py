@@ -1,7 +1,8 @@
 """The compile pipeline: source -> ttir -> ttir passes -> the target's backend stages.
 
-``workbench.compile(fn, *signature_or_example_args, target=..., **constexprs)`` compiles one
-specialisation ahead of time, like Triton's ``triton.compile`` / ``kernel.warmup``.
+:func:`compile_specialization` runs it for one specialisation; :func:`split_options` and
+:func:`parse_signature_entry` read launch options and Triton signature strings.
+``workbench.compile`` (ahead of time) lives in :mod:`workbench.runtime.aot`.
 """
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import re
 import time
 
 from ..config import CompileContext, Options, Target
-from ..errors import user_facing
 from ..ir.core import Location
 from ..ir.printer import print_module_with_map
-from .binding import bind_arguments, launch_error, specialize
+from .binding import launch_error
 from .compiled import CompiledKernel
 from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization
 
@@ -89,7 +89,8 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
         asm[stage.name] = stage.text
         line_maps[stage.name] = _fit_line_map(stage.line_locs, stage.text)
     return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec,
-                          options=options, target=target, asm=asm, line_maps=line_maps, metadata=result.metadata,
+                          options=options, target=target, asm=asm, line_maps=line_maps,
+                          metadata=result.metadata,
                           launcher=result.launcher, launch_error=result.launch_error,
                           snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)
 
@@ -125,50 +126,3 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
         return params, dataclasses.replace(base, **overrides)
     except (ValueError, TypeError) as e:
         raise launch_error(fn, f"bad launch option: {e}", "Fix the option's value.") from None
-
-
-@user_facing
-def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
-            num_stages: int = 3, keep_snapshots: bool = False, **constexprs) -> CompiledKernel:
-    """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).
-
-    Positional entries, one per non-constexpr parameter in order: an example value (an array,
-    int, float, bool: specialised as a launch would) or a Triton signature string (``"*fp32"``,
-    ``"i32"``, ``"*fp16:16"``: see :func:`parse_signature_entry`). Keywords: the constexpr
-    values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
-    ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
-    the IR after every pass in ``.snapshots``). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
-    apply. A ``@jit`` function's in-memory cache is used and filled.
-    Raises LaunchError (wrong entries), TargetError (unknown target, listing the valid ones),
-    CompilationError (bad kernel)."""
-    from .jit import JITFunction, jit
-    jf = fn if isinstance(fn, JITFunction) else jit(fn)
-    target = Target.parse(target)
-    params = jf.params
-    names = {p.name for p in params}
-    kw, options = split_options(jf.fn, dict(constexprs, num_warps=num_warps,
-                                             num_stages=num_stages), names, jf.base_options())
-    runtime_params = [p for p in params if not p.constexpr]
-    entries = list(signature_or_example_args)
-    if len(entries) != len(runtime_params):
-        listed = ", ".join(p.name for p in runtime_params)
-        raise launch_error(jf.fn, f"compile() needs {len(runtime_params)} signature entries or "
-                                  f"example values, one per non-constexpr parameter ({listed}); "
-                                  f"got {len(entries)}",
-                           "Give constexprs as keywords, e.g. BLOCK=1024.")
-    stated = {}
-    values = dict(kw)
-    for p, e in zip(runtime_params, entries):
-        if isinstance(e, str):
-            try:
-                stated[p.name] = parse_signature_entry(p.name, e)
-            except ValueError as err:
-                raise launch_error(jf.fn, f"signature entry for '{p.name}': {err}",
-                                   param=p.name) from None
-            values[p.name] = 0  # placeholder, replaced by the stated ArgSpec below
-        else:
-            values[p.name] = e
-    bound_values = bind_arguments(jf.fn, params, (), values)
-    bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names())
-    spec = Specialization(tuple(stated.get(a.name, a) for a in bound.spec.args))
-    return jf.compile_for(spec, options, target, keep_snapshots)

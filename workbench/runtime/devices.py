@@ -49,7 +49,7 @@ def byte_span(address: int, shape, strides_bytes, itemsize: int) -> tuple[int, i
     if any(int(s) == 0 for s in shape):
         return address, address
     lo = hi = address
-    for n, st in zip(shape, strides_bytes):
+    for n, st in zip(shape, strides_bytes, strict=True):
         ext = (int(n) - 1) * int(st)
         if ext < 0:
             lo += ext
@@ -159,7 +159,8 @@ def _from_dlpack_cuda(v) -> ArrayInfo:
     code = _DL_CODES.get(t.dtype.code)
     if code is None or t.dtype.lanes != 1:
         raise ArrayTypeError("DLPack arrays of this element type cannot be passed to a kernel")
-    name = "bool" if code == "bool" else ("bfloat16" if code == "bfloat" else f"{code}{t.dtype.bits}")
+    name = "bool" if code == "bool" else \
+        ("bfloat16" if code == "bfloat" else f"{code}{t.dtype.bits}")
     itemsize = max(1, t.dtype.bits // 8)
     shape = [t.shape[i] for i in range(t.ndim)]
     if t.strides:

@@ -1,7 +1,7 @@
-"""The on-disk compile cache: compiled kernels survive the process (Triton's ``~/.triton/cache``,
-reference §3.2). Folder: ``$WORKBENCH_CACHE_DIR`` or ``platformdirs.user_cache_dir(
-"tile-workbench")``; ``WORKBENCH_DISK_CACHE=0`` turns it off, ``WORKBENCH_ALWAYS_COMPILE=1``
-compiles anyway and rewrites the entry (as ``TRITON_ALWAYS_COMPILE``).
+"""The on-disk compile cache: compiled kernels survive the process (as Triton's
+``~/.triton/cache``). Folder: :func:`workbench.config.cache_dir`; ``WORKBENCH_DISK_CACHE=0``
+turns it off, ``WORKBENCH_ALWAYS_COMPILE=1`` compiles anyway and rewrites the entry (as
+``TRITON_ALWAYS_COMPILE``).
 
 Key (SHA-256, :func:`cache_key`): the compiler's own source files (as Triton hashes its
 compiler and ``libtriton.so``: a version number misses edits), the package version, the
@@ -10,12 +10,10 @@ the options, the specialisation (a ``@jit`` function passed as a constexpr count
 source), and the source, file and first line of the kernel and of every ``@jit`` helper it
 reaches through globals and closures (transitively), with the plain globals they read.
 
-An entry is one file ``<dir>/<key[:2]>/<key>.wbk``: a header ``WBCACHE <format> <sha256 of
-body> <length>`` and a zlib-compressed JSON body: every stage text, line maps (a location
-table), metadata, the original compile's timings, and what the backend needs to relaunch
-without the frontend and passes: ``cpu``: the optimised LLVM IR, the machine code (added by
-the first reload, through MCJIT's object cache) and the launcher's parameter table; ``cuda``:
-the cubin bytes (or PTX); ``interpreter``: the ttir (parsed again). Entries are written to a
+This module only stores bytes under keys: an entry is one file ``<dir>/<key[:2]>/<key>.wbk``,
+a header ``WBCACHE <format> <sha256 of body> <length>`` and the zlib-compressed bytes. What
+the bytes of a kernel hold is :mod:`workbench.runtime.kernel_entry`'s business (and inside
+it, the backend's: :meth:`~workbench.backends.base.Backend.pack`). Entries are written to a
 temporary file in the same folder and renamed with ``os.replace`` (atomic): processes
 compiling the same kernel at once each get a valid result, a reader never sees half a file,
 and a bad header, length or checksum (corruption, truncation) makes a miss that is rebuilt.
@@ -23,7 +21,6 @@ and a bad header, length or checksum (corruption, truncation) makes a miss that 
 from __future__ import annotations
 
 import ast
-import base64
 import dataclasses
 import functools
 import hashlib
@@ -34,24 +31,21 @@ import time
 import zlib
 from pathlib import Path
 
-from ..config import cache_dir  # noqa: F401  (re-exported: the one cache folder)
-from ..ir.core import Location
+from ..backends.registry import get_backend
+from ..config import VERSION, Target, cache_dir, env_flag
+from .compiler import compile_specialization
+from .kernel_entry import kernel_from_bytes, kernel_to_bytes
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MAGIC = b"WBCACHE"
 _SKIP_DIRS = ("notebook", "viz", "testing")
-_DROP = object()  # "no value": a missing name, an extra entry that is not JSON-able
+_DROP = object()  # "no value": a name the kernel reads that is missing
 
 
 # ------------------------------------------------------------------------------ settings
-def _env_flag(name: str, default: bool) -> bool:
-    v = os.environ.get(name, "").strip().lower()
-    return default if not v else v not in ("0", "false", "no", "off")
-
-
 def enabled() -> bool:
     """Whether compiled kernels are read from and written to disk (``WORKBENCH_DISK_CACHE``)."""
-    return _env_flag("WORKBENCH_DISK_CACHE", True)
+    return env_flag("WORKBENCH_DISK_CACHE")
 
 
 # ------------------------------------------------------------------------------ the key
@@ -70,10 +64,15 @@ def compiler_hash() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _backend(target_text: str):
+    """The backend of a target, made once per process (it packs and loads the entries)."""
+    return get_backend(target_text)
+
+
+@functools.lru_cache(maxsize=None)
 def backend_key(target_text: str) -> str:
     """The backend's ``cache_key()`` (tool versions, host CPU) as text, once per target."""
-    from ..backends.registry import get_backend
-    return repr(get_backend(target_text).cache_key())
+    return repr(_backend(target_text).cache_key())
 
 
 def _is_jit(v) -> bool:
@@ -94,10 +93,11 @@ def _plain_value(v):
 
 def _used_names(tree) -> list[tuple[str, ...]]:
     """Dotted name chains the function body reads: ``x`` -> ("x",), ``m.f`` -> ("m", "f")."""
-    chains = []
+    chains: list[tuple[str, ...]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
-            parts, cur = [], node
+            parts: list[str] = []
+            cur: ast.expr = node
             while isinstance(cur, ast.Attribute):
                 parts.append(cur.attr)
                 cur = cur.value
@@ -113,7 +113,9 @@ def source_fingerprint(jit_fn) -> list:
     helper reachable from it (through globals, closures and attribute chains such as
     ``helpers.f``), ``(name, file, first_line, col_offset, text)``; for plain globals read by
     them (constexpr globals), ``(path, value text)``. Sorted, without duplicates."""
-    seen, out, todo = set(), set(), [jit_fn]
+    seen: set = set()
+    out: set[tuple] = set()
+    todo = [jit_fn]
     while todo:
         f = todo.pop()
         if id(f) in seen:
@@ -135,7 +137,7 @@ def source_fingerprint(jit_fn) -> list:
 
 
 def _spec_key(spec) -> list:
-    out = []
+    out: list = []
     for a in spec.args:
         if a.kind == "constexpr" and _is_jit(a.value):
             out.append((a.name, "jit", repr(source_fingerprint(a.value))))
@@ -147,8 +149,7 @@ def _spec_key(spec) -> list:
 def cache_key(jit_fn, spec, options, target) -> str:
     """The hex SHA-256 naming the entry of ``jit_fn`` compiled for ``spec``/``options``/
     ``target`` (see the module docstring for what goes in)."""
-    from .. import __version__
-    parts = {"format": FORMAT_VERSION, "version": __version__, "compiler": compiler_hash(),
+    parts = {"format": FORMAT_VERSION, "version": VERSION, "compiler": compiler_hash(),
              "backend": backend_key(str(target)), "target": str(target),
              "options": repr(dataclasses.asdict(options)), "spec": _spec_key(spec),
              "source": source_fingerprint(jit_fn)}
@@ -161,11 +162,11 @@ def entry_path(key: str) -> Path:
 
 
 # ------------------------------------------------------------------------------ entry files
-def write_entry(path: Path, payload: dict) -> None:
-    """Write ``payload`` (JSON-able) atomically: temporary file in the same folder, fsync'd,
-    then ``os.replace``. Errors (read-only disk, full disk) are swallowed: the cache is an
-    optimisation."""
-    body = zlib.compress(json.dumps(payload, separators=(",", ":")).encode(), 6)
+def write_bytes(path: Path, data: bytes) -> None:
+    """Store ``data`` at ``path`` atomically (compressed, with a checked header): temporary
+    file in the same folder, fsync'd, then ``os.replace``. Errors (read-only disk, full disk)
+    are swallowed: the cache is an optimisation."""
+    body = zlib.compress(data, 6)
     header = b"%s %d %s %d\n" % (_MAGIC, FORMAT_VERSION,
                                  hashlib.sha256(body).hexdigest().encode(), len(body))
     tmp = None
@@ -182,9 +183,9 @@ def write_entry(path: Path, payload: dict) -> None:
             os.unlink(tmp)
 
 
-def read_entry(path: Path) -> dict | None:
-    """The payload of the entry at ``path``, or None when it is missing, truncated, corrupted
-    or of another format (checked by length and SHA-256 before decoding)."""
+def read_bytes(path: Path) -> bytes | None:
+    """The bytes stored at ``path``, or None when the entry is missing, truncated, corrupted
+    or of another format (checked by length and SHA-256 before decompressing)."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -198,155 +199,43 @@ def read_entry(path: Path) -> dict | None:
             hashlib.sha256(body).hexdigest().encode() != fields[2]:
         return None
     try:
-        payload = json.loads(zlib.decompress(body))
-    except (zlib.error, ValueError):
+        return zlib.decompress(body)
+    except zlib.error:
+        return None
+
+
+def write_entry(path: Path, payload: dict) -> None:
+    """Store ``payload`` (JSON-able) at ``path`` (:func:`write_bytes`)."""
+    write_bytes(path, json.dumps(payload, separators=(",", ":")).encode())
+
+
+def read_entry(path: Path) -> dict | None:
+    """The JSON object stored at ``path`` by :func:`write_entry`, or None (see
+    :func:`read_bytes`; also None when the bytes are not a JSON object)."""
+    data = read_bytes(path)
+    if data is None:
+        return None
+    try:
+        payload = json.loads(data)
+    except ValueError:
         return None
     return payload if isinstance(payload, dict) else None
 
 
-# ------------------------------------------------------------------------------ locations
-def _loc_to_json(loc: Location | None, table: dict, rows: list):
-    if loc is None:
-        return None
-    idx = table.get(loc)
-    if idx is None:
-        caller = _loc_to_json(loc.caller, table, rows)
-        idx = table[loc] = len(rows)
-        rows.append([loc.file, loc.line, loc.col, loc.name, caller])
-    return idx
-
-
-def _locs_from_json(rows: list) -> list:
-    out: list = []
-    for file, line, col, name, caller in rows:  # callers always come first
-        out.append(Location(file, line, col, name, out[caller] if caller is not None else None))
-    return out
-
-
-def _jsonable(v):
-    if isinstance(v, bytes):
-        return {"__bytes__": base64.b64encode(v).decode()}
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, (list, tuple)):
-        items = [_jsonable(e) for e in v]
-        return _DROP if any(e is _DROP for e in items) else items
-    return _DROP
-
-
-def _from_jsonable(v):
-    if isinstance(v, dict) and "__bytes__" in v:
-        return base64.b64decode(v["__bytes__"])
-    return [_from_jsonable(e) for e in v] if isinstance(v, list) else v
-
-
 # ------------------------------------------------------------------------------ kernels
-def _launch_info(kernel) -> dict | None:
-    """What the backend needs to relaunch ``kernel`` without recompiling, or None when this
-    backend cannot be reloaded (then the kernel is not stored)."""
-    backend, launcher = kernel.target.backend, kernel._launcher
-    if backend == "cpu":
-        if launcher is None or not hasattr(launcher, "mem_ops"):
-            return None
-        table, rows = {}, []
-        ops = [[k, _loc_to_json(loc, table, rows), p] for k, loc, p in launcher.mem_ops]
-        return {"kind": "cpu", "name": launcher.name, "param_names": launcher.param_names,
-                "param_types": [str(t) for t in launcher.param_types],
-                "arena_bytes": launcher.arena_bytes, "mem_ops": ops, "locs": rows}
-    if backend == "cuda":
-        from ..backends.cuda import param_kind
-        from ..ir.core import functions
-        from ..ir.parser import parse_module
-        func = functions(parse_module(kernel.asm["ttir"]))[0]
-        image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
-        return {"kind": "cuda", "image": _jsonable(image),
-                "kinds": [param_kind(a.type) for a in func.regions[0].block.args]}
-    return {"kind": "interpreter"} if backend == "interpreter" else None
-
-
-def _relaunch(info: dict, payload: dict, spec, options, target):
-    """``(launcher, launch_error, extra)`` rebuilt from an entry. Raises on any mismatch
-    (the caller then recompiles)."""
-    kind, md = info["kind"], payload["metadata"]
-    if kind == "cpu":
-        import llvmlite.binding as llvm
-
-        from ..codegen.cpu.compile import _target_machine
-        from ..codegen.cpu.launcher import CpuLauncher
-        from ..ir.parser import TypeParser
-        tm = _target_machine()
-        mod = llvm.parse_assembly(payload["asm"]["llir"])
-        mod.verify()
-        engine = llvm.create_mcjit_compiler(mod, tm)
-        # MCJIT's object cache: the first reload stores the machine code it generates in the
-        # entry, later reloads skip code generation
-        obj = _from_jsonable(info["object"]) if info.get("object") else None
-        got = {}
-        engine.set_object_cache(lambda _m, buf: got.setdefault("obj", bytes(buf)),
-                                lambda _m: obj)
-        engine.finalize_object()
-        if obj is None and got.get("obj"):
-            info["object"] = _jsonable(got["obj"])
-            payload["_dirty"] = True
-        address = engine.get_function_address(info["name"] + "_grid")
-        if not address:
-            raise ValueError("grid function missing")
-        locs = _locs_from_json(info["locs"])
-        ops = [(k, locs[i] if i is not None else None, p) for k, i, p in info["mem_ops"]]
-        types = [TypeParser(t).type() for t in info["param_types"]]
-        launcher = CpuLauncher(engine, address, info["name"], info["param_names"], types,
-                               info["arena_bytes"], ops)
-        return launcher, None, {}
-    if kind == "cuda":
-        from ..backends import cuda, cuda_driver
-        reason = cuda_driver.driver_status()
-        if reason is not None:
-            return cuda._Unavailable(reason), reason, {}
-        image = _from_jsonable(info["image"])
-        return cuda_driver.CudaLauncher(image, md["name"], info["kinds"], md["num_warps"],
-                                        md["shared"]), None, {}
-    if kind == "interpreter":
-        from ..backends.registry import get_backend
-        from ..config import CompileContext
-        from ..ir.parser import parse_module
-        res = get_backend(target).compile(parse_module(payload["asm"]["ttir"]), spec, options,
-                                          CompileContext())
-        return res.launcher, res.launch_error, dict(res.extra)
-    raise ValueError(f"unknown entry kind {kind!r}")
-
-
-def kernel_payload(kernel) -> dict | None:
-    """The JSON-able entry of a :class:`CompiledKernel`, or None if it cannot be reloaded."""
-    info = _launch_info(kernel)
-    if info is None:
+def _load(jit_fn, spec, options, target, path: Path, backend):
+    """The kernel stored at ``path``, or None (missing or malformed entry); an entry the
+    backend's load improved is written back."""
+    data = read_bytes(path)
+    if data is None:
         return None
-    table, rows = {}, []
-    maps = {stage: [_loc_to_json(loc, table, rows) for loc in locs]
-            for stage, locs in kernel.line_maps.items()}
-    extra = {k: j for k, v in kernel.extra.items()
-             if k not in ("cubin", "disk_cache") and (j := _jsonable(v)) is not _DROP}
-    return {"asm": dict(kernel.asm), "locs": rows, "line_maps": maps,
-            "metadata": dataclasses.asdict(kernel.metadata), "launch_error": kernel._launch_error,
-            "timings": {k: v for k, v in kernel.timings.items() if isinstance(v, (int, float))},
-            "extra": extra, "launch": info}
-
-
-def kernel_from_payload(jit_fn, spec, options, target, payload: dict):
-    """Rebuild the :class:`CompiledKernel` of an entry (raises on a malformed entry)."""
-    from ..backends.base import KernelMetadata
-    from .compiled import CompiledKernel
-    launcher, launch_error, fresh_extra = _relaunch(payload["launch"], payload, spec, options,
-                                                    target)
-    locs = _locs_from_json(payload["locs"])
-    maps = {stage: [locs[i] if i is not None else None for i in idx]
-            for stage, idx in payload["line_maps"].items()}
-    extra = {k: _from_jsonable(v) for k, v in payload["extra"].items()}
-    extra.update(fresh_extra)
-    return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=jit_fn.src, spec=spec,
-                          options=options, target=target, asm=payload["asm"], line_maps=maps,
-                          metadata=KernelMetadata(**payload["metadata"]), launcher=launcher,
-                          launch_error=launch_error or payload["launch_error"],
-                          snapshots={}, timings=dict(payload["timings"]), extra=extra)
+    try:
+        kernel, repacked = kernel_from_bytes(jit_fn, spec, options, target, data, backend)
+    except Exception:  # malformed despite the checksum, or the backend refused it: rebuild
+        return None
+    if repacked is not None:
+        write_bytes(path, repacked)
+    return kernel
 
 
 def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
@@ -356,8 +245,6 @@ def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
     are the original compile's plus ``disk_load``, seconds; ``extra["disk_cache"]`` is
     ``"hit"``); otherwise the kernel is compiled and stored (``"miss"``). ``keep_snapshots``
     always compiles (snapshots are not stored). Compile errors propagate and store nothing."""
-    from ..config import Target
-    from .compiler import compile_specialization
     target = Target.parse(target)
     if not enabled():
         return compile_specialization(jit_fn, spec, options, target, keep_snapshots)
@@ -366,23 +253,16 @@ def cached_compile(jit_fn, spec, options, target, keep_snapshots: bool = False):
         path = entry_path(cache_key(jit_fn, spec, options, target))
     except Exception:  # an unreadable source or global: compile without the cache
         return compile_specialization(jit_fn, spec, options, target, keep_snapshots)
-    if not keep_snapshots and not _env_flag("WORKBENCH_ALWAYS_COMPILE", False):
-        payload = read_entry(path)
-        if payload is not None:
-            try:
-                kernel = kernel_from_payload(jit_fn, spec, options, target, payload)
-            except Exception:  # malformed despite the checksum: rebuild
-                kernel = None
-            if kernel is not None:
-                if payload.pop("_dirty", False):
-                    write_entry(path, payload)
-                kernel.timings["disk_load"] = time.perf_counter() - t0
-                kernel.extra["disk_cache"] = "hit"
-                return kernel
+    backend = _backend(str(target))
+    if not keep_snapshots and not env_flag("WORKBENCH_ALWAYS_COMPILE"):
+        kernel = _load(jit_fn, spec, options, target, path, backend)
+        if kernel is not None:
+            kernel.timings["disk_load"] = time.perf_counter() - t0
+            kernel.extra["disk_cache"] = "hit"
+            return kernel
     kernel = compile_specialization(jit_fn, spec, options, target, keep_snapshots)
-    payload = kernel_payload(kernel)
-    if payload is not None:
-        write_entry(path, payload)
+    data = kernel_to_bytes(kernel, backend)
+    if data is not None:
+        write_bytes(path, data)
     kernel.extra["disk_cache"] = "miss"
     return kernel
-

@@ -1,6 +1,6 @@
 """The launch fast path of ``kernel[grid](*args, **kw)`` for an already compiled kernel.
 
-Triton's approach (reference §2.3, ``JITFunction.run``): from the raw arguments compute a
+Triton's approach (``triton/runtime/jit.py``, ``JITFunction.run``): from the raw arguments compute a
 specialisation key with minimal work (per parameter a code from
 :mod:`workbench.runtime.argkeys`, computed by a binder generated per kernel, plus the launch
 options given as keywords and the raw
@@ -19,42 +19,19 @@ a kernel the slow path would not.
 from __future__ import annotations
 
 import inspect
-import os
 
-from ..config import OPTION_ENV
+from ..config import LAUNCH_ENV, env_reader
 from .argkeys import CX_PLAIN, HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
 from .grid import grid3_fast, normalize_grid
 
-#: environment variables a launch's kernel depends on: the interpreter switch and the options'
-ENV_NAMES = ("WORKBENCH_INTERPRET",) + OPTION_ENV
+#: environment variables a launch's kernel depends on (their raw values are in the fast key)
+ENV_NAMES = LAUNCH_ENV
 OPTION_KWARGS = frozenset({"num_warps", "num_stages", "bounds_check", "debug",
                            "enable_fp_fusion", "num_ctas"})
 MAX_FAST_ENTRIES = 4096
 
 
-def _env_reader(names=ENV_NAMES):
-    """A function returning the raw values of ``names`` in the environment (None when unset).
-
-    ``os.environ.get`` costs about 1 us per name (it encodes the key and decodes the value);
-    when ``os.environ`` keeps its encoded mapping (``_data``, CPython on every platform) it is
-    read directly (the same values: ``os.environ[...] = ...`` and ``del`` update it), else
-    ``os.environ.get`` is used."""
-    data = getattr(os.environ, "_data", None)
-    encode = getattr(os.environ, "encodekey", None)
-    if isinstance(data, dict) and callable(encode):
-        try:
-            keys = tuple(encode(n) for n in names)
-            ok = all((data.get(k) is None) == (os.environ.get(n) is None)
-                     for k, n in zip(keys, names))
-        except Exception:  # pragma: no cover - an unusual os.environ
-            ok = False
-        if ok:
-            get = data.get
-            return lambda: tuple(map(get, keys))
-    return lambda: tuple(os.environ.get(n) for n in names)
-
-
-read_env = _env_reader()
+read_env = env_reader(ENV_NAMES)
 
 
 class KernelCache(dict):
@@ -64,7 +41,7 @@ class KernelCache(dict):
 
     __slots__ = ("fast",)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fast: dict = {}
 
@@ -130,7 +107,7 @@ class FastBinder:
         clash = any(n.startswith("_wb_") for n in self.names)
         self._args = tuple(f"_wb_a{i}" for i in range(len(self.names))) if clash \
             else self.names
-        self._kw_names = dict(zip(self.names, self._args)) if clash else None
+        self._kw_names = dict(zip(self.names, self._args, strict=True)) if clash else None
         self.source = self._generate()
         scope = {"_wb_read_env": read_env, "_wb_HANDLERS": HANDLERS,
                  "_wb_handler_for": handler_for, "_wb_constexpr_code": constexpr_code,
@@ -146,12 +123,12 @@ class FastBinder:
         empty = inspect.Parameter.empty
         args = self._args
         sig = [a if d is empty else f"{a}=_wb_DEFAULTS[{i}]"
-               for i, (a, d) in enumerate(zip(args, self.defaults))]
+               for i, (a, d) in enumerate(zip(args, self.defaults, strict=True))]
         lines = [f"def _wb_bind({', '.join(sig + ['**_wb_options'])}):",
                  "    _wb_get = _wb_HANDLERS.get",
                  "    _wb_keep = []"]
         codes, rts = ["_wb_read_env()"], []
-        for i, (a, cx) in enumerate(zip(args, self.constexpr)):
+        for i, (a, cx) in enumerate(zip(args, self.constexpr, strict=True)):
             lines.append(f"    _wb_t{i} = _wb_type({a})")
             if cx:
                 lines.append(f"    _wb_c{i} = (_wb_t{i}, {a}) if _wb_t{i} in _wb_CX_PLAIN "
@@ -197,7 +174,7 @@ class FastBinder:
         the kernel. Raises what the grid function or the launcher raise."""
         grid3 = grid3_fast(grid)
         if grid3 is None:
-            meta = dict(zip(self.names, vals))
+            meta = dict(zip(self.names, vals, strict=False))
             opts = entry.options
             meta["num_warps"], meta["num_stages"] = opts.num_warps, opts.num_stages
             grid3 = normalize_grid(grid, meta)

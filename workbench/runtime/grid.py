@@ -37,7 +37,8 @@ def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
 
     ``grid``: an int, a tuple or list of 1 to 3 ints (missing trailing dims are 1), or a
     callable taking ``meta`` (the dict of every bound argument, constexprs included, and the
-    launch options ``num_warps``/``num_stages``) and returning one of those (Triton §2.2).
+    launch options ``num_warps``/``num_stages``) and returning one of those (as Triton's
+    ``JITFunction.run``).
     Raises :class:`LaunchError` for anything else or a negative size."""
     if callable(grid):
         try:
@@ -67,4 +68,4 @@ def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
         out.append(int(d))
     while len(out) < 3:
         out.append(1)
-    return tuple(out)
+    return out[0], out[1], out[2]

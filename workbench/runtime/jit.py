@@ -1,26 +1,27 @@
 """``@jit`` and the JIT function: record a kernel, specialise and compile it per launch, cache.
 
-As in Triton (reference §2.1-2.3), ``@jit`` only records the function: the kernel's source is
+As in Triton (``triton/runtime/jit.py``), ``@jit`` only records the function: the kernel's source is
 read and compiled at its first launch (or ``workbench.compile``), so errors surface there.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 
-from ..config import OPTION_ENV, Options, Target
+from ..config import OPTION_ENV, Options, Target, env_flag, env_reader
 from ..errors import LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
 
+_read_option_env = env_reader(OPTION_ENV)
+
 
 def interpret_enabled() -> bool:
     """Whether ``WORKBENCH_INTERPRET`` asks launches to run on the interpreter target
-    (read at each launch: "1", "true", "yes", "on")."""
-    return os.environ.get("WORKBENCH_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
+    (read at each launch; see :func:`workbench.config.env_flag`)."""
+    return env_flag("WORKBENCH_INTERPRET")
 
 
 class JITFunction:
@@ -103,7 +104,7 @@ class JITFunction:
         """Options from the environment (``WORKBENCH_BOUNDS_CHECK``, ``WORKBENCH_DEBUG``,
         ``WORKBENCH_CUDA_MMA``) and
         ``@jit(debug=...)``."""
-        env = tuple(os.environ.get(k) for k in OPTION_ENV)
+        env = _read_option_env()
         opts = self._options_memo.get(env)
         if opts is None:
             opts = Options.from_env() if self.debug is None else \
@@ -158,7 +159,7 @@ class JITFunction:
                     entry = self._cache.fast.get(hit[0])
                 except TypeError:  # an unhashable option value: the slow path handles it
                     entry = hit = None
-                if entry is not None:
+                if entry is not None and hit is not None:
                     return fast.launch(entry, grid, hit[1], hit[2])
         return self._run_slow(args, kwargs, grid, warmup, hit)
 

@@ -1,7 +1,7 @@
 """The specialisation of a launch: per parameter its kind, Triton type string and hints.
 
-Triton's rules (reference §2.3): ints in [-2^31, 2^31) are ``i32``, others ``i64`` (``u64``
-for [2^63, 2^64)); an int equal to 1 becomes a constexpr and leaves the signature; ints and
+Triton's rules (``triton/runtime/jit.py``): ints in [-2^31, 2^31) are ``i32``, others ``i64``
+(``u64`` for [2^63, 2^64)); an int equal to 1 becomes a constexpr and leaves the signature; ints and
 pointers divisible by 16 get ``tt.divisibility = 16``; floats are ``fp32`` and never
 specialised; bools are ``i1``.
 """

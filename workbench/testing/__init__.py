@@ -1,18 +1,19 @@
 """Helpers for tests and users: example kernels (``workbench.testing.examples``) and
-:func:`do_bench` (Triton's ``triton.testing.do_bench``, milliseconds).
+:func:`do_bench` (Triton's ``triton.testing.do_bench``, milliseconds; it lives in
+:mod:`workbench.runtime.bench`, which the autotuner uses too).
 
-Measuring (issue 6): :func:`ceilings` (this machine's memory bandwidth and FLOP/s per dtype,
+Measuring: :func:`ceilings` (this machine's memory bandwidth and FLOP/s per dtype,
 measured by the workbench's own micro-kernels, cached), :func:`count_work` (FLOPs and bytes of a
 launch from its IR, or exactly on the interpreter), :class:`Run` (a timed launch: a roofline
 point), :func:`launch` / :func:`measure` (time one launch) and :func:`sweep` (Triton's
 ``perf_report`` idea: sizes or configs against baselines). None of them imports matplotlib;
 plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``, ``autotune_view``).
 """
-from .bench import do_bench
+from ..runtime.bench import do_bench
 from .ceilings import Ceilings, ceilings
 from .sweep import Launch, SweepResult, launch, measure, sweep
 from .tuned import NotTunedError
 from .work import Run, Work, WorkCountError, count_work
 
-__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError", "ceilings",
-           "count_work", "do_bench", "launch", "measure", "sweep"]
+__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError",
+           "ceilings", "count_work", "do_bench", "launch", "measure", "sweep"]

@@ -43,9 +43,16 @@ import numpy as np
 
 from .datasheets import DATASHEETS, datasheet_for  # noqa: F401 - re-exported
 from .examples import triad_kernel  # noqa: F401 - the memory roof's kernel
-from .microkernels import _arrays, dot_probe, fma_probe, widest_vector
-from .microkernels import measure_dot, measure_fma  # noqa: F401 - re-exported
-from .microkernels import dot_kernel, fma_kernel  # noqa: F401 - re-exported
+from .microkernels import (  # noqa: F401 - re-exported  # noqa: F401 - re-exported
+    _arrays,
+    dot_kernel,
+    dot_probe,
+    fma_kernel,
+    fma_probe,
+    measure_dot,
+    measure_fma,
+    widest_vector,
+)
 
 MiB = 1 << 20
 #: version of the measuring method; a cached file measured by another one is re-measured
@@ -182,7 +189,7 @@ def cache_path(target: str, machine: str) -> Path:
 
 # ------------------------------------------------------------------------------ measuring
 def _best_ms(fn, device: str, rep_ms: float) -> float:
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
 
 
@@ -196,13 +203,14 @@ def measure_bandwidth(target: str, working_set_bytes: int, rep_ms: float = 300) 
     gpu = target.startswith("cuda")
     device = "cuda" if gpu else "cpu"
     shapes = ((1024, 4), (2048, 8), (4096, 8)) if gpu else ((4096, 4),)
-    best = None
+    best: tuple | None = None
     for block, warps in shapes:
         grid = (-(-n // block),)
-        ms = _best_ms(lambda: triad_kernel[grid](a, b, c, 3.0, n, BLOCK_SIZE=block,
-                                                 num_warps=warps), device, rep_ms)
+        ms = _best_ms(lambda grid=grid, block=block, warps=warps: triad_kernel[grid](
+            a, b, c, 3.0, n, BLOCK_SIZE=block, num_warps=warps), device, rep_ms)
         if best is None or ms < best[0]:
             best = (ms, block, warps)
+    assert best is not None  # shapes is never empty
     ms, block, warps = best
     moved = 3 * n * 4
     return {"bandwidth": moved / (ms * 1e-3), "bytes": moved, "seconds": ms * 1e-3,
@@ -230,7 +238,8 @@ def measure(target: str = "cpu", working_set_bytes: int | None = None,
     measure the ``tl.dot`` roof (``"fp32:dot"`` on the CPU, ``"fp16:dot"`` on the GPU);
     ``rounds`` x ``rep_ms / rounds`` ms of timing per compute roof, the roofs interleaved
     (a busy moment of a shared machine then lowers one sample, not the roof; default 5 x 200
-    ms on the CPU, 1 x 300 ms on a GPU, which nothing else shares). Raises ToolMissingError for ``cuda`` without a GPU."""
+    ms on the CPU, 1 x 300 ms on a GPU, which nothing else shares). Raises ToolMissingError
+    for ``cuda`` without a GPU."""
     from ..runtime.disk_cache import compiler_hash
     t0 = time.perf_counter()
     tgt = "cuda" if str(target).startswith("cuda") else "cpu"
@@ -315,9 +324,9 @@ def save(c: Ceilings, path: Path) -> None:
 def ceilings(target: str = "cpu", refresh: bool = False, **measure_kw) -> Ceilings:
     """The ceilings of this machine for ``target`` (``"cpu"``, ``"interpreter"`` (the cpu's),
     ``"cuda"``/``"cuda:90"``): read from the cache, or measured (under 15 s) and cached when
-    missing, measured by another compiler version or method, or ``refresh=True``. ``measure_kw`` go to
-    :func:`measure` (e.g. ``working_set_bytes``, ``dtypes``). Raises ToolMissingError for
-    ``cuda`` without a GPU."""
+    missing, measured by another compiler version or method, or ``refresh=True``.
+    ``measure_kw`` go to :func:`measure` (e.g. ``working_set_bytes``, ``dtypes``). Raises
+    ToolMissingError for ``cuda`` without a GPU."""
     tgt = "cuda" if str(target).startswith("cuda") else "cpu"
     from ..runtime.disk_cache import compiler_hash
     path = cache_path(tgt, machine_id(tgt))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 # (name pattern, figures); bandwidth in bytes/s, compute in FLOP/s (dense).
-DATASHEETS = [
+DATASHEETS: list[tuple[str, dict]] = [
     ("H200", {"source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
               "bandwidth": 4.8e12, "compute": {"fp64": 34e12, "fp32": 67e12,
                                                "fp32:dot": 494.5e12, "fp16:dot": 989.5e12,

@@ -18,7 +18,7 @@ columns). Where two benchmarks need different semantics the variants are separat
 from __future__ import annotations
 
 import workbench.language as tl
-from workbench.runtime import jit
+from workbench.runtime.jit import jit
 
 
 @jit

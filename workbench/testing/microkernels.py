@@ -33,7 +33,8 @@ import re
 import numpy as np
 
 import workbench.language as tl
-from ..runtime import jit
+
+from ..runtime.jit import jit
 
 #: steps of each chain per loop iteration (unrolled)
 CHAIN = 8
@@ -98,7 +99,7 @@ def _arrays(target: str, host_arrays):
 
 def best_ms(fn, device: str, rep_ms: float) -> float:
     """The fastest of ``fn()``'s runs over about ``rep_ms`` ms (no cache flush), in ms."""
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return do_bench(fn, warmup=1, rep=rep_ms, return_mode="min", device=device, flush_bytes=0)
 
 
@@ -111,7 +112,7 @@ def calibrate(launch, device: str, target_ms: float, start: int = 4,
     a rate measured on short launches does not scale."""
     iters = start
     for _ in range(8):
-        ms = max(best_ms(lambda: launch(iters), device, target_ms), 1e-4)
+        ms = max(best_ms(lambda iters=iters: launch(iters), device, target_ms), 1e-4)
         if target_ms / 2 <= ms <= 2 * target_ms or (iters >= limit and ms < target_ms):
             break
         iters = int(min(limit, max(1, iters * min(64.0, max(1 / 64, target_ms / ms)))))
@@ -127,8 +128,8 @@ def widest_vector() -> str:
     """The widest x86 vector register class the CPU backend compiles for: ``"zmm"``
     (AVX-512, unless ``WORKBENCH_CPU_PREFER_256``), ``"ymm"`` (AVX), ``"xmm"``; ``""`` on
     other architectures."""
-    from ..codegen.cpu.compile import host_features
-    feats = host_features()
+    from ..backends.registry import get_backend
+    feats = get_backend("cpu").host_features()
     if "+avx512f" in feats and "-prefer-256-bit" in feats:
         return "zmm"
     if "+avx" in feats:

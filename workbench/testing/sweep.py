@@ -1,5 +1,5 @@
 """Timing launches and sweeping them over sizes or configurations (Triton's ``perf_report``
-idea, reference §2.5), against baselines such as numpy.
+idea, ``triton/testing.py``), against baselines such as numpy.
 
 - :class:`Launch`: one kernel launch held for later (``launch(kernel, grid, *args, **kw)``);
   calling it launches; :meth:`Launch.work` counts its FLOPs and bytes
@@ -65,7 +65,7 @@ def launch(kernel, grid, *args, **kwargs) -> Launch:
 
 def time_ms(fn, device: str = "cpu", warmup: float = 25, rep: float = 100) -> float:
     """Median milliseconds of ``fn()`` by :func:`workbench.testing.do_bench`."""
-    from .bench import do_bench
+    from ..runtime.bench import do_bench
     return float(do_bench(fn, warmup=warmup, rep=rep, return_mode="median", device=device))
 
 
@@ -82,7 +82,7 @@ def measure(lnch: Launch, name: str | None = None, *, exact: bool = False, flops
         from .tuned import resolve_launch
         _, meta = resolve_launch(lnch.kernel, lnch.args, lnch.kwargs)
         config = {k: v for k, v in meta.items() if k not in lnch.kwargs}
-    return Run(name=name or lnch.name, seconds=ms * 1e-3, flops=work.flops, bytes=work.bytes,
+    return Run(name=str(name or lnch.name), seconds=ms * 1e-3, flops=work.flops, bytes=work.bytes,
                dtype=work.dtype, target=lnch.device, config=dict(config or {}), work=work)
 
 
@@ -143,8 +143,8 @@ class SweepResult:
         head = [self.x_name] + [f"{p} ({self.metric})" for p in provs]
         body = [[_label(x)] + [_fmt(self.table()[_label(x)].get(p)) for p in provs]
                 for x in self.xs]
-        widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
-        lines = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths))
+        widths = [max(len(str(c)) for c in col) for col in zip(head, *body, strict=True)]
+        lines = ["  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True))
                  for row in [head] + body]
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
@@ -161,10 +161,17 @@ class SweepResult:
                 f"{body}</table>{notes}")
 
     def plot(self, ax=None, logx: bool | None = None):
-        """A line plot of ``metric`` against x per provider (matplotlib Figure; see
-        :func:`workbench.viz.sweep_view.sweep_figure`)."""
-        from ..viz.sweep_view import sweep_figure
-        return sweep_figure(self, ax=ax, logx=logx)
+        """A line plot of ``metric`` against x per provider (matplotlib Figure; the
+        ``"sweep_figure"`` view of :mod:`workbench.runtime.views`, registered by
+        :mod:`workbench.viz`: :func:`workbench.viz.sweep_view.sweep_figure`). Raises
+        ToolMissingError when no such view is registered (workbench.viz is missing)."""
+        from ..errors import ToolMissingError
+        from ..runtime import views
+        view = views.lookup("sweep_figure")
+        if view is None:
+            raise ToolMissingError("SweepResult.plot() needs workbench.viz, which is not "
+                                   "installed")
+        return view(self, ax=ax, logx=logx)
 
 
 def _label(x) -> str:
@@ -209,7 +216,7 @@ def sweep(bench, xs, baselines: dict | None = None, metric: str = "GB/s", *,
     skipped: set = set()
     for x in xs:
         lnch = bench(x)
-        kname = name or getattr(lnch, "name", None) or getattr(bench, "__name__", "kernel")
+        kname = str(name or getattr(lnch, "name", None) or getattr(bench, "__name__", "kernel"))
         result.kernel_name = kname
         device = getattr(lnch, "device", "cpu")
         work = _work_of(lnch, x, flops, bytes, exact, result)

@@ -29,7 +29,7 @@ def _name(fn) -> str:
     while not _is_jit(base) and hasattr(base, "fn"):
         base = base.fn
     inner = getattr(base, "fn", base)
-    return getattr(inner, "__name__", None) or getattr(base, "__name__", "kernel")
+    return str(getattr(inner, "__name__", None) or getattr(base, "__name__", "kernel"))
 
 
 def _tuned_config(tuner, args, kwargs):
@@ -40,7 +40,7 @@ def _tuned_config(tuner, args, kwargs):
         return None
     if len(tuner.configs) == 1 and not tuner.early_config_prune and not tuner.perf_model:
         return tuner.configs[0]
-    nargs = dict(zip(tuner.arg_names, args))
+    nargs = dict(zip(tuner.arg_names, args, strict=False))
     key = tuner._key({**nargs, **kwargs} if kwargs else nargs)
     config = tuner.cache.get(key)
     if config is None:
@@ -66,6 +66,6 @@ def resolve_launch(kernel, args, kwargs: dict):
                 kwargs.update(config.all_kwargs())
         elif hasattr(k, "values") and hasattr(k, "arg_names"):     # a Heuristics
             for name, heur in k.values.items():
-                kwargs[name] = heur({**dict(zip(k.arg_names, args)), **kwargs})
+                kwargs[name] = heur({**dict(zip(k.arg_names, args, strict=False)), **kwargs})
         k = k.fn
     return k, kwargs

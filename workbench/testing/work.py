@@ -32,16 +32,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
 
-FLOP_PER_ELEMENT = {
-    "arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.divf": 1, "arith.remf": 1,
-    "arith.negf": 1, "arith.maximumf": 1, "arith.minimumf": 1, "arith.maxnumf": 1,
-    "arith.minnumf": 1, "math.fma": 2, "tt.clampf": 2, "tt.precise_divf": 1,
-    "tt.precise_sqrt": 1, "math.exp": 1, "math.exp2": 1, "math.log": 1, "math.log2": 1,
-    "math.sqrt": 1, "math.rsqrt": 1, "math.sin": 1, "math.cos": 1, "math.tanh": 1,
-    "math.erf": 1,
-}
+from .work_model import (
+    FLOP_PER_ELEMENT,
+    Run,  # noqa: F401 - re-exported (workbench.testing.work.Run)
+    Work,
+    dtype_name,
+    is_float,
+    numel,
+)
+
 _PASS_THROUGH = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
                  "tt.trans", "ttg.convert_layout", "tt.bitcast")
 _INT_EVAL = {
@@ -58,87 +58,6 @@ _INT_EVAL = {
 class WorkCountError(ValueError):
     """The work of a launch could not be counted from the IR (a loop with a trip count only
     known at run time, a ``while`` loop); the message names the op and says what to pass."""
-
-
-def dtype_name(t) -> str:
-    """Triton's short name of a float IR type: ``f32`` -> ``"fp32"``, ``bf16`` stays."""
-    name = str(getattr(t, "scalar", t))
-    return {"f16": "fp16", "f32": "fp32", "f64": "fp64"}.get(name, name)
-
-
-@dataclass
-class Work:
-    """FLOPs and bytes of one launch.
-
-    ``flops`` (FLOP), ``bytes`` (bytes moved = ``bytes_read + bytes_written``),
-    ``flops_by_dtype`` (``"fp32"``, ``"fp16:dot"``... -> FLOP), ``bytes_by_arg`` (parameter ->
-    (read, written) bytes), ``bytes_issued`` (every access counted, re-reads included),
-    ``programs``, ``mode`` (``"static"``, ``"exact"``, ``"user"``, or ``"static+user"``...),
-    ``complete`` (False when a loop's trip count was unknown), ``notes``."""
-
-    flops: float
-    bytes: float
-    bytes_read: float = 0.0
-    bytes_written: float = 0.0
-    flops_by_dtype: dict = field(default_factory=dict)
-    bytes_by_arg: dict = field(default_factory=dict)
-    bytes_issued: float = 0.0
-    programs: int = 1
-    mode: str = "static"
-    complete: bool = True
-    notes: list = field(default_factory=list)
-
-    @property
-    def dtype(self) -> str:
-        """The roof this work is compared with: the ``tl.dot`` unit (``"fp32:dot"``,
-        ``"fp16:dot"``) doing most dot FLOPs when the kernel uses ``tl.dot`` at all (its roof
-        is the fastest the kernel can reach, so the epilogue's elementwise FLOPs do not make
-        it look above its roof), else the dtype doing most of the FLOPs, e.g. ``"fp32"``;
-        ``"fp32"`` when there are none (a copy kernel)."""
-        counted = {k: v for k, v in self.flops_by_dtype.items() if v > 0}
-        if not counted:
-            return "fp32"
-        dots = {k: v for k, v in counted.items() if k.endswith(":dot")}
-        pool = dots or counted
-        return max(pool, key=pool.get)
-
-    @property
-    def intensity(self) -> float:
-        """Arithmetic intensity in FLOP/byte (inf when no bytes move)."""
-        return self.flops / self.bytes if self.bytes else math.inf
-
-
-@dataclass
-class Run:
-    """One timed launch, a point on a roofline: ``name`` (kernel, config or size label),
-    ``seconds`` (time of one launch), ``flops`` (FLOP), ``bytes`` (bytes moved), ``dtype``
-    (the roof it is measured against: ``"fp32"``, ``"fp64"``, ``"fp16:dot"``), ``target``
-    (``"cpu"``, ``"cuda"``), ``config`` (meta-parameters, free-form), ``work`` (the
-    :class:`Work` it was counted from, if any)."""
-
-    name: str
-    seconds: float
-    flops: float
-    bytes: float
-    dtype: str = "fp32"
-    target: str = "cpu"
-    config: dict = field(default_factory=dict)
-    work: Work | None = None
-
-    @property
-    def intensity(self) -> float:
-        """FLOP/byte (inf when no bytes move)."""
-        return self.flops / self.bytes if self.bytes else math.inf
-
-    @property
-    def flops_per_s(self) -> float:
-        """Achieved FLOP/s."""
-        return self.flops / self.seconds if self.seconds > 0 else math.inf
-
-    @property
-    def bytes_per_s(self) -> float:
-        """Achieved bytes/s."""
-        return self.bytes / self.seconds if self.seconds > 0 else math.inf
 
 
 # ---------------------------------------------------------------------------------- static
@@ -161,9 +80,9 @@ class _StaticCounter:
         self.arg_name = {a: (names[i] if i < len(names) else f"arg{i}")
                          for i, a in enumerate(self.entry.args)}
         self.scalars = scalars
-        self.flops = defaultdict(float)
-        self.read = defaultdict(float)
-        self.written = defaultdict(float)
+        self.flops: defaultdict[str, float] = defaultdict(float)
+        self.read: defaultdict[str, float] = defaultdict(float)
+        self.written: defaultdict[str, float] = defaultdict(float)
         self.notes: list[str] = []
         self.complete = True
 
@@ -225,56 +144,21 @@ class _StaticCounter:
     def op(self, op, mult: float) -> None:
         name = op.name
         if name in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas"):
-            ptr_t = op.operands[0].type
-            from ..backends.interp.dtypes import mem_dtype
-            nbytes = _numel(ptr_t) * mem_dtype(ptr_t.scalar.pointee).itemsize * mult
-            arg = self.pointer_arg(op.operands[0])
-            if name != "tt.store":
-                self.read[arg] += nbytes
-            if name != "tt.load":
-                self.written[arg] += nbytes
-            if name == "tt.atomic_rmw" and _is_float(op.operands[1].type):
-                self.flops[dtype_name(op.operands[1].type)] += _numel(ptr_t) * mult
+            self._memory(op, mult)
         elif name == "tt.dot":
             a = op.operands[0].type
             m_, n_ = op.result.type.shape[-2], op.result.type.shape[-1]
             batch = math.prod(op.result.type.shape[:-2])
             self.flops[dtype_name(a) + ":dot"] += 2.0 * batch * m_ * n_ * a.shape[-1] * mult
-        elif name in FLOP_PER_ELEMENT and op.results and _is_float(op.result.type):
+        elif name in FLOP_PER_ELEMENT and op.results and is_float(op.result.type):
             self.flops[dtype_name(op.result.type)] += \
-                FLOP_PER_ELEMENT[name] * _numel(op.result.type) * mult
+                FLOP_PER_ELEMENT[name] * numel(op.result.type) * mult
         elif name in ("tt.reduce", "tt.scan"):
-            inner = self._sub(op.regions[0].block, 1.0)
-            n_in = _numel(op.operands[0].type)
-            if name == "tt.reduce":
-                n_out = _numel(op.results[0].type)
-            else:  # a scan: one combine per element but the first of each row
-                shape = getattr(op.operands[0].type, "shape", None) or (1,)
-                n_out = n_in // max(1, shape[op.attributes.get("axis", 0)])
-            for k, v in inner.flops.items():
-                self.flops[k] += v * max(0, n_in - n_out) * mult
+            self._combine(op, mult)
         elif name == "scf.for":
-            lb, ub, step = (self.int_value(x) for x in op.operands[:3])
-            if None in (lb, ub, step) or step <= 0:
-                self.complete = False
-                self.notes.append(f"scf.for at {_where(op)}: trip count not known before "
-                                  "running (counted once)")
-                trips = 1
-            else:
-                trips = max(0, -(-(ub - lb) // step))
-            self.block(op.regions[0].block, mult * trips)
+            self._for(op, mult)
         elif name == "scf.if":
-            branches = [self._sub(region.block, mult) for region in op.regions
-                        if region.blocks]
-            if branches:
-                big = max(branches, key=lambda s: (sum(s.flops.values()),
-                                                   sum(s.read.values()) + sum(s.written.values())))
-                for src, dst in ((big.flops, self.flops), (big.read, self.read),
-                                 (big.written, self.written)):
-                    for k, v in src.items():
-                        dst[k] += v
-                if len(branches) > 1:
-                    self.notes.append(f"scf.if at {_where(op)}: the larger branch is counted")
+            self._if(op, mult)
         elif name == "scf.while":
             self.complete = False
             self.notes.append(f"scf.while at {_where(op)}: iterations unknown (counted once)")
@@ -284,15 +168,56 @@ class _StaticCounter:
             for region in op.regions:
                 self.block(region.block, mult)
 
+    def _memory(self, op, mult: float) -> None:
+        """Bytes of a load, store or atomic (and an atomic add's FLOPs)."""
+        from ..backends.interp.dtypes import mem_dtype
+        name = op.name
+        ptr_t = op.operands[0].type
+        nbytes = numel(ptr_t) * mem_dtype(ptr_t.scalar.pointee).itemsize * mult
+        arg = self.pointer_arg(op.operands[0])
+        if name != "tt.store":
+            self.read[arg] += nbytes
+        if name != "tt.load":
+            self.written[arg] += nbytes
+        if name == "tt.atomic_rmw" and is_float(op.operands[1].type):
+            self.flops[dtype_name(op.operands[1].type)] += numel(ptr_t) * mult
 
-def _numel(t) -> int:
-    shape = getattr(t, "shape", None)
-    return math.prod(shape) if shape else 1
+    def _combine(self, op, mult: float) -> None:
+        """A reduce or scan: its combine region's FLOPs once per element folded in."""
+        inner = self._sub(op.regions[0].block, 1.0)
+        n_in = numel(op.operands[0].type)
+        if op.name == "tt.reduce":
+            n_out = numel(op.results[0].type)
+        else:  # a scan: one combine per element but the first of each row
+            shape = getattr(op.operands[0].type, "shape", None) or (1,)
+            n_out = n_in // max(1, shape[op.attributes.get("axis", 0)])
+        for k, v in inner.flops.items():
+            self.flops[k] += v * max(0, n_in - n_out) * mult
 
+    def _for(self, op, mult: float) -> None:
+        lb, ub, step = (self.int_value(x) for x in op.operands[:3])
+        if None in (lb, ub, step) or step <= 0:
+            self.complete = False
+            self.notes.append(f"scf.for at {_where(op)}: trip count not known before "
+                              "running (counted once)")
+            trips = 1
+        else:
+            trips = max(0, -(-(ub - lb) // step))
+        self.block(op.regions[0].block, mult * trips)
 
-def _is_float(t) -> bool:
-    from ..ir.types import FloatType
-    return isinstance(getattr(t, "scalar", t), FloatType)
+    def _if(self, op, mult: float) -> None:
+        """The larger branch of an ``scf.if`` (by FLOPs, then bytes)."""
+        branches = [self._sub(region.block, mult) for region in op.regions if region.blocks]
+        if not branches:
+            return
+        big = max(branches, key=lambda s: (sum(s.flops.values()),
+                                           sum(s.read.values()) + sum(s.written.values())))
+        for src, dst in ((big.flops, self.flops), (big.read, self.read),
+                         (big.written, self.written)):
+            for k, v in src.items():
+                dst[k] += v
+        if len(branches) > 1:
+            self.notes.append(f"scf.if at {_where(op)}: the larger branch is counted")
 
 
 def _where(op) -> str:
@@ -343,7 +268,7 @@ def launch_values(kernel, args, kwargs) -> dict:
     """Parameter name -> value of a launch ``kernel[grid](*args, **kwargs)`` (launch options
     such as ``num_warps`` are dropped)."""
     names = [p.name for p in kernel.params]
-    values = dict(zip(names, args))
+    values = dict(zip(names, args, strict=False))
     values.update({k: v for k, v in kwargs.items() if k in names})
     return values
 

@@ -26,7 +26,7 @@ from ..backends.interp.block import PIDS
 from ..backends.interp.compiler import FunctionCompiler
 from ..backends.interp.launch import Launcher
 from ..backends.interp.memory import Memory
-from .work import FLOP_PER_ELEMENT, Work, _is_float, _numel, dtype_name
+from .work_model import FLOP_PER_ELEMENT, Work, dtype_name, is_float, numel
 
 
 def _in_combine_region(op) -> bool:
@@ -40,9 +40,9 @@ def _in_combine_region(op) -> bool:
 
 def _region_flops(op) -> dict:
     """dtype -> FLOPs of one execution of the combine region of a reduce/scan."""
-    out = defaultdict(float)
+    out: defaultdict[str, float] = defaultdict(float)
     for inner in op.regions[0].block.ops:
-        if inner.name in FLOP_PER_ELEMENT and inner.results and _is_float(inner.result.type):
+        if inner.name in FLOP_PER_ELEMENT and inner.results and is_float(inner.result.type):
             out[dtype_name(inner.result.type)] += FLOP_PER_ELEMENT[inner.name]
     return out
 
@@ -53,23 +53,23 @@ def _op_flops(op) -> dict | None:
     if name == "tt.dot":
         a = op.operands[0].type
         shape = op.result.type.shape
-        return {dtype_name(a) + ":dot": 2.0 * _numel(op.result.type) * a.shape[-1]} \
+        return {dtype_name(a) + ":dot": 2.0 * numel(op.result.type) * a.shape[-1]} \
             if shape else None
-    if name in FLOP_PER_ELEMENT and op.results and _is_float(op.result.type):
+    if name in FLOP_PER_ELEMENT and op.results and is_float(op.result.type):
         return {dtype_name(op.result.type): float(FLOP_PER_ELEMENT[name] *
-                                                  _numel(op.result.type))}
+                                                  numel(op.result.type))}
     if name in ("tt.reduce", "tt.scan"):
         per = _region_flops(op)
-        n_in = _numel(op.operands[0].type)
+        n_in = numel(op.operands[0].type)
         if name == "tt.reduce":
-            n_out = _numel(op.results[0].type)
+            n_out = numel(op.results[0].type)
         else:
             shape = getattr(op.operands[0].type, "shape", None) or (1,)
             n_out = n_in // max(1, shape[op.attributes.get("axis", 0)])
         folds = max(0, n_in - n_out)
         return {k: v * folds for k, v in per.items()} or None
-    if name == "tt.atomic_rmw" and _is_float(op.operands[1].type):
-        return {dtype_name(op.operands[1].type): float(_numel(op.operands[0].type))}
+    if name == "tt.atomic_rmw" and is_float(op.operands[1].type):
+        return {dtype_name(op.operands[1].type): float(numel(op.operands[0].type))}
     return None
 
 
@@ -100,7 +100,8 @@ class _CountingMemory(Memory):
     """Memory recording, per argument, the bytes unmasked lanes read and wrote."""
 
     def attach(self) -> "_CountingMemory":
-        self.read_maps, self.write_maps = {}, {}
+        self.read_maps: dict = {}
+        self.write_maps: dict = {}
         self.issued = 0
         regions = sorted(self.args.items(), key=lambda kv: kv[1].lo)
         self._order = [i for i, _ in regions]
@@ -189,10 +190,11 @@ def exact_work(kernel, compiled, grid: tuple, values: dict) -> Work:
         if p.name not in host:
             host[p.name] = next(a.value for a in compiled.spec.args if a.name == p.name)
     bound = specialize(fn, params, host)
-    runtime = [v for want, v in zip(compiled.spec.args, bound.per_param) if want.passed]
+    runtime = [v for want, v in zip(compiled.spec.args, bound.per_param, strict=True)
+               if want.passed]
     module = parse_module(compiled.asm["ttir"])
     func = functions(module)[0]
-    flops = defaultdict(float)
+    flops: defaultdict[str, float] = defaultdict(float)
     cf = _CountingCompiler(func, module, flops).compile()
     launcher = _CountingLauncher(cf)
     grid3 = tuple(grid) + (1,) * (3 - len(grid))

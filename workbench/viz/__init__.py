@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+from ..runtime import views as _views
+
 _LAZY = {
     "render_compiled": "ir_view",
     "render_stages": "ir_view",
@@ -20,11 +22,33 @@ _LAZY = {
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
 }
-# the short names issue 4 gives them: viz.layout(layout, shape), viz.banks(...). (The explorer
+# short names: viz.layout(layout, shape), viz.banks(...). (The explorer
 # is viz.layout_explorer(): the name `explorer` is its submodule's.)
 _ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure")}
 
 __all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
+
+
+# the views the runtime's objects show (workbench.runtime.views): registered on import, each
+# loading its module on first use
+def _compiled_html(kernel) -> str:
+    from .ir_view import render_compiled
+    return render_compiled(kernel)
+
+
+def _layouts(kernel):
+    from .layouts_of import layouts
+    return layouts(kernel)
+
+
+def _sweep_figure(result, ax=None, logx=None):
+    from .sweep_view import sweep_figure
+    return sweep_figure(result, ax=ax, logx=logx)
+
+
+_views.register("compiled_html", _compiled_html)
+_views.register("layouts", _layouts)
+_views.register("sweep_figure", _sweep_figure)
 
 # functions named like their modules are bound eagerly, so importing the submodule (which sets
 # the package attribute to the module) cannot shadow them; neither imports matplotlib at import
@@ -36,7 +60,7 @@ def __getattr__(name: str):
     if name in _ALIASES:
         mod, attr = _ALIASES[name]
         return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
-    mod = _LAZY.get(name)
-    if mod is None:
+    lazy = _LAZY.get(name)
+    if lazy is None:
         raise AttributeError(f"module 'workbench.viz' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    return getattr(importlib.import_module(f"{__name__}.{lazy}"), name)

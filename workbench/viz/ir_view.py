@@ -67,7 +67,7 @@ def render_stages(stages, source_text: str, source_file: str | None = None,
         locs += [None] * (len(lines) - len(locs))
         split = split_debug(name, lines)
         src_of = [source_line_of(loc, source_file, first_line, last) for loc in locs]
-        for s, sl in zip(src_of, split):
+        for s, sl in zip(src_of, split, strict=False):
             if s is not None and not sl.debug:
                 per = counts.setdefault(s, {})
                 per[name] = per.get(name, 0) + 1

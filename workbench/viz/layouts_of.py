@@ -241,7 +241,7 @@ def value_layouts(ttgir_text: str, line_locs=None) -> list[ValueLayout]:
             loc = line_locs[op.line]
         if loc is None and op.loc_text:
             loc = resolve(op.loc_text)
-        for name, t in zip(op.results, op.types):
+        for name, t in zip(op.results, op.types, strict=False):
             kind, _, _, enc_text = _split_type(t)
             if not kind or enc_text is None:
                 continue
@@ -342,8 +342,9 @@ def draw_value(compiled, name: str, warp: int | None = None, thread: int | None 
         op_name, acc = found[access]
         dtype = _DTYPES.get(v.element, v.element)
         fig = banks_figure(v.encoding, acc.encoding, acc.shape, dtype, vector_bytes=vector_bytes)
-        fig.workbench_access = (op_name, acc)
-    fig.workbench_value = v
+        # the data the picture shows, kept on the Figure (matplotlib's stubs do not know it)
+        fig.workbench_access = (op_name, acc)  # type: ignore[attr-defined]
+    fig.workbench_value = v  # type: ignore[attr-defined]
     return fig
 
 

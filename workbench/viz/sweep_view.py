@@ -56,6 +56,8 @@ def sweep_figure(result, ax=None, logx: bool | None = None):
     ax.legend(fontsize=8)
     ax.set_title(f"{result.kernel_name}: {result.metric} by {result.x_name}", fontsize=9)
     fig.tight_layout()
-    fig.workbench_data = {"series": series, "metric": result.metric, "x_name": result.x_name,
-                          "labels": labels}
+    # the data the picture shows, kept on the Figure (matplotlib's stubs do not know it)
+    data = {"series": series, "metric": result.metric, "x_name": result.x_name,
+            "labels": labels}
+    fig.workbench_data = data  # type: ignore[attr-defined]
     return fig

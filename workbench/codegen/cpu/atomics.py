@@ -26,8 +26,19 @@ from ...errors import UnsupportedError
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, TensorType
 from . import memory
-from .llvmtypes import (DOUBLE, FLOAT, HALF, PTR, from_storage, is_bf16, storage_size,
-                        storage_type, to_storage, value_type)
+from .irtypes import pointee
+from .llvmtypes import (
+    DOUBLE,
+    FLOAT,
+    HALF,
+    PTR,
+    from_storage,
+    is_bf16,
+    storage_size,
+    storage_type,
+    to_storage,
+    value_type,
+)
 from .tiles import loop_nest
 
 _ORDER = {"relaxed": "monotonic", "monotonic": "monotonic", "acquire": "acquire",
@@ -118,7 +129,7 @@ def _elementwise_atomic(lw, op: Operation, operands: list, mask_v, one) -> None:
     b = lw.b
     rt = op.result.type if op.results else operands[0].type
     shape = tuple(rt.shape) if isinstance(rt, TensorType) else ()
-    elem = op.operands[0].type.scalar.pointee
+    elem = pointee(op.operands[0].type)
     ptr = lw.tile(op.operands[0], shape)
     vals = [lw.tile(v, shape) for v in operands]
     mask = lw.tile(mask_v, shape) if mask_v is not None else None
@@ -165,7 +176,7 @@ def _elementwise_atomic(lw, op: Operation, operands: list, mask_v, one) -> None:
 def lower_atomic_rmw(lw, op: Operation) -> None:
     """``tt.atomic_rmw [ptr, val, mask?] {atomic_rmw_op, sem, scope}`` -> old values."""
     kind = str(op.attributes.get("atomic_rmw_op", "")).lower()
-    elem = op.operands[0].type.scalar.pointee
+    elem = pointee(op.operands[0].type)
     order = _ordering(op)
     if isinstance(elem, IntType) and elem.width < 8:
         raise UnsupportedError(f"atomic {kind} on {elem} is not supported", op.loc)
@@ -184,7 +195,7 @@ def lower_atomic_cas(lw, op: Operation) -> None:
     """``tt.atomic_cas [ptr, cmp, val] {sem, scope}``: where ``*ptr == cmp`` (bitwise) store
     ``val``; returns the old values."""
     b = lw.b
-    elem = op.operands[0].type.scalar.pointee
+    elem = pointee(op.operands[0].type)
     order = _ordering(op)
 
     def one(p, cmp, val):

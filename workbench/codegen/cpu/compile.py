@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...config import env_flag
 from ...errors import CompilationError
 from ...ir.core import functions
 from ...ir.types import PointerType
@@ -142,7 +143,9 @@ class JitResult:
     timings: dict
 
 
-def _target_machine():
+def target_machine():
+    """An LLVM target machine for this host (its CPU name and :func:`host_features`, O3,
+    JIT-capable), as used to compile kernels and to reload them from the disk cache."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
@@ -154,9 +157,8 @@ def host_features() -> str:
     """The host CPU's LLVM feature string; with AVX-512, plus ``-prefer-256-bit`` so the
     vectoriser uses 512-bit vectors (LLVM's default tuning for Intel server cores stays at
     256 bits to avoid frequency drops in mixed scalar code; kernels here are vector loops)."""
-    import os
     feats = llvm.get_host_cpu_features().flatten()
-    if "+avx512f" in feats and os.environ.get("WORKBENCH_CPU_PREFER_256", "") in ("", "0"):
+    if "+avx512f" in feats and not env_flag("WORKBENCH_CPU_PREFER_256"):
         feats += ",-prefer-256-bit"
     return feats
 
@@ -170,8 +172,9 @@ def jit(host: HostModule, opt_level: int = 3) -> JitResult:
         mod = llvm.parse_assembly(str(host.module))
         mod.verify()
     except RuntimeError as exc:  # pragma: no cover - backend bug
-        raise CompilationError(f"internal error: invalid LLVM IR from the CPU backend: {exc}")
-    tm = _target_machine()
+        raise CompilationError(
+            f"internal error: invalid LLVM IR from the CPU backend: {exc}") from exc
+    tm = target_machine()
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
@@ -225,8 +228,8 @@ class _AsmJob(threading.Thread):
     def __init__(self, llir: str):
         super().__init__(daemon=True, name="workbench-cpu-asm")
         self.llir = llir
-        self.asm = None
-        self.error = None
+        self.asm: str | None = None
+        self.error: BaseException | None = None
         self.seconds = 0.0
 
     def run(self) -> None:
@@ -235,7 +238,7 @@ class _AsmJob(threading.Thread):
         try:
             ctx = llvm.create_context()
             mod = llvm.parse_assembly(self.llir, context=ctx)
-            self.asm = _emit_assembly_unlocked(_target_machine(), mod)
+            self.asm = _emit_assembly_unlocked(target_machine(), mod)
         except BaseException as exc:  # noqa: BLE001 - re-raised by result()
             self.error = exc
         self.seconds = time.perf_counter() - t0
@@ -244,4 +247,5 @@ class _AsmJob(threading.Thread):
         self.join()
         if self.error is not None:
             raise self.error
+        assert self.asm is not None
         return self.asm

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ...ir.core import Operation
 from ...ir.types import TensorType
+from .irtypes import terminator_of
 from .llvmtypes import value_type
 from .tiles import Buffer, Splat
 
@@ -107,7 +108,7 @@ def lower_for(lw, op: Operation) -> None:
     b.position_at_end(loop)
     lw.env[body.args[0]] = iv
     _lower_region_ops(lw, body)
-    yields = body.terminator.operands
+    yields = terminator_of(body).operands
     _store_tiles(lw, [(k, yields[k]) for k in bufs], bufs)
     end = b.block
     for k, p in phis.items():
@@ -130,7 +131,7 @@ def lower_if(lw, op: Operation) -> None:
     for name in ("if.then", "if.else"):
         targets.append(lw.fn.append_basic_block(name))
     b.cbranch(cond, targets[0], targets[1])
-    for region, blk in zip(op.regions, targets):
+    for region, blk in zip(op.regions, targets, strict=False):
         b.position_at_end(blk)
         vals = []
         if region.blocks:
@@ -152,8 +153,8 @@ def lower_if(lw, op: Operation) -> None:
             lw.env[r] = outs[k]
         else:
             p = b.phi(value_type(r.type))
-            for blk, vals in arms:
-                p.add_incoming(vals[k], blk)
+            for blk, arm_values in arms:
+                p.add_incoming(arm_values[k], blk)
             lw.env[r] = p
 
 
@@ -184,7 +185,7 @@ def lower_while(lw, op: Operation) -> None:
     if _may_wait_for_another_program(op):
         lw.leave_if_stopped()
     _lower_region_ops(lw, before)
-    cond_op = before.terminator
+    cond_op = terminator_of(before)
     cond = lw.env[cond_op.operands[0]]
     fwd = list(cond_op.operands[1:])
     _store_tiles(lw, [(k, v) for k, v in enumerate(fwd) if k in cbufs], cbufs)
@@ -194,7 +195,7 @@ def lower_while(lw, op: Operation) -> None:
     for k, a in enumerate(after.args):
         lw.env[a] = cbufs[k] if k in cbufs else scalars[k]
     _lower_region_ops(lw, after)
-    yields = list(after.terminator.operands)
+    yields = list(terminator_of(after).operands)
     _store_tiles(lw, [(k, v) for k, v in enumerate(yields) if k in bbufs], bbufs)
     end = b.block
     for k, p in phis.items():

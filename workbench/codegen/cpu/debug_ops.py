@@ -3,7 +3,8 @@ record shared with ``tt.gather``'s index check.
 
 - ``tt.print {prefix, hex, isSigned}``: each operand is written to memory (tiles: a contiguous
   scratch buffer; scalars: a stack slot) and the kernel calls back into Python once per
-  program (:mod:`.hostcalls`), which formats the line as the interpreter does. The op's
+  program through :data:`HOST_SYMBOL` (the Python side is
+  :mod:`workbench.backends.cpu.hostcalls`), which formats the line as the interpreter does. The op's
   ``mem_ops`` entry is ``("print", loc, {"prefix", "hex", "args": [[shape, type, signed]]})``.
 - ``tt.assert {message}``: a vectorisable pass over the condition ORs the failing elements;
   if any fails, the kernel writes the error record ``err[0] = 1, err[1] = op index,
@@ -19,9 +20,13 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import PointerType, TensorType
-from .hostcalls import HOST_SYMBOL
 from .llvmtypes import I8, I32, I64, PTR, storage_type, to_storage
 from .tiles import Buffer, linearize, loop_nest
+
+#: the one external function compiled kernels call (``tt.print``):
+#: ``void workbench_cpu_host_call(i64 op_index, i32 pid_x, i32 pid_y, i32 pid_z, ptr err,
+#: ptr values)``; the launcher side registers it with MCJIT
+HOST_SYMBOL = "workbench_cpu_host_call"
 
 
 def _type_name(t) -> str:

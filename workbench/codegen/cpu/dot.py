@@ -28,6 +28,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, f32, f64, i32
 from .dot_kernel import micro_kernel, vector_width
+from .irtypes import tensor_of
 from .llvmtypes import FLOAT, I32, fptrunc, value_type
 from .tiles import Buffer, loop_nest
 
@@ -118,7 +119,7 @@ def lower_dot(lw, op: Operation) -> None:
     b = lw.b
     a, bb, c = (lw.tile(v) for v in op.operands)
     in_t = a.elem.scalar
-    res_t = op.result.type.element
+    res_t = tensor_of(op.result.type).element
     acc_t = _accumulator_type(in_t)
     prec = str(op.attributes.get("inputPrecision") or "tf32").lower()
     tf32 = isinstance(in_t, FloatType) and in_t.name == "f32" and prec not in _FULL_FP32

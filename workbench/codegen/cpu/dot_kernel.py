@@ -31,6 +31,7 @@ def vector_width(vt: ir.Type, n: int) -> int:
     """SIMD width (elements) for accumulator type ``vt`` and ``n`` columns: 512-bit vectors
     when ``n`` allows, else 256 or 128 bits; 0 when ``n`` is not a multiple of 4 (or the
     type is not float/double)."""
+    cands: tuple[int, ...]
     if vt == FLOAT:
         cands = (16, 8, 4)
     elif vt == DOUBLE:

@@ -161,7 +161,7 @@ def emit_extern(b: ir.IRBuilder, module: ir.Module, attrs: dict, args: list, ts:
             return _fit_int(b, _pred(b, module, name, args[0]), rt)
         if name is not None:
             xs = [_to_double(b, a) if isinstance(t, FloatType) else a
-                  for a, t in zip(args, ts)]
+                  for a, t in zip(args, ts, strict=True)]
             r = _float_fn(b, module, name, xs)
             if isinstance(res, FloatType):
                 return _from_double(b, r, rt)

@@ -61,7 +61,9 @@ def storage_size(t: Type) -> int:
         return 8
     if isinstance(t, IntType):
         return max(1, t.width // 8)
-    return t.width // 8
+    if isinstance(t, FloatType):
+        return t.width // 8
+    raise UnsupportedError(f"the CPU backend cannot store values of type {t}")
 
 
 def is_bf16(t: Type) -> bool:

@@ -23,6 +23,7 @@ from ...ir.types import PointerType, TensorType
 from ...passes.axis_info import AxisInfoAnalysis
 from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
 from .debuginfo import DebugInfo
+from .irtypes import tensor_of
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
 from .scalar_ops import ELEMENTWISE, emit_elementwise
 from .tiles import Buffer, Elems, Lazy, Splat, Tile, contiguous_strides, loop_nest, numel
@@ -35,11 +36,18 @@ CHEAP = {"arith.constant", "tt.make_range", "tt.splat", "tt.broadcast", "tt.expa
          "tt.ptr_to_int", "arith.shli", "arith.shrsi", "arith.shrui", "arith.maxsi",
          "arith.minsi", "arith.maxui", "arith.minui"}
 ALIGN = 64
-_TILE_OPS = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
-             "tt.split": tile_ops.lower_split, "tt.cat": tile_ops.lower_cat,
-             "tt.histogram": tile_ops.lower_histogram, "tt.gather": tile_ops.lower_gather,
-             "tt.print": debug_ops.lower_print,
-             "tt.assert": debug_ops.lower_assert, "gpu.barrier": lambda lw, op: None}
+#: ops lowered by a function of another module: name -> ``f(lowering, op)``
+_LOWER = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
+          "tt.split": tile_ops.lower_split, "tt.cat": tile_ops.lower_cat,
+          "tt.histogram": tile_ops.lower_histogram, "tt.gather": tile_ops.lower_gather,
+          "tt.print": debug_ops.lower_print,
+          "tt.assert": debug_ops.lower_assert, "gpu.barrier": lambda lw, op: None,
+          "tt.load": memory.lower_load, "tt.store": memory.lower_store,
+          "tt.reduce": reduce.lower_reduce, "scf.for": control.lower_for,
+          "scf.if": control.lower_if, "scf.while": control.lower_while,
+          "tt.atomic_rmw": atomics.lower_atomic_rmw, "tt.atomic_cas": atomics.lower_atomic_cas,
+          "tt.dot": dot.lower_dot}
+_VIEWS = ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans", "tt.reshape")
 
 
 class KernelLowering:
@@ -77,9 +85,9 @@ class KernelLowering:
         self.entry = fn.append_basic_block("entry")
         body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(body)
-        self.spans = []
+        self.spans: list[tuple | None] = []
         k = 0
-        for arg, t in zip(self.block.args, self.param_types):
+        for arg, t in zip(self.block.args, self.param_types, strict=True):
             if isinstance(t, PointerType):
                 self.spans.append(tuple(fn.args[k:k + 3]))
                 self.env[arg] = fn.args[k]
@@ -175,6 +183,19 @@ class KernelLowering:
 
     def lower_op(self, op: Operation) -> None:
         name = op.name
+        lower = _LOWER.get(name)
+        if lower is not None:
+            lower(self, op)
+        elif name in ELEMENTWISE:
+            self.lower_elementwise(op)
+        elif name in _VIEWS:
+            self.env[op.result] = self.view(op)
+        else:
+            self.lower_leaf(op)
+
+    def lower_leaf(self, op: Operation) -> None:
+        """``tt.return``, constants, program ids and ranges; UnsupportedError for the rest."""
+        name = op.name
         if name == "tt.return":
             if op.operands:
                 raise UnsupportedError("kernels cannot return values", op.loc)
@@ -188,46 +209,23 @@ class KernelLowering:
             src = self.pids if name == "tt.get_program_id" else self.nprogs
             self.env[op.result] = src[axis]
         elif name == "tt.make_range":
-            t = op.result.type
+            t = tensor_of(op.result.type)
             self.env[op.result] = Lazy(t.shape, t.element, "range", param=op.attributes["start"])
-        elif name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans", "tt.reshape"):
-            self.env[op.result] = self.view(op)
-        elif name in ELEMENTWISE:
-            self.lower_elementwise(op)
-        elif name == "tt.load":
-            memory.lower_load(self, op)
-        elif name == "tt.store":
-            memory.lower_store(self, op)
-        elif name == "tt.reduce":
-            reduce.lower_reduce(self, op)
-        elif name == "scf.for":
-            control.lower_for(self, op)
-        elif name == "scf.if":
-            control.lower_if(self, op)
-        elif name == "scf.while":
-            control.lower_while(self, op)
-        elif name in _TILE_OPS:
-            _TILE_OPS[name](self, op)
-        elif name == "tt.atomic_rmw":
-            atomics.lower_atomic_rmw(self, op)
-        elif name == "tt.atomic_cas":
-            atomics.lower_atomic_cas(self, op)
-        elif name == "tt.dot":
-            dot.lower_dot(self, op)
         else:
             raise UnsupportedError(f"the CPU backend does not support {name} yet", op.loc,
                                    "use the interpreter target for this kernel")
 
     def view(self, op: Operation) -> Tile:
-        t = op.result.type
+        t = tensor_of(op.result.type)
         shape, elem = tuple(t.shape), t.element
         src = self.tile(op.operands[0], shape if op.name == "tt.splat" else None)
         if op.name == "tt.splat" or isinstance(src, Splat):
+            assert isinstance(src, Splat), src
             return Splat(shape, elem, src.value)
         if op.name == "tt.broadcast":
             if isinstance(src, Buffer):
                 st = tuple(0 if s == 1 and n != 1 else x
-                           for x, s, n in zip(src.strides, src.shape, shape))
+                           for x, s, n in zip(src.strides, src.shape, shape, strict=True))
                 return Buffer(shape, elem, src.ptr, st)
             return Lazy(shape, elem, "broadcast", [src])
         if op.name == "tt.expand_dims":
@@ -252,9 +250,9 @@ class KernelLowering:
             return
         shape = tuple(res.type.shape)
         tiles = [self.tile(v, shape) for v in op.operands]
-        if all(isinstance(t, Splat) for t in tiles):
-            self.env[res] = Splat(shape, res.type.element,
-                                  self.emit_elem(op, [t.value for t in tiles]))
+        values = [t.value for t in tiles if isinstance(t, Splat)]
+        if len(values) == len(tiles):
+            self.env[res] = Splat(shape, res.type.element, self.emit_elem(op, values))
             return
         lazy = Lazy(shape, res.type.element, "elementwise", tiles, op=op)
         self.env[res] = self.materialize(lazy) if self.must_materialize(op) else lazy

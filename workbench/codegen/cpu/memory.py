@@ -12,7 +12,8 @@ second loop find the first one (row-major order) and write the error record:
     err[5] = parameter index, err[6] = byte offset from that parameter's address,
     err[7] = linear element index in the tile, err[8] = 0 for a load, 1 for a store,
     2 for an atomic; err[10], err[11] are set by the launcher for host calls (launch
-    token, worker index; see :mod:`.hostcalls`)
+    token, worker index: :data:`TOKEN`, :data:`WORKER`; see
+    :mod:`workbench.backends.cpu.hostcalls`)
 
 then the kernel returns 1 and the grid loop stops. Masked-off elements are never accessed;
 a masked load without ``other`` yields 0.
@@ -24,10 +25,13 @@ from llvmlite import ir
 from ...ir.core import Operation
 from ...ir.types import PointerType, TensorType
 from .access import Run, contiguous_run, element_pointer, run_nest, runs_nest
+from .irtypes import terminator_of
 from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
 from .tiles import linearize, loop_nest
 
 ERR_FIELDS = 12
+#: error-record slots the launcher sets for host calls: launch token, worker index
+TOKEN, WORKER = 10, 11
 _PASS_THROUGH = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
                  "tt.reshape", "tt.bitcast"}
 
@@ -39,50 +43,58 @@ def provenance(func: Operation) -> dict:
     for i, a in enumerate(func.regions[0].block.args):
         if isinstance(a.type.scalar, PointerType):
             prov[a] = frozenset([i])
-
-    def join(a, b):
-        if a is None or b is None:
-            return None
-        return a | b
-
-    def flow(dst, src_set) -> bool:
-        if not isinstance(dst.type.scalar, PointerType):
-            return False
-        old = prov.get(dst, frozenset())
-        new = join(old, src_set)
-        if new != old or dst not in prov:
-            prov[dst] = new
-            return True
-        return False
-
-    def get(v):
-        return prov.get(v, frozenset())
-
     changed = True
     while changed:
         changed = False
         for op in func.walk():
-            n = op.name
-            if n in _PASS_THROUGH and op.results:
-                changed |= flow(op.result, get(op.operands[0]))
-            elif n == "arith.select":
-                changed |= flow(op.result, join(get(op.operands[1]), get(op.operands[2])))
-            elif n in ("tt.int_to_ptr", "tt.load", "tt.atomic_rmw", "tt.atomic_cas"):
-                if op.results:
-                    changed |= flow(op.result, None)
-            elif n == "scf.for":
-                body = op.regions[0].block
-                yields = body.terminator.operands
-                for k, init in enumerate(op.operands[3:]):
-                    s = join(get(init), get(yields[k]))
-                    changed |= flow(body.args[k + 1], s)
-                    changed |= flow(op.results[k], s)
-            elif n == "scf.if":
-                for region in op.regions:
-                    if region.blocks and region.block.terminator is not None:
-                        for k, y in enumerate(region.block.terminator.operands):
-                            changed |= flow(op.results[k], get(y))
+            for dst, src_set in _flows(op, prov):
+                changed |= _flow(prov, dst, src_set)
     return prov
+
+
+def _join(a, b):
+    if a is None or b is None:
+        return None
+    return a | b
+
+
+def _flow(prov: dict, dst, src_set) -> bool:
+    """Add ``src_set`` to the provenance of ``dst`` (a pointer value); whether it changed."""
+    if not isinstance(dst.type.scalar, PointerType):
+        return False
+    old = prov.get(dst, frozenset())
+    new = _join(old, src_set)
+    if new != old or dst not in prov:
+        prov[dst] = new
+        return True
+    return False
+
+
+def _flows(op: Operation, prov: dict) -> list:
+    """``(value, provenance set)`` pairs that ``op`` passes on (see :func:`provenance`)."""
+    def get(v):
+        return prov.get(v, frozenset())
+
+    n = op.name
+    if n in _PASS_THROUGH and op.results:
+        return [(op.result, get(op.operands[0]))]
+    if n == "arith.select":
+        return [(op.result, _join(get(op.operands[1]), get(op.operands[2])))]
+    if n in ("tt.int_to_ptr", "tt.load", "tt.atomic_rmw", "tt.atomic_cas"):
+        return [(op.result, None)] if op.results else []
+    out = []
+    if n == "scf.for":
+        body = op.regions[0].block
+        yields = terminator_of(body).operands
+        for k, init in enumerate(op.operands[3:]):
+            s = _join(get(init), get(yields[k]))
+            out += [(body.args[k + 1], s), (op.results[k], s)]
+    elif n == "scf.if":
+        for region in op.regions:
+            if region.blocks and region.block.terminator is not None:
+                out += [(op.results[k], get(y))
+                        for k, y in enumerate(region.block.terminator.operands)]
+    return out
 
 
 def _candidates(lw, ptr_value) -> list:

@@ -33,7 +33,7 @@ MAX_LANES = 32
 def inline_combine(lw, block, values: list) -> list:
     """Lower the ops of a combine ``block`` on ``values`` (one per block argument) at the
     builder's position; returns the LLVM values of its terminator's operands."""
-    for arg, v in zip(block.args, values):
+    for arg, v in zip(block.args, values, strict=True):
         lw.env[arg] = v
     saved = lw.b.debug_metadata
     for op in block.ops[:-1]:
@@ -59,7 +59,7 @@ def lower_reduce(lw, op: Operation) -> None:
         results = _reduce_last(lw, op, srcs)
     else:
         results = _reduce_outer(lw, op, srcs, axis)
-    for r, v in zip(op.results, results):
+    for r, v in zip(op.results, results, strict=True):
         lw.env[r] = v
 
 
@@ -144,7 +144,7 @@ def _reduce_outer(lw, op, srcs, axis) -> list:
 
     def init(idx):
         e = lw.elems()
-        for s, o in zip(srcs, outs):
+        for s, o in zip(srcs, outs, strict=True):
             e.store(o, drop(idx), e.get(s, idx))
     loop_nest(b, shape[:axis] + (1,) + shape[axis + 1:], init)
 
@@ -152,7 +152,7 @@ def _reduce_outer(lw, op, srcs, axis) -> list:
         e = lw.elems()
         cur = [e.get(o, drop(idx)) for o in outs]
         xs = [e.get(s, idx) for s in srcs]
-        for o, v in zip(outs, inline_combine(lw, block, cur + xs)):
+        for o, v in zip(outs, inline_combine(lw, block, cur + xs), strict=True):
             e.store(o, drop(idx), v)
     starts = tuple(1 if d == axis else 0 for d in range(rank))
     loop_nest(b, shape, update, starts=starts)

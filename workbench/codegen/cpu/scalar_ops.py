@@ -23,10 +23,9 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, Type
 from .extern import emit_extern
+from .llvmtypes import FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size, value_type
 from .vmath import FUNCTIONS as VMATH
 from .vmath import emit_math
-from .llvmtypes import (FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size,
-                        value_type)
 
 _CMPI = {"eq": ("==", None), "ne": ("!=", None), "slt": ("<", True), "sle": ("<=", True),
          "sgt": (">", True), "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False),
@@ -139,6 +138,7 @@ def _cast(b, name: str, v, src: Type, dst: Type):
     src, dst = src.scalar, dst.scalar
     dv = value_type(dst)
     if name in ("extsi", "extui", "trunci"):
+        assert isinstance(src, IntType) and isinstance(dst, IntType), (src, dst)
         if src.width == dst.width:
             return v
         if name == "trunci":
@@ -152,6 +152,7 @@ def _cast(b, name: str, v, src: Type, dst: Type):
     if name in ("fptosi", "fptoui"):
         return b.fptosi(v, dv) if name == "fptosi" else b.fptoui(v, dv)
     if name in ("extf", "truncf"):
+        assert isinstance(src, FloatType) and isinstance(dst, FloatType), (src, dst)
         return _float_cast(b, v, src, dst)
     if name == "bitcast":
         return _bitcast(b, v, src, dst)
@@ -190,59 +191,83 @@ def emit_elementwise(b: ir.IRBuilder, module: ir.Module, name: str, attrs: dict,
 def _emit(b, module, name, attrs, args, ts, res):
     dialect, short = name.split(".", 1)
     if dialect == "arith":
-        if short in ("addi", "subi", "muli", "andi", "ori", "xori"):
-            fn = {"addi": b.add, "subi": b.sub, "muli": b.mul, "andi": b.and_, "ori": b.or_,
-                  "xori": b.xor}[short]
-            return fn(*args)
-        if short in ("addf", "subf", "mulf", "divf", "remf"):
-            fn = {"addf": b.fadd, "subf": b.fsub, "mulf": b.fmul, "divf": b.fdiv,
-                  "remf": b.frem}[short]
-            return fn(*args)
-        if short in ("divsi", "divui", "remsi", "remui"):
-            return _safe_int_div(b, short, *args)
-        if short in ("shli", "shrsi", "shrui"):
-            return _shift(b, short, *args)
-        if short in _BINARY_INTRINSIC:
-            return b.call(_intrinsic(module, _BINARY_INTRINSIC[short], args[0].type, 2), args)
-        if short == "cmpi":
-            op, signed = _CMPI[attrs["predicate"]]
-            if signed is False:
-                return b.icmp_unsigned(op, *args)
-            return b.icmp_signed(op, *args)
-        if short == "cmpf":
-            pred = attrs["predicate"]
-            if pred in ("false", "true"):
-                return ir.Constant(ir.IntType(1), int(pred == "true"))
-            op, ordered = _CMPF[pred]
-            return (b.fcmp_ordered if ordered else b.fcmp_unordered)(op, *args)
-        if short == "select":
-            return b.select(*args)
-        if short in ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
-                     "extf", "truncf", "bitcast"):
-            return _cast(b, short, args[0], ts[0], res)
-    if dialect == "math":
-        if short in VMATH:
-            v = emit_math(b, short, args[0])
-            if v is not None:
-                return v
-        if short in _INTRINSIC_UNARY and not (short == "tanh"):
-            return b.call(_intrinsic(module, _INTRINSIC_UNARY[short], args[0].type), args)
-        if short == "rsqrt":
-            s = b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
-            return b.fdiv(ir.Constant(args[0].type, 1.0), s)
-        if short == "absi":
-            ty = args[0].type
-            fnty = ir.FunctionType(ty, [ty, ir.IntType(1)])
-            return b.call(module.declare_intrinsic("llvm.abs", [ty], fnty),
-                          [args[0], ir.Constant(ir.IntType(1), 0)])
-        if short == "fma":
-            return b.call(_intrinsic(module, "llvm.fma", args[0].type, 3), args)
-        if short in ("erf", "tanh"):
-            x = args[0]
-            ty = FLOAT if x.type == HALF else x.type
-            xe = b.fpext(x, ty) if x.type == HALF else x
-            r = b.call(_libm(module, short, ty), [xe])
-            return b.fptrunc(r, HALF) if x.type == HALF else r
+        out = _emit_arith(b, module, short, attrs, args, ts, res)
+    elif dialect == "math":
+        out = _emit_math(b, module, short, args)
+    else:
+        out = _emit_tt(b, module, name, attrs, args, ts, res)
+    if out is None:
+        raise UnsupportedError(f"the CPU backend does not lower {name}")
+    return out
+
+
+def _emit_arith(b, module, short, attrs, args, ts, res):
+    """An ``arith`` op, or None when it is not one this backend lowers."""
+    if short in ("addi", "subi", "muli", "andi", "ori", "xori"):
+        fn = {"addi": b.add, "subi": b.sub, "muli": b.mul, "andi": b.and_, "ori": b.or_,
+              "xori": b.xor}[short]
+        return fn(*args)
+    if short in ("addf", "subf", "mulf", "divf", "remf"):
+        fn = {"addf": b.fadd, "subf": b.fsub, "mulf": b.fmul, "divf": b.fdiv,
+              "remf": b.frem}[short]
+        return fn(*args)
+    if short in ("divsi", "divui", "remsi", "remui"):
+        return _safe_int_div(b, short, *args)
+    if short in ("shli", "shrsi", "shrui"):
+        return _shift(b, short, *args)
+    if short in _BINARY_INTRINSIC:
+        return b.call(_intrinsic(module, _BINARY_INTRINSIC[short], args[0].type, 2), args)
+    if short in ("cmpi", "cmpf"):
+        return _compare(b, short, attrs["predicate"], args)
+    if short == "select":
+        return b.select(*args)
+    if short in ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
+                 "extf", "truncf", "bitcast"):
+        return _cast(b, short, args[0], ts[0], res)
+    return None
+
+
+def _compare(b, short, pred, args):
+    if short == "cmpi":
+        op, signed = _CMPI[pred]
+        if signed is False:
+            return b.icmp_unsigned(op, *args)
+        return b.icmp_signed(op, *args)
+    if pred in ("false", "true"):
+        return ir.Constant(ir.IntType(1), int(pred == "true"))
+    op, ordered = _CMPF[pred]
+    return (b.fcmp_ordered if ordered else b.fcmp_unordered)(op, *args)
+
+
+def _emit_math(b, module, short, args):
+    """A ``math`` op, or None when it is not one this backend lowers."""
+    if short in VMATH:
+        v = emit_math(b, short, args[0])
+        if v is not None:
+            return v
+    if short in _INTRINSIC_UNARY and not (short == "tanh"):
+        return b.call(_intrinsic(module, _INTRINSIC_UNARY[short], args[0].type), args)
+    if short == "rsqrt":
+        s = b.call(_intrinsic(module, "llvm.sqrt", args[0].type), args)
+        return b.fdiv(ir.Constant(args[0].type, 1.0), s)
+    if short == "absi":
+        ty = args[0].type
+        fnty = ir.FunctionType(ty, [ty, ir.IntType(1)])
+        return b.call(module.declare_intrinsic("llvm.abs", [ty], fnty),
+                      [args[0], ir.Constant(ir.IntType(1), 0)])
+    if short == "fma":
+        return b.call(_intrinsic(module, "llvm.fma", args[0].type, 3), args)
+    if short in ("erf", "tanh"):
+        x = args[0]
+        ty = FLOAT if x.type == HALF else x.type
+        xe = b.fpext(x, ty) if x.type == HALF else x
+        r = b.call(_libm(module, short, ty), [xe])
+        return b.fptrunc(r, HALF) if x.type == HALF else r
+    return None
+
+
+def _emit_tt(b, module, name, attrs, args, ts, res):
+    """A ``tt`` elementwise op, or None when it is not one this backend lowers."""
     if name == "tt.addptr":
         size = storage_size(ts[0].pointee)
         off = args[1]
@@ -275,7 +300,7 @@ def _emit(b, module, name, attrs, args, ts, res):
         wide = ir.IntType(2 * w)
         p = b.mul(b.zext(args[0], wide), b.zext(args[1], wide))
         return b.trunc(b.lshr(p, ir.Constant(wide, w)), args[0].type)
-    raise UnsupportedError(f"the CPU backend does not lower {name}")
+    return None
 
 
 for _n in ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori",

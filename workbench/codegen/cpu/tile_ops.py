@@ -23,6 +23,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from .control import _inline_combine
 from .debug_ops import check_all
+from .irtypes import tensor_of
 from .llvmtypes import I64, const, storage_type
 from .tiles import Buffer, loop_nest
 
@@ -45,7 +46,7 @@ def lower_scan(lw, op: Operation) -> None:
     def init(idx):
         e = lw.elems()
         k = last if reverse else ir.Constant(I64, 0)
-        for s, o in zip(srcs, outs):
+        for s, o in zip(srcs, outs, strict=True):
             e.store(o, at(idx, k), e.get(s, at(idx, k)))
     loop_nest(b, shape[:axis] + (1,) + shape[axis + 1:], init)
 
@@ -56,17 +57,17 @@ def lower_scan(lw, op: Operation) -> None:
         prev = b.add(k, ir.Constant(I64, 1)) if reverse else b.sub(k, ir.Constant(I64, 1))
         accs = [e.get(o, at(idx, prev)) for o in outs]
         xs = [e.get(s, at(idx, k)) for s in srcs]
-        for o, v in zip(outs, _inline_combine(lw, block, accs + xs)):
+        for o, v in zip(outs, _inline_combine(lw, block, accs + xs), strict=True):
             e.store(o, at(idx, k), v)
     starts = tuple(1 if d == axis else 0 for d in range(len(shape)))
     loop_nest(b, shape, step, starts=starts)
-    for r, o in zip(op.results, outs):
+    for r, o in zip(op.results, outs, strict=True):
         lw.env[r] = o
 
 
 def lower_join(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     shape = tuple(t.shape)
     lhs, rhs = (lw.tile(v, shape[:-1]) for v in op.operands)
     out = lw.alloc(shape, t.element)
@@ -94,7 +95,7 @@ def lower_split(lw, op: Operation) -> None:
 
 def lower_cat(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     lhs, rhs = (lw.tile(v) for v in op.operands)
     out = lw.alloc(tuple(t.shape), t.element)
     n0 = lhs.shape[0]
@@ -112,7 +113,7 @@ def lower_cat(lw, op: Operation) -> None:
 
 def lower_histogram(lw, op: Operation) -> None:
     b = lw.b
-    t = op.result.type
+    t = tensor_of(op.result.type)
     nbins = t.shape[0]
     src = lw.tile(op.operands[0])
     mask = lw.tile(op.operands[1], src.shape) if len(op.operands) > 1 else None
@@ -147,7 +148,7 @@ def lower_gather(lw, op: Operation) -> None:
     b = lw.b
     src, ind = (lw.tile(v) for v in op.operands)
     axis = int(op.attributes["axis"])
-    t = op.result.type
+    t = tensor_of(op.result.type)
     shape = tuple(t.shape)
     n = src.shape[axis]
     index = len(lw.mem_ops)

@@ -109,6 +109,7 @@ class Elems:
         if isinstance(tile, Buffer):
             st = storage_type(tile.elem)
             return from_storage(b, b.load(self.address(tile, idx), typ=st), tile.elem)
+        assert isinstance(tile, Lazy), tile
         kind = tile.kind
         if kind == "range":
             start = ir.Constant(ir.IntType(32), tile.param)
@@ -119,17 +120,19 @@ class Elems:
         src = tile.operands[0]
         if kind == "broadcast":
             sidx = tuple(ZERO if s == 1 and n != 1 else i
-                         for i, s, n in zip(idx, src.shape, tile.shape))
+                         for i, s, n in zip(idx, src.shape, tile.shape, strict=True))
             return self.get(src, sidx)
         if kind == "expand":
             axis = tile.param
+            assert isinstance(axis, int), axis
             return self.get(src, idx[:axis] + idx[axis + 1:])
         if kind == "trans":
             order = tile.param
-            sidx = [None] * len(order)
+            assert isinstance(order, tuple), order
+            perm: list = [None] * len(order)
             for i, o in enumerate(order):
-                sidx[o] = idx[i]
-            return self.get(src, tuple(sidx))
+                perm[o] = idx[i]
+            return self.get(src, tuple(perm))
         if kind == "reshape":
             return self.get(src, delinearize(b, linearize(b, idx, tile.shape), src.shape))
         raise AssertionError(kind)
@@ -138,7 +141,7 @@ class Elems:
         """Pointer to element ``idx`` of a buffer."""
         b = self.b
         off = None
-        for i, s in zip(idx, buf.strides):
+        for i, s in zip(idx, buf.strides, strict=True):
             if s == 0 or (isinstance(i, ir.Constant) and i.constant == 0):
                 continue
             term = i if s == 1 else b.mul(i, ir.Constant(I64, s))
@@ -154,7 +157,7 @@ class Elems:
 def linearize(b: ir.IRBuilder, idx: tuple, shape: tuple):
     """Row-major linear index (i64) of ``idx`` in ``shape``."""
     lin = ZERO
-    for i, n in zip(idx, shape):
+    for i, n in zip(idx, shape, strict=True):
         lin = b.add(b.mul(lin, ir.Constant(I64, n)), i)
     return lin
 

@@ -11,11 +11,12 @@ the chunk counter are made once per launcher and reused (a launch that finds the
 another thread's launch makes its own), and each argument is packed by a converter chosen
 when the launcher was built. A kernel whose parallel launches finish in under
 :data:`SERIAL_BELOW` seconds runs on the calling thread alone from then on (waking helpers
-would cost more than they save), until a launch takes more than :data:`PARALLEL_ABOVE`. Error records become exceptions (the lowest program id
-that failed is reported): out-of-bounds accesses :class:`workbench.errors.OutOfBoundsError`,
-failed ``tt.assert`` :class:`~workbench.backends.interp.errors.DeviceAssertionError` (the
-interpreter's class, a :class:`workbench.errors.WorkbenchError`), a bad ``tt.gather`` index
-an :class:`~workbench.backends.interp.errors.InterpreterError`. Kernels with ``tt.print`` get
+would cost more than they save), until a launch takes more than :data:`PARALLEL_ABOVE`.
+Error records become exceptions (the lowest program id that failed is reported):
+out-of-bounds accesses :class:`workbench.errors.OutOfBoundsError`, failed ``tt.assert``
+:class:`~workbench.backends.interp.errors.DeviceAssertionError` (the interpreter's class, a
+:class:`workbench.errors.WorkbenchError`), a bad ``tt.gather`` index an
+:class:`~workbench.backends.interp.errors.InterpreterError`. Kernels with ``tt.print`` get
 a :class:`.hostcalls.PrintSession`; its lines go to ``sys.stdout`` after the grid ran (also
 when it failed), in program-id order.
 """
@@ -23,19 +24,19 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 import struct
+import sys
 import time
 
 import numpy as np
 
-from ...backends.base import PointerArg
-from ...backends.interp.errors import DeviceAssertionError, InterpreterError
+from ...codegen.cpu.llvmtypes import storage_size
+from ...codegen.cpu.memory import ERR_FIELDS, TOKEN, WORKER
 from ...errors import LaunchError, OutOfBoundsError
-from .hostcalls import TOKEN, WORKER, PrintSession
 from ...ir.types import FloatType, IntType, PointerType
-from .llvmtypes import storage_size
-from .memory import ERR_FIELDS
+from ..base import PointerArg
+from ..interp.errors import DeviceAssertionError, InterpreterError
+from .hostcalls import PrintSession
 from .workers import run_parallel
 
 _GRID_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
@@ -136,7 +137,7 @@ class CpuLauncher:
         self.prints = any(op[0] == "print" for op in self.mem_ops)
         self._plan = []
         slot = 0
-        for t, n in zip(self.param_types, self.param_names):
+        for t, n in zip(self.param_types, self.param_names, strict=True):
             if isinstance(t, PointerType):
                 self._plan.append((slot, None, n, t))
                 slot += 3
@@ -144,14 +145,14 @@ class CpuLauncher:
                 self._plan.append((slot, _scalar_packer(t, n), n, t))
                 slot += 1
         self._nslots = slot
-        self._pool = []
+        self._pool: list[_Resources] = []
         self._serial = False  # run on the calling thread only (set from past launches)
 
     def _pack(self, slots, args) -> None:
         if len(args) != len(self._plan):
             raise LaunchError(f"kernel `{self.name}` takes {len(self.param_types)} run-time "
                               f"arguments ({', '.join(self.param_names)}), got {len(args)}")
-        for (k, packer, n, t), a in zip(self._plan, args):
+        for (k, packer, n, t), a in zip(self._plan, args, strict=True):
             if packer is None:
                 if not isinstance(a, PointerArg):
                     raise LaunchError(f"argument `{n}` is a pointer parameter ({t}); pass an "

@@ -58,7 +58,7 @@ def run_parallel(jobs: list) -> None:
         return
     done = threading.Semaphore(0)
     errors: list = []
-    for q, fn in zip(_helpers(len(jobs) - 1), jobs[1:]):
+    for q, fn in zip(_helpers(len(jobs) - 1), jobs[1:], strict=True):
         q.put((fn, done, errors))
     try:
         jobs[0]()

@@ -1,6 +1,7 @@
 """Calls from JIT-compiled kernels back into Python: ``tt.print`` output.
 
-Compiled code calls one external symbol, :data:`HOST_SYMBOL`,
+Compiled code calls one external symbol,
+:data:`workbench.codegen.cpu.debug_ops.HOST_SYMBOL`,
 
     void workbench_cpu_host_call(i64 op_index, i32 pid_x, i32 pid_y, i32 pid_z,
                                  ptr err, ptr values)
@@ -24,8 +25,8 @@ import threading
 import llvmlite.binding as llvm
 import numpy as np
 
-HOST_SYMBOL = "workbench_cpu_host_call"
-TOKEN, WORKER = 10, 11  # error-record slots used by host calls (see memory.ERR_FIELDS)
+from ...codegen.cpu.debug_ops import HOST_SYMBOL
+from ...codegen.cpu.memory import TOKEN, WORKER
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32,
                             ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
@@ -40,7 +41,7 @@ class PrintSession:
 
     def __init__(self, mem_ops, workers: int):
         self.mem_ops = mem_ops
-        self.lines = [[] for _ in range(workers)]
+        self.lines: list[list[str]] = [[] for _ in range(workers)]
         self.failure = None
         with _LOCK:
             self.token = next(_TOKENS)
@@ -86,11 +87,11 @@ def format_print(spec: dict, pid: tuple, values: int) -> str:
     """The line one ``tt.print`` writes for program ``pid``; ``spec`` is its mem_ops payload
     ``{"prefix", "hex", "args": [[shape, type name, signed], ...]}``."""
     parts = []
-    ptrs = (ctypes.c_void_p * max(1, len(spec["args"]))).from_address(values)
+    ptrs = (ctypes.c_uint64 * max(1, len(spec["args"]))).from_address(values)
     for k, (shape, tname, signed) in enumerate(spec["args"]):
         dt = _np_dtype(tname)
         n = int(np.prod(shape)) if shape else 1
-        raw = (ctypes.c_char * (n * dt.itemsize)).from_address(ptrs[k])
+        raw = ctypes.string_at(ptrs[k], n * dt.itemsize)
         x = np.frombuffer(raw, dtype=dt).reshape(tuple(shape)).copy()
         parts.append(format_value(x, tname, bool(signed), bool(spec["hex"])))
     return f"pid ({pid[0]}, {pid[1]}, {pid[2]}) {spec['prefix']}{' '.join(parts)}"

@@ -1,5 +1,5 @@
-"""``do_bench``: time a callable the way Triton's ``triton.testing.do_bench`` does (reference
-§2.5), in milliseconds.
+"""``do_bench``: time a callable the way Triton's ``triton.testing.do_bench`` does (Triton 3.6,
+``triton/testing.py``), in milliseconds. ``workbench.testing.do_bench`` is this function.
 
 Method (Triton 3.6): run ``fn`` once (compiles, warms caches), estimate its time from 5 runs
 each preceded by a cache flush (the flush counts in the estimate, as Triton's 5-run estimate
@@ -125,6 +125,7 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quanti
         raise ValueError(f"return_mode must be one of {', '.join(RETURN_MODES)}, "
                          f"got {return_mode!r}")
     dev = str(device).split(":")[0].lower()
+    clock: _HostClock | _CudaClock
     if dev == "cpu":
         clock = _HostClock(CPU_FLUSH_BYTES if flush_bytes is None else flush_bytes)
     elif dev == "cuda":

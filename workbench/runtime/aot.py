@@ -1,0 +1,58 @@
+"""``workbench.compile``: compile one specialisation ahead of time, like Triton's
+``triton.compile`` / ``kernel.warmup``.
+"""
+from __future__ import annotations
+
+from ..config import Target
+from ..errors import user_facing
+from .binding import bind_arguments, launch_error, specialize
+from .compiled import CompiledKernel
+from .compiler import parse_signature_entry, split_options
+from .jit import JITFunction, jit
+from .specialization import Specialization
+
+
+@user_facing
+def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
+            num_stages: int = 3, keep_snapshots: bool = False, **constexprs) -> CompiledKernel:
+    """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).
+
+    Positional entries, one per non-constexpr parameter in order: an example value (an array,
+    int, float, bool: specialised as a launch would) or a Triton signature string (``"*fp32"``,
+    ``"i32"``, ``"*fp16:16"``: see :func:`parse_signature_entry`). Keywords: the constexpr
+    values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
+    ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
+    the IR after every pass in ``.snapshots``). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
+    apply. A ``@jit`` function's in-memory cache is used and filled.
+    Raises LaunchError (wrong entries), TargetError (unknown target, listing the valid ones),
+    CompilationError (bad kernel)."""
+    jf = fn if isinstance(fn, JITFunction) else jit(fn)
+    target = Target.parse(target)
+    params = jf.params
+    names = {p.name for p in params}
+    kw, options = split_options(jf.fn, dict(constexprs, num_warps=num_warps,
+                                             num_stages=num_stages), names, jf.base_options())
+    runtime_params = [p for p in params if not p.constexpr]
+    entries = list(signature_or_example_args)
+    if len(entries) != len(runtime_params):
+        listed = ", ".join(p.name for p in runtime_params)
+        raise launch_error(jf.fn, f"compile() needs {len(runtime_params)} signature entries or "
+                                  f"example values, one per non-constexpr parameter ({listed}); "
+                                  f"got {len(entries)}",
+                           "Give constexprs as keywords, e.g. BLOCK=1024.")
+    stated = {}
+    values = dict(kw)
+    for p, e in zip(runtime_params, entries, strict=True):
+        if isinstance(e, str):
+            try:
+                stated[p.name] = parse_signature_entry(p.name, e)
+            except ValueError as err:
+                raise launch_error(jf.fn, f"signature entry for '{p.name}': {err}",
+                                   param=p.name) from None
+            values[p.name] = 0  # placeholder, replaced by the stated ArgSpec below
+        else:
+            values[p.name] = e
+    bound_values = bind_arguments(jf.fn, params, (), values)
+    bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names())
+    spec = Specialization(tuple(stated.get(a.name, a) for a in bound.spec.args))
+    return jf.compile_for(spec, options, target, keep_snapshots)
