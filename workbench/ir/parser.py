@@ -63,7 +63,7 @@ class TypeParser(Cursor):
             space = self.integer() if self.eat(",") else 1
             self.expect(">", "to close !tt.ptr<...>")
             return PointerType(pointee, space)
-        if self.eat("!ttg.memdesc<"):
+        if self.eat("!ttg.memdesc<") or self.eat("<"):  # type($x) prints a memdesc without prefix
             shape = self.dims()
             elem = self.type()
             self.expect(",")
@@ -173,6 +173,8 @@ class ModuleParser(TypeParser, OpParser):
             self.expect("=", f"after #{name}")
             if self.at("loc("):
                 self.loc_defs["#" + name] = (self.loc_expr(), pos)
+            elif self.eat("#ttg.shared_memory"):
+                continue  # the memory space every !ttg.memdesc names (#smem)
             elif self.at("#ttg.") or self.at("#triton_gpu."):
                 self.ws()
                 lpos = self.i
