@@ -194,3 +194,44 @@ def ttgir_ops_module():
         b.value("ttg.convert_layout", [red.result], T(64, e=f16, enc=b1))
         b.create("tt.return")
     return m
+
+
+def async_ops_module():
+    """A Hopper ttgir module with the cp.async, memdesc, wgmma and call ops."""
+    from workbench.layouts import MmaLayout, NVMMASharedLayout
+    blocked = BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    mma = MmaLayout(3, (4, 1), (16, 64, 16))
+    nvmma = NVMMASharedLayout(128, False, 16)
+    attrs = {"ttg.num-ctas": 1, "ttg.num-warps": 4, "ttg.target": "cuda:90",
+             "ttg.threads-per-warp": 32}
+    m, b, blk = new_func("a", [PointerType(f16), i32], ["p", "n"], module_attrs=attrs)
+    helper = Builder(m.regions[0].block, loc=Location(F, 1, 1)).create(
+        "tt.func", [], [], {"sym_name": "helper", "function_type": FunctionType((i32,), (i32,)),
+                            "arg_attrs": [{}], "visibility": "private", "noinline": True},
+        regions=1)
+    hb = helper.regions[0].add_block([i32])
+    with b.at_end_of(hb):
+        b.create("tt.return", [hb.args[0]])
+    with b.at_loc(Location(F, 2, 3)):
+        called = b.create("tt.call", [blk.args[1]], [i32], {"callee": "helper"}).result
+        ptrs = b.value("tt.splat", [blk.args[0]], T(64, 64, e=PointerType(f16), enc=blocked))
+        mask = b.value("arith.constant", [], T(64, 64, e=i1, enc=blocked), {"value": True})
+        pred = b.value("arith.cmpi", [called, blk.args[1]], i1, {"predicate": "slt"})
+        bufs = b.value("ttg.local_alloc", [], MemDescType((2, 64, 64), f16, nvmma, True))
+        c0 = b.value("arith.constant", [], i32, {"value": 0})
+        slot = b.value("ttg.memdesc_index", [bufs, c0], MemDescType((64, 64), f16, nvmma, True))
+        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred, mask])
+        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred])
+        b.create("ttg.async_commit_group")
+        b.create("ttg.async_wait", attributes={"num": 0})
+        acc = b.value("arith.constant", [], T(64, 64, e=f32, enc=mma), {"value": 0.0})
+        d = b.value("ttng.warp_group_dot", [slot, slot, acc], acc.type,
+                    {"inputPrecision": "tf32", "isAsync": True})
+        w = b.create("ttng.warp_group_dot_wait", [d, slot], [acc.type, slot.type],
+                     {"pendings": 0})
+        vals = b.value("arith.truncf", [w.results[0]], T(64, 64, e=f16, enc=mma))
+        idx = b.value("arith.constant", [], T(64, 64, e=i32, enc=mma), {"value": 1})
+        b.value("tt.gather", [vals, idx], vals.type, {"axis": 1})
+        b.create("ttg.local_dealloc", [bufs])
+        b.create("tt.return")
+    return m

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.filecheck_util import check
-from tests.ir.samples import every_op_module, ttgir_ops_module
+from tests.ir.samples import async_ops_module, every_op_module, ttgir_ops_module
 from workbench.ir.core import Location
 from workbench.ir.parser import IRParseError, parse_module
 from workbench.ir.printer import print_module, print_module_with_map
@@ -16,7 +16,7 @@ from workbench.layouts import BlockedLayout, SliceLayout
 REF = "/work/shared/reference/triton-3.6-ir/"
 
 
-@pytest.mark.parametrize("make", [every_op_module, ttgir_ops_module])
+@pytest.mark.parametrize("make", [every_op_module, ttgir_ops_module, async_ops_module])
 @pytest.mark.parametrize("locations", [True, False])
 def test_round_trip_is_exact(make, locations):
     text = print_module(make(), locations)

@@ -2,9 +2,10 @@
 generic form ``"name"(...)``, and every other op read by its spec (a custom parse function or
 the walk of its assembly format in :mod:`workbench.ir.assembly`).
 
-A mixin of :class:`workbench.ir.parser.ModuleParser`: it relies on the cursor, type and
-attribute readers there. An op's reader consumes its text up to (not including) its
-``loc(...)`` and returns the new :class:`Operation`; results are named by the caller.
+The base of :class:`workbench.ir.parser.ModuleParser`, on top of the type and attribute
+readers of :class:`~workbench.ir.parser_types.TypeParser`. An op's reader consumes its text up
+to (not including) its ``loc(...)`` and returns the new :class:`Operation`; results are named
+by the caller.
 """
 from __future__ import annotations
 
@@ -12,11 +13,17 @@ from .assembly import parse_custom
 from .core import Block, Operation, Value
 from .dialects import OPS
 from .parser_lex import float_from_text
+from .parser_types import TypeParser
 from .types import IntType, TensorType
 
 
-class OpParser:
-    """Reads blocks and ops (mixed into ModuleParser)."""
+class OpParser(TypeParser):
+    """Reads blocks, ops and their ``loc(...)`` (the base of ModuleParser)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.values: dict[str, Value] = {}
+        self.loc_uses: list[tuple] = []  # (op, loc-expression)
 
     # helpers -----------------------------------------------------------------------------
     def at_same_line(self, lit: str) -> bool:
@@ -37,7 +44,7 @@ class OpParser:
 
     def uses(self) -> list:
         """``%a, %b, ...`` on the current line (possibly none)."""
-        out = []
+        out: list[Value] = []
         if not self.at_same_line("%"):
             return out
         out.append(self.use())
@@ -80,6 +87,40 @@ class OpParser:
         self.block_body(block)
         self.expect("}", "to close a region")
 
+    # locations -----------------------------------------------------------------------------
+    def loc_expr(self):
+        """``loc(...)`` as a small tree resolved after the location table is read."""
+        self.expect("loc(")
+        e = self.loc_inner()
+        self.expect(")", "to close loc(...)")
+        return e
+
+    def loc_inner(self):
+        self.ws()
+        pos = self.i
+        if self.eat_word("unknown"):
+            return ("unknown",)
+        if self.at("#"):
+            name, _ = self.sigil_name("#", "a location reference")
+            return ("ref", "#" + name, pos)
+        if self.eat_word("callsite"):
+            self.expect("(")
+            callee = self.loc_inner()
+            if not self.eat_word("at"):
+                raise self.error(f"expected 'at' in callsite(...), found {self.found()}")
+            caller = self.loc_inner()
+            self.expect(")")
+            return ("callsite", callee, caller)
+        s = self.string()
+        if self.eat("("):
+            inner = self.loc_inner()
+            self.expect(")")
+            return ("named", s, inner)
+        self.expect(":", "in file:line:col")
+        line = self.integer()
+        self.expect(":", "in file:line:col")
+        return ("file", s, line, self.integer())
+
     # ops -----------------------------------------------------------------------------------
     def operation(self, block: Block) -> Operation:
         self.ws()
@@ -100,7 +141,7 @@ class OpParser:
         if len(names) != len(op.results):
             raise self.error(f"{op.name} has {len(op.results)} results but {len(names)} names "
                              f"are given", start)
-        for (n, p), r in zip(names, op.results):
+        for (n, p), r in zip(names, op.results, strict=True):
             self.define(n, r, p)
         block.append(op)
         if self.at_same_line("loc("):
@@ -142,7 +183,7 @@ class OpParser:
         self.expect("->")
         outs = self.paren_types() if self.at("(") else [self.type()]
         op = Operation(name, ops, outs, attrs, regions=len(blocks))
-        for region, b in zip(op.regions, blocks):
+        for region, b in zip(op.regions, blocks, strict=True):
             region.blocks.append(b)
             b.parent = region
         return op

@@ -7,9 +7,9 @@ not ops), which the side-by-side views use to colour IR lines by source line.
 from __future__ import annotations
 
 from .assembly import attr_dict_text, print_custom
-from .attrs import format_attr, format_attr_dict, format_float
+from .attrs import format_attr_dict
 from .core import Block, Location, Operation, Value
-from .dialects import INPUT_PRECISIONS, OPS
+from .dialects import OPS
 from .types import IntType, MemDescType, TensorType, Type
 
 #: the alias Triton prints for shared memory, used by every ``!ttg.memdesc`` type
@@ -45,7 +45,8 @@ class _Namer:
             n = self._unique(v.name)
         else:
             op = v.owner if isinstance(v.owner, Operation) else None
-            if op is not None and op.name == "arith.constant" and not isinstance(v.type, TensorType):
+            scalar = not isinstance(v.type, TensorType)
+            if op is not None and op.name == "arith.constant" and scalar:
                 val = op.attributes["value"]
                 if isinstance(v.type, IntType) and not isinstance(val, float):
                     if v.type.width == 1:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from ..core import Operation
 from ..types import IntType, PointerType, like
@@ -33,7 +33,7 @@ class VerificationError(Exception):
         self.op = op
 
 
-def fail(op: Operation, message: str):
+def fail(op: Operation, message: str) -> NoReturn:
     """Raise :class:`VerificationError` ``"'<op>' at file:line:col: <message>"``."""
     loc = op.loc
     where = "unknown location" if loc is None or loc.file == "unknown" else str(loc)
