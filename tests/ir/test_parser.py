@@ -75,7 +75,7 @@ CHECK: module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, t
 CHECK: %offs_0 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #blocked>
 CHECK: %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
 CHECK: tt.store %1, %2, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
-""")
+""")  # noqa: E501 (FileCheck lines are whole IR lines)
     pid = next(op for op in m.walk() if op.name == "tt.get_program_id")
     assert pid.loc == Location("probe_ir.py", 8, 24, "pid")
 

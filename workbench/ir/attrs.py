@@ -40,9 +40,10 @@ def format_attr(v) -> str:
     return str(v)
 
 
-def _attr_key(k: str) -> str:
+def attr_key(k: str) -> str:
+    """An attribute name as MLIR prints it: bare, or quoted when it has other characters."""
     return k if all(c.isalnum() or c in "_." for c in k) and not k[0].isdigit() else f'"{k}"'
 
 
 def format_attr_dict(attrs: dict) -> str:
-    return "{" + ", ".join(f"{_attr_key(k)} = {format_attr(v)}" for k, v in attrs.items()) + "}"
+    return "{" + ", ".join(f"{attr_key(k)} = {format_attr(v)}" for k, v in attrs.items()) + "}"

@@ -20,8 +20,6 @@ from .dialects import OPS
 from .dialects.spec import ATTR_KINDS, OpSpec, VerificationError, fail
 from .types import TensorType
 
-_fail = fail
-
 
 class _Verifier:
     def __init__(self, module: Operation):
@@ -128,16 +126,16 @@ def verify(module: Operation) -> None:
 def _check_func(func: Operation) -> None:
     ftype = func.attributes.get("function_type")
     if not func.regions or not func.regions[0].blocks:
-        _fail(func, "has no body")
+        fail(func, "has no body")
     args = func.regions[0].blocks[0].args
     inputs = getattr(ftype, "inputs", None)
     if inputs is not None and [a.type for a in args] != list(inputs):
-        _fail(func, f"entry block arguments {[str(a.type) for a in args]} do not match "
+        fail(func, f"entry block arguments {[str(a.type) for a in args]} do not match "
                     f"function_type {ftype}")
     results = list(getattr(ftype, "results", ()))
     for op in func.walk():
         if op.name == "tt.return" and [v.type for v in op.operands] != results:
-            _fail(op, f"returns {[str(v.type) for v in op.operands]}, the function declares "
+            fail(op, f"returns {[str(v.type) for v in op.operands]}, the function declares "
                       f"{[str(t) for t in results]}")
 
 
