@@ -42,17 +42,6 @@ class _Printed:
         return "".join(out)
 
 
-def format_attrs_used(elements) -> set:
-    """Names of the ``$name`` elements of a format (including inside groups)."""
-    out = set()
-    for e in elements:
-        if isinstance(e, Var):
-            out.add(e.name)
-        elif isinstance(e, Group):
-            out |= format_attrs_used(e.body)
-    return out
-
-
 class _OpView:
     """An op seen through its spec: operands, results and attributes by name."""
 
@@ -148,8 +137,7 @@ def print_custom(p, op: Operation, spec: OpSpec) -> str:
     """The text of ``op`` from its op name on, by ``spec``'s assembly format; ``p`` is the
     :class:`~workbench.ir.printer.Printer` (value names, types with layout aliases)."""
     out = _Printed(op.name)
-    used = format_attrs_used(spec.parsed_format)
-    _print_elements(p, _OpView(op, spec), spec.parsed_format, out, used)
+    _print_elements(p, _OpView(op, spec), spec.parsed_format, out, set(spec.format_names))
     return out.text()
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, NoReturn
 
 from ..core import Operation
 from ..types import IntType, PointerType, like
-from .fmt import Element, parse_format
+from .fmt import Group, Var, parse_format
 
 REQUIRED = object()  #: marks an attribute that must be present
 
@@ -118,7 +118,13 @@ class OpSpec:
     infer: Callable | None = None
     verify: Callable | None = None
     doc: str = ""
-    parsed_format: tuple = field(default=(), compare=False)
+    parsed_format: tuple = field(default=(), init=False, compare=False)
+    format_names: frozenset = field(default=frozenset(), init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        elements = tuple(parse_format(self.format)) if self.format is not None else ()
+        object.__setattr__(self, "parsed_format", elements)
+        object.__setattr__(self, "format_names", frozenset(_names(elements)))
 
     @property
     def dialect(self) -> str:
@@ -138,6 +144,17 @@ class OpSpec:
     def result_slots(self, n: int) -> dict[str, list[int]]:
         """Result name -> result indices, as :meth:`operand_slots`."""
         return _slots(self.results, n)
+
+
+def _names(elements) -> set:
+    """The ``$name`` elements of a format, including those inside optional groups."""
+    out = set()
+    for e in elements:
+        if isinstance(e, Var):
+            out.add(e.name)
+        elif isinstance(e, Group):
+            out |= _names(e.body)
+    return out
 
 
 def base_name(marked: str) -> str:
@@ -165,12 +182,10 @@ def _slots(names: tuple, n: int) -> dict[str, list[int]]:
 
 
 def op(name: str, operands=(), results=("result",), attributes=(), **kw) -> OpSpec:
-    """Build an :class:`OpSpec`; ``format`` (if given) is parsed once here."""
-    fmt = kw.get("format")
-    elements: tuple[Element, ...] = tuple(parse_format(fmt)) if fmt is not None else ()
+    """Build an :class:`OpSpec` (lists become tuples; the format is parsed once, raising
+    ValueError if it is malformed)."""
     traits = frozenset(kw.pop("traits", ()))
-    return OpSpec(name, tuple(operands), tuple(results), tuple(attributes), traits=traits,
-                  parsed_format=elements, **kw)
+    return OpSpec(name, tuple(operands), tuple(results), tuple(attributes), traits=traits, **kw)
 
 
 def registry(*groups) -> dict[str, OpSpec]:
