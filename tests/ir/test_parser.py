@@ -115,3 +115,16 @@ def test_parse_errors_name_line_and_column(text, line, marker, message):
     assert isinstance(info.value, IRParseError)
     assert str(info.value).startswith(f"line {line}, column {col}: ")
     assert message in str(info.value)
+
+
+def test_parses_triton_result_groups_of_matmul_ttir():
+    # Triton names the results of a loop as one group: %acc_32:3 = scf.for ..., %acc_32#2
+    m = parse_module(_section("ir_matmul_sm90.txt", "ttir"))
+    verify(m)
+    loop = next(op for op in m.walk() if op.name == "scf.for")
+    assert len(loop.results) == 3 and {r.name for r in loop.results} == {"acc_32"}
+    dot_uses = [op for op in m.walk() if loop.results[2] in op.operands]
+    assert [op.name for op in dot_uses] == ["arith.truncf"]
+    text = print_module(m, locations=False)
+    assert "%acc_32, %acc_32_0, %acc_32_1 = scf.for %kk" in text
+    assert print_module(parse_module(text), locations=False) == text

@@ -37,6 +37,9 @@ class OpParser(TypeParser):
 
     def use(self) -> Value:
         name, pos = self.sigil_name("%", "an SSA value (%name)")
+        if self.s.startswith("#", self.i):  # %name#2: one result of a group %name:3
+            self.i += 1
+            name = f"{name}#{self.integer()}"
         v = self.values.get(name)
         if v is None:
             raise self.error(f"use of undefined value %{name}", pos)
@@ -59,7 +62,8 @@ class OpParser(TypeParser):
     def define(self, name: str, value: Value, pos: int) -> None:
         if name in self.values:
             raise self.error(f"redefinition of %{name}", pos)
-        value.name = None if name.isdigit() else name
+        base = name.split("#", 1)[0]
+        value.name = None if base.isdigit() else base
         self.values[name] = value
 
     def block_args(self, block: Block) -> None:
@@ -125,11 +129,11 @@ class OpParser(TypeParser):
     def operation(self, block: Block) -> Operation:
         self.ws()
         start = self.i
-        names = []
+        names: list[tuple[str, int]] = []
         if self.at("%"):
-            names.append(self.sigil_name("%", "a result name"))
+            names += self.result_names()
             while self.eat(","):
-                names.append(self.sigil_name("%", "a result name"))
+                names += self.result_names()
             self.expect("=", "after the result names")
         self.ws()
         pos = self.i
@@ -147,6 +151,14 @@ class OpParser(TypeParser):
         if self.at_same_line("loc("):
             self.loc_uses.append((op, self.loc_expr()))
         return op
+
+    def result_names(self) -> list[tuple[str, int]]:
+        """``%x`` or MLIR's result group ``%x:3`` (used as ``%x#0`` ... ``%x#2``)."""
+        name, pos = self.sigil_name("%", "a result name")
+        if not self.s.startswith(":", self.i):
+            return [(name, pos)]
+        self.i += 1
+        return [(f"{name}#{k}", pos) for k in range(self.integer())]
 
     def op_loc(self, op: Operation) -> None:
         if self.at_same_line("loc("):
