@@ -126,3 +126,16 @@ def test_specs_reject_duplicates_and_give_operand_slots():
     assert OPS["tt.load"].operand_slots(2) == {"ptr": [0], "mask": [1], "other": []}
     with pytest.raises(ValueError, match="defined twice"):
         registry([spec], [spec])
+
+
+def test_spec_effects_agree_with_the_passes_effect_tables():
+    from workbench.passes import effects
+    for name in effects.SIDE_EFFECTS - {"tt.func", "builtin.module"}:
+        assert OPS[name].writes, name
+    for name in effects.READS:
+        assert OPS[name].reads, name
+    for name in effects.TERMINATORS:
+        assert "terminator" in OPS[name].traits, name
+    pure = {n for n, s in OPS.items() if "pure" in s.traits}
+    assert not pure & (effects.SIDE_EFFECTS | effects.READS)
+    assert all(not OPS[n].effects for n in pure)

@@ -130,6 +130,17 @@ class OpSpec:
     def dialect(self) -> str:
         return self.name.split(".", 1)[0]
 
+    @property
+    def writes(self) -> bool:
+        """True when the op writes or frees memory (or has another observable effect)."""
+        return any(e.split(":")[0] in ("write", "free") for e in self.effects)
+
+    @property
+    def reads(self) -> bool:
+        """True when the op reads or allocates memory and writes none."""
+        return not self.writes and any(e.split(":")[0] in ("read", "alloc")
+                                       for e in self.effects)
+
     def attr(self, name: str) -> Attr | None:
         for a in self.attributes:
             if a.name == name:

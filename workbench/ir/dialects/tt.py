@@ -22,8 +22,9 @@ INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 SPECS = [
     op("tt.return", ["*srcs"], results=(), traits=("pure", "terminator"),
        format="attr-dict ($srcs^ `:` type($srcs))?", doc="return from a tt.func"),
-    op("tt.call", ["*args"], results=("*results",), attributes=[Attr("callee", "symbol",
-                                                                     REQUIRED)],
+    op("tt.call", ["*args"], results=("*results",),
+       attributes=[Attr("callee", "symbol", REQUIRED)],
+       effects=("read:global", "write:global", "write:io"),
        format="$callee `(` $args `)` attr-dict `:` functional-type(operands, results)",
        doc="call of a noinline tt.func"),
     op("tt.get_program_id", attributes=[Attr("axis", "axis", REQUIRED)], traits=_PURE,

@@ -13,10 +13,11 @@ SPECS = [
     op("ttg.convert_layout", ["src"], traits=("pure",),
        format="$src attr-dict `:` type($src) `->` type($result)", verify=chk.convert_layout,
        doc="change a tile's layout (registers, shuffles or shared memory)"),
-    op("ttg.local_alloc", ["src?"], effects=("alloc:shared", "write:shared"),
+    op("ttg.local_alloc", ["src?"], effects=("alloc:shared",),
        attributes=[Attr("allocation.offset", "i32", None)],
        format="($src^)? attr-dict `:` functional-type(operands, results)",
-       doc="allocate shared memory (initialised from src when given)"),
+       doc="allocate shared memory, initialised from src when given (writing only the new "
+           "buffer, so its one effect is the allocation)"),
     op("ttg.local_load", ["src"], effects=("read:shared",),
        format="$src attr-dict `:` qualified(type($src)) `->` type($result)",
        doc="shared memory -> registers"),

@@ -17,6 +17,7 @@ SPECS = [
        doc="Hopper wgmma: a (M x K) and b (K x N) memdescs in nvmma_shared, c the MMA v3 "
            "accumulator; isAsync: leaves the group in flight (PTX ISA 9.7.15)"),
     op("ttng.warp_group_dot_wait", ["*inputs"], results=("*results",),
+       effects=("read:shared", "write:shared"),
        attributes=[Attr("pendings", "i32", 0, elide=())],
        format="$inputs attr-dict `:` qualified(type($inputs))", infer=same_as_operands,
        doc="wgmma.wait_group pendings; returns its inputs (the accumulators) once the older "
