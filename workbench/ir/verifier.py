@@ -117,26 +117,7 @@ def verify(module: Operation) -> None:
     if module.name != "builtin.module":
         raise VerificationError(f"expected a builtin.module, got '{module.name}'", module)
     v = _Verifier(module)
-    for op in module.regions[0].blocks[0].ops:
-        if op.name == "tt.func":
-            _check_func(op)
     v.block(module.regions[0].blocks[0], [], module, 0)
-
-
-def _check_func(func: Operation) -> None:
-    ftype = func.attributes.get("function_type")
-    if not func.regions or not func.regions[0].blocks:
-        fail(func, "has no body")
-    args = func.regions[0].blocks[0].args
-    inputs = getattr(ftype, "inputs", None)
-    if inputs is not None and [a.type for a in args] != list(inputs):
-        fail(func, f"entry block arguments {[str(a.type) for a in args]} do not match "
-                    f"function_type {ftype}")
-    results = list(getattr(ftype, "results", ()))
-    for op in func.walk():
-        if op.name == "tt.return" and [v.type for v in op.operands] != results:
-            fail(op, f"returns {[str(v.type) for v in op.operands]}, the function declares "
-                      f"{[str(t) for t in results]}")
 
 
 __all__ = ["verify", "VerificationError", "Value"]

@@ -7,10 +7,26 @@ from ..attrs import format_attr_dict
 from ..core import Operation
 from ..types import FunctionType
 from . import tt_checks as chk
-from .spec import REQUIRED, Attr, CustomSyntax, op
+from .spec import REQUIRED, Attr, CustomSyntax, fail, op
 
 
 # tt.func ------------------------------------------------------------------------------------
+def _check_func(func, ctx) -> None:
+    ftype = func.attributes.get("function_type")
+    if not func.regions[0].blocks:
+        fail(func, "has no body")
+    args = func.regions[0].blocks[0].args
+    inputs = getattr(ftype, "inputs", None)
+    if inputs is not None and [a.type for a in args] != list(inputs):
+        fail(func, f"entry block arguments {[str(a.type) for a in args]} do not match "
+                   f"function_type {ftype}")
+    results = list(getattr(ftype, "results", ()))
+    for o in func.walk():
+        if o.name == "tt.return" and [v.type for v in o.operands] != results:
+            fail(o, f"returns {[str(v.type) for v in o.operands]}, the function declares "
+                    f"{[str(t) for t in results]}")
+
+
 def _print_func(p, o, indent) -> None:
     a = o.attributes
     block = o.regions[0].block
@@ -96,7 +112,7 @@ SPECS = [
        attributes=[Attr("sym_name", "str", REQUIRED), Attr("function_type", "any", None),
                    Attr("arg_attrs", "any", None), Attr("arg_names", "any", None),
                    Attr("visibility", "str", "public"), Attr("noinline", "bool", False)],
-       custom=CustomSyntax(_print_func, _parse_func),
+       custom=CustomSyntax(_print_func, _parse_func), verify=_check_func,
        doc="a kernel; its entry block's arguments are its parameters"),
     op("tt.reduce", ["*srcs"], results=("*results",), regions=1,
        terminators=("tt.reduce.return",), attributes=[Attr("axis", "i32", REQUIRED)],
