@@ -14,6 +14,8 @@ from workbench.ir.verifier import verify
 from workbench.testing import examples as ex
 
 F32, F16 = "*fp32:16", "*fp16:16"
+# small tiles (the ops and the syntax are those of the benchmark sizes; code generation is
+# quicker)
 CASES = {
     "add": (ex.add_kernel, (F32,) * 3 + ("i32:16",), dict(BLOCK_SIZE=1024)),
     "triad": (ex.triad_kernel, (F32,) * 3 + ("fp32", "i32:16"), dict(BLOCK_SIZE=1024)),
@@ -24,15 +26,15 @@ CASES = {
                        dict(BLOCK_SIZE=1024)),
     "layer_norm_row": (ex.layer_norm_row_kernel, (F32,) * 4 + ("i32", "i32", "fp32"),
                        dict(BLOCK_SIZE=1024)),
-    "matmul": (ex.matmul_kernel, (F32,) * 3 + ("i32",) * 3, dict(BM=64, BN=64, BK=32,
+    "matmul": (ex.matmul_kernel, (F32,) * 3 + ("i32",) * 3, dict(BM=32, BN=32, BK=16,
                                                                  GROUP_M=8)),
     "matmul_fp16": (ex.matmul_fp16_kernel, (F16,) * 3 + ("i32:16",) * 3,
-                    dict(BM=128, BN=128, BK=64, GROUP_M=8)),
+                    dict(BM=64, BN=64, BK=32, GROUP_M=8)),
     "matmul_tutorial": (ex.matmul_tutorial_kernel, (F16,) * 3 + ("i32:16",) * 9,
-                        dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+                        dict(BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32,
                              GROUP_SIZE_M=8)),
     "attention": (ex.attention_fwd_kernel, (F16,) * 4 + ("fp32", "i32:16"),
-                  dict(D=64, BM=128, BN=64)),
+                  dict(D=32, BM=64, BN=32)),
 }
 GENERIC = re.compile(r'^\s*(?:%[\w#:, %]+= )?"([\w.]+)"\(', re.M)
 
