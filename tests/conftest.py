@@ -59,6 +59,15 @@ def cuda_device_usable() -> bool:
         return False
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _ir_round_trip():
+    """Every kernel the suite compiles is an IR round-trip case (tests/ir/round_trip.py)."""
+    from tests.ir.round_trip import install
+    undo = install()
+    yield
+    undo()
+
+
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames:
         metafunc.parametrize("backend", runnable_backends(), indirect=True)

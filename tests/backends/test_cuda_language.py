@@ -313,7 +313,7 @@ def test_dot_ptx(case, arch):
     # the K loop is software-pipelined (num_stages=3): two 3-slot buffers filled by
     # async copies (two prologue stages + one in the loop per operand), read by local_load
     assert ttgir.count("ttg.local_alloc") == 2 and ttgir.count("ttg.local_load") == 2
-    assert "!ttg.memdesc<3x64x32x" in ttgir and ttgir.count('"ttg.async_wait"') == 2
+    assert "!ttg.memdesc<3x64x32x" in ttgir and ttgir.count('ttg.async_wait') == 2
     acc = c.extra["shared_accesses"]
     assert [a["op"].split(" ")[0] for a in acc] == \
         ["ttg.async_copy_global_to_local"] * 6 + ["ttg.local_load"] * 2 + \

@@ -56,10 +56,10 @@ CHECK: ttg.local_alloc %q
 CHECK-NEXT: gpu.barrier
 CHECK-NEXT: ttg.local_load
 CHECK: scf.for {{.*}} -> (tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, tensor<64x64xf32, #mma>, tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>)
-CHECK: "ttg.async_wait"() <{num = 1 : i32}>
+CHECK: ttg.async_wait {num = 1 : i32}
 CHECK-NOT: ttg.local_load
 CHECK: gpu.barrier
-CHECK-NEXT: "ttg.async_copy_global_to_local"
+CHECK-NEXT: ttg.async_copy_global_to_local
 CHECK: %qk = tt.dot
 CHECK-NOT: ttg.convert_layout {{.*}}#mma> -> tensor<64x64xf32, #blocked
 CHECK: arith.mulf %acc_{{[0-9]+}}, %acc_{{[0-9]+}} : tensor<64x64xf32, #mma>
@@ -68,7 +68,7 @@ CHECK-NEXT: ttg.convert_layout {{.*}} : tensor<64x64xf16, #mma> -> tensor<64x64x
 CHECK: tt.dot
 CHECK-NEXT: scf.yield
 """)  # noqa: E501
-    body = ttgir[ttgir.index("scf.for"):ttgir.index('"ttg.async_wait"() <{num = 0')]
+    body = ttgir[ttgir.index("scf.for"):ttgir.index('ttg.async_wait {num = 0')]
     assert body.count("ttg.convert_layout") == 1 and body.count("gpu.barrier") == 1
     assert c.asm["ptx"].count("bar.sync") <= 6
 

@@ -159,12 +159,12 @@ def test_async_pipelined_loop_structure():
     loop = ttgir[ttgir.index("scf.for"):ttgir.index("scf.yield")]
     # wait for the copies, barrier, issue the dot, wait for the previous group, barrier (the
     # slot read by that group is free for every warp group), then prefetch into it
-    order = [loop.index('"ttg.async_wait"() <{num = 1 : i32}>'),
+    order = [loop.index('ttg.async_wait {num = 1 : i32}'),
              loop.index("gpu.barrier"),
              loop.index("isAsync = true"),
              loop.index("ttng.warp_group_dot_wait"),
              loop.index("gpu.barrier", loop.index("ttng.warp_group_dot_wait")),
-             loop.index('"ttg.async_copy_global_to_local"')]
+             loop.index('ttg.async_copy_global_to_local')]
     assert order == sorted(order), order
     assert loop.count("gpu.barrier") == 2
     assert "ttng.warp_group_dot_wait %acc_2 {pendings = 1 : i32}" in loop

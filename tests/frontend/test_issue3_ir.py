@@ -99,7 +99,7 @@ def k_shapes(x_ptr, o_ptr, N: tl.constexpr):
 def test_join_split_interleave_cat_view():
     filecheck(ttir(k_shapes, ptr("x_ptr"), ptr("o_ptr"), const("N", 8)), """
 CHECK: %j_1 = tt.join %x_1, %j_0 : tensor<8xf32> -> tensor<8x2xf32>
-CHECK: %a, %b = tt.split %j_1 : tensor<8x2xf32> -> tensor<8xf32>, tensor<8xf32>
+CHECK: %a, %b = tt.split %j_1 : tensor<8x2xf32> -> tensor<8xf32>
 CHECK: %i = tt.join %a, %b : tensor<8xf32> -> tensor<8x2xf32>
 CHECK: %i_0 = tt.reshape %i : tensor<8x2xf32> -> tensor<16xf32>
 CHECK: %c = tt.cat %x_1, %b : tensor<8xf32> -> tensor<16xf32>
@@ -124,7 +124,7 @@ CHECK: arith.xori
 CHECK: tt.reshape %{{.*}} : tensor<2x2x2xi32> -> tensor<8xi32>
 CHECK: tt.reshape %x_1 : tensor<8xf32> -> tensor<4x2x1xf32>
 CHECK: tt.trans %{{.*}} {order = array<i32: 0, 2, 1>} : tensor<4x2x1xf32> -> tensor<4x1x2xf32>
-CHECK: tt.split %{{.*}} : tensor<4x1x2xf32> -> tensor<4x1xf32>, tensor<4x1xf32>
+CHECK: tt.split %{{.*}} : tensor<4x1x2xf32> -> tensor<4x1xf32>
 CHECK: arith.cmpf ogt
 CHECK: arith.xori
 CHECK: arith.select
@@ -179,7 +179,7 @@ def test_math_ops():
 CHECK: %y_0 = tt.precise_divf %x_1, %y : tensor<16xf32>
 CHECK: %y_2 = arith.divf %x_1, %y_1 : tensor<16xf32>
 CHECK: %y_5 = tt.precise_divf %x_1, %y_4 : tensor<16xf32>
-CHECK: "tt.clampf"(%y_6, %y_7, %y_8) <{propagateNan = "none"}>
+CHECK: tt.clampf %y_6, %y_7, %y_8, propagateNan = none
 CHECK: tt.precise_sqrt %x_1
 CHECK: math.floor %x_1
 CHECK: math.erf %x_1
@@ -218,7 +218,7 @@ def k_hints(x_ptr, N: tl.constexpr):
 
 def test_hints_are_attributes():
     filecheck(ttir(k_hints, ptr("x_ptr"), const("N", 16)), """
-CHECK: %offs_1 = "arith.muli"(%offs, %offs_0) <{tt.divisibility = array<i32: 16>, tt.contiguity = array<i32: 4>}>
+CHECK: %offs_1 = arith.muli %offs, %offs_0 {tt.contiguity = array<i32: 4>, tt.divisibility = array<i32: 16>} : tensor<16xi32>
 CHECK: tt.addptr %{{.*}}, %offs_1
 """)  # noqa: E501
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 from workbench.ir.builder import Builder
 from workbench.ir.core import Location, module_op
 from workbench.ir.dialects import BINARY_FLOAT, BINARY_INT, UNARY_MATH
-from workbench.ir.types import (FunctionType, MemDescType, PointerType, TensorType, f16, f32,
-                                i1, i8, i32, i64)
+from workbench.ir.types import (
+    FunctionType,
+    MemDescType,
+    PointerType,
+    TensorType,
+    f16,
+    f32,
+    i1,
+    i8,
+    i32,
+    i64,
+)
 from workbench.layouts import BlockedLayout, SliceLayout, SwizzledSharedLayout
 
 F = "kern.py"
@@ -21,7 +31,7 @@ def new_func(name="k", params=(), names=(), attrs=None, module_attrs=None):
     f = b.create("tt.func", [], [], {"sym_name": name, "function_type": FunctionType(tuple(params)),
                                      "arg_attrs": attrs or [{} for _ in params]}, regions=1)
     blk = f.regions[0].add_block(list(params))
-    for a, n in zip(blk.args, names):
+    for a, n in zip(blk.args, names, strict=False):
         a.name = n
     b.set_insertion_point_to_end(blk)
     return m, b, blk
@@ -33,20 +43,23 @@ def every_op_module():
     m, b, blk = new_func("every", [P, P, i32, PointerType(i32)], ["x_ptr", "y_ptr", "n", "c_ptr"],
                          [{"tt.divisibility": 16}, {"tt.divisibility": 16}, {}, {}])
     x_ptr, y_ptr, n, c_ptr = blk.args
-    L = lambda line, col=5, name=None: Location(F, line, col, name)
+
+    def L(line, col=5, name=None):
+        return Location(F, line, col, name)
+
     helper = Location("helper.py", 7, 12, "acc")
     with b.at_loc(L(2, name="pid")):
         pid = b.value("tt.get_program_id", [], i32, {"axis": 0})
-        npg = b.value("tt.get_num_programs", [], i32, {"axis": 2})
+        b.value("tt.get_num_programs", [], i32, {"axis": 2})
     with b.at_loc(L(3)):
         c4 = b.value("arith.constant", [], i32, {"value": 4})
-        cm1 = b.value("arith.constant", [], i64, {"value": -1})
+        b.value("arith.constant", [], i64, {"value": -1})
         ctrue = b.value("arith.constant", [], i1, {"value": True})
-        cf = b.value("arith.constant", [], f32, {"value": 1.5})
-        cinf = b.value("arith.constant", [], f32, {"value": float("-inf")})
-        cnan = b.value("arith.constant", [], f16, {"value": float("nan")})
+        b.value("arith.constant", [], f32, {"value": 1.5})
+        b.value("arith.constant", [], f32, {"value": float("-inf")})
+        b.value("arith.constant", [], f16, {"value": float("nan")})
         dense = b.value("arith.constant", [], T(128, e=f32), {"value": 0.0})
-        dense_b = b.value("arith.constant", [], T(128, e=i1), {"value": False})
+        b.value("arith.constant", [], T(128, e=i1), {"value": False})
     with b.at_loc(L(4, name="offs")):
         r = b.value("tt.make_range", [], T(128), {"start": 0, "end": 128})
         s = b.value("tt.splat", [pid], T(128))
@@ -76,7 +89,8 @@ def every_op_module():
     with b.at_loc(L(6, name="x")):
         xs = b.value("tt.splat", [x_ptr], T(128, e=P))
         xp = b.value("tt.addptr", [xs, r], T(128, e=P))
-        xv = b.value("tt.load", [xp, cmp, dense], T(128, e=f32), {"cache": "ca", "evict": "evict_last"})
+        xv = b.value("tt.load", [xp, cmp, dense], T(128, e=f32),
+                     {"cache": "ca", "evict": "evict_last"})
         b.value("tt.load", [xp], T(128, e=f32), {"isVolatile": True})
         b.create("tt.store", [xp, sel, cmp])
         b.create("tt.store", [xp, xv], attributes={"cache": "cg"})
@@ -113,9 +127,11 @@ def every_op_module():
     with b.at_loc(L(8)):
         cs = b.value("tt.splat", [c_ptr], T(128, e=PointerType(i32)))
         cp = b.value("tt.addptr", [cs, r], T(128, e=PointerType(i32)))
-        b.value("tt.atomic_rmw", [cp, r, cmp], T(128), {"atomic_rmw_op": "add", "sem": "acq_rel", "scope": "gpu"})
+        b.value("tt.atomic_rmw", [cp, r, cmp], T(128),
+                {"atomic_rmw_op": "add", "sem": "acq_rel", "scope": "gpu"})
         b.value("tt.atomic_cas", [c_ptr, c4, pid], i32, {"sem": "relaxed", "scope": "cta"})
-        b.create("tt.print", [pid, dense], attributes={"prefix": "pid: ", "hex": False, "isSigned": (1, 1)})
+        b.create("tt.print", [pid, dense],
+                 attributes={"prefix": "pid: ", "hex": False, "isSigned": (1, 1)})
         b.create("tt.print", [], attributes={"prefix": "hello \"q\"", "hex": True, "isSigned": ()})
         b.create("tt.assert", [cmp], attributes={"message": "bad offs"})
     with b.at_loc(L(9, name="acc").with_caller(L(10, 3, "s"))):
@@ -171,10 +187,12 @@ def ttgir_ops_module():
     blocked = BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
     b1 = BlockedLayout([1], [32], [4], [0])
     shared = SwizzledSharedLayout(8, 2, 4, [1, 0])
-    attrs = {"ttg.num-ctas": 1, "ttg.num-warps": 4, "ttg.target": "cuda:90", "ttg.threads-per-warp": 32}
+    attrs = {"ttg.num-ctas": 1, "ttg.num-warps": 4, "ttg.target": "cuda:90",
+             "ttg.threads-per-warp": 32}
     m, b, blk = new_func("g", [PointerType(f16)], ["p"], module_attrs=attrs)
     with b.at_loc(Location(F, 2, 3)):
-        r = b.value("tt.make_range", [], T(64, enc=SliceLayout(1, blocked)), {"start": 0, "end": 64})
+        r = b.value("tt.make_range", [], T(64, enc=SliceLayout(1, blocked)),
+                    {"start": 0, "end": 64})
         e = b.value("tt.expand_dims", [r], T(64, 1, enc=blocked), {"axis": 1})
         bc = b.value("tt.broadcast", [e], T(64, 32, enc=blocked))
         ps = b.value("tt.splat", [blk.args[0]], T(64, 32, e=PointerType(f16), enc=blocked))
@@ -187,10 +205,52 @@ def ttgir_ops_module():
         b.create("gpu.barrier")
         w = b.value("ttg.local_load", [a], T(64, 32, e=f16, enc=blocked))
         b.create("ttg.local_dealloc", [a2])
-        red = b.create("tt.reduce", [w], [T(64, e=f16, enc=SliceLayout(1, blocked))], {"axis": 1}, regions=1)
+        red = b.create("tt.reduce", [w], [T(64, e=f16, enc=SliceLayout(1, blocked))],
+                       {"axis": 1}, regions=1)
         rb = red.regions[0].add_block([f16, f16])
         with b.at_end_of(rb):
             b.create("tt.reduce.return", [b.value("arith.addf", rb.args, f16)])
         b.value("ttg.convert_layout", [red.result], T(64, e=f16, enc=b1))
+        b.create("tt.return")
+    return m
+
+
+def async_ops_module():
+    """A Hopper ttgir module with the cp.async, memdesc, wgmma and call ops."""
+    from workbench.layouts import MmaLayout, NVMMASharedLayout
+    blocked = BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    mma = MmaLayout(3, (4, 1), (16, 64, 16))
+    nvmma = NVMMASharedLayout(128, False, 16)
+    attrs = {"ttg.num-ctas": 1, "ttg.num-warps": 4, "ttg.target": "cuda:90",
+             "ttg.threads-per-warp": 32}
+    m, b, blk = new_func("a", [PointerType(f16), i32], ["p", "n"], module_attrs=attrs)
+    helper = Builder(m.regions[0].block, loc=Location(F, 1, 1)).create(
+        "tt.func", [], [], {"sym_name": "helper", "function_type": FunctionType((i32,), (i32,)),
+                            "arg_attrs": [{}], "visibility": "private", "noinline": True},
+        regions=1)
+    hb = helper.regions[0].add_block([i32])
+    with b.at_end_of(hb):
+        b.create("tt.return", [hb.args[0]])
+    with b.at_loc(Location(F, 2, 3)):
+        called = b.create("tt.call", [blk.args[1]], [i32], {"callee": "helper"}).result
+        ptrs = b.value("tt.splat", [blk.args[0]], T(64, 64, e=PointerType(f16), enc=blocked))
+        mask = b.value("arith.constant", [], T(64, 64, e=i1, enc=blocked), {"value": True})
+        pred = b.value("arith.cmpi", [called, blk.args[1]], i1, {"predicate": "slt"})
+        bufs = b.value("ttg.local_alloc", [], MemDescType((2, 64, 64), f16, nvmma, True))
+        c0 = b.value("arith.constant", [], i32, {"value": 0})
+        slot = b.value("ttg.memdesc_index", [bufs, c0], MemDescType((64, 64), f16, nvmma, True))
+        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred, mask])
+        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred])
+        b.create("ttg.async_commit_group")
+        b.create("ttg.async_wait", attributes={"num": 0})
+        acc = b.value("arith.constant", [], T(64, 64, e=f32, enc=mma), {"value": 0.0})
+        d = b.value("ttng.warp_group_dot", [slot, slot, acc], acc.type,
+                    {"inputPrecision": "tf32", "isAsync": True})
+        w = b.create("ttng.warp_group_dot_wait", [d, slot], [acc.type, slot.type],
+                     {"pendings": 0})
+        vals = b.value("arith.truncf", [w.results[0]], T(64, 64, e=f16, enc=mma))
+        idx = b.value("arith.constant", [], T(64, 64, e=i32, enc=mma), {"value": 1})
+        b.value("tt.gather", [vals, idx], vals.type, {"axis": 1})
+        b.create("ttg.local_dealloc", [bufs])
         b.create("tt.return")
     return m

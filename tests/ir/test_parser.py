@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.filecheck_util import check
-from tests.ir.samples import every_op_module, ttgir_ops_module
+from tests.ir.samples import async_ops_module, every_op_module, ttgir_ops_module
 from workbench.ir.core import Location
 from workbench.ir.parser import IRParseError, parse_module
 from workbench.ir.printer import print_module, print_module_with_map
@@ -16,7 +16,7 @@ from workbench.layouts import BlockedLayout, SliceLayout
 REF = "/work/shared/reference/triton-3.6-ir/"
 
 
-@pytest.mark.parametrize("make", [every_op_module, ttgir_ops_module])
+@pytest.mark.parametrize("make", [every_op_module, ttgir_ops_module, async_ops_module])
 @pytest.mark.parametrize("locations", [True, False])
 def test_round_trip_is_exact(make, locations):
     text = print_module(make(), locations)
@@ -75,7 +75,7 @@ CHECK: module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, t
 CHECK: %offs_0 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #blocked>
 CHECK: %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
 CHECK: tt.store %1, %2, %mask_3 : tensor<1024x!tt.ptr<f32>, #blocked>
-""")
+""")  # noqa: E501 (FileCheck lines are whole IR lines)
     pid = next(op for op in m.walk() if op.name == "tt.get_program_id")
     assert pid.loc == Location("probe_ir.py", 8, 24, "pid")
 
@@ -115,3 +115,16 @@ def test_parse_errors_name_line_and_column(text, line, marker, message):
     assert isinstance(info.value, IRParseError)
     assert str(info.value).startswith(f"line {line}, column {col}: ")
     assert message in str(info.value)
+
+
+def test_parses_triton_result_groups_of_matmul_ttir():
+    # Triton names the results of a loop as one group: %acc_32:3 = scf.for ..., %acc_32#2
+    m = parse_module(_section("ir_matmul_sm90.txt", "ttir"))
+    verify(m)
+    loop = next(op for op in m.walk() if op.name == "scf.for")
+    assert len(loop.results) == 3 and {r.name for r in loop.results} == {"acc_32"}
+    dot_uses = [op for op in m.walk() if loop.results[2] in op.operands]
+    assert [op.name for op in dot_uses] == ["arith.truncf"]
+    text = print_module(m, locations=False)
+    assert "%acc_32, %acc_32_0, %acc_32_1 = scf.for %kk" in text
+    assert print_module(parse_module(text), locations=False) == text

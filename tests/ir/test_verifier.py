@@ -11,7 +11,8 @@ from workbench.ir.verifier import VerificationError, verify
 
 HEAD = ('module {\n  tt.func public @k(%p: !tt.ptr<f32>, %n: i32, %f: f32) '
         'attributes {noinline = false} {\n')
-TAIL = '    tt.return loc(#loc1)\n  } loc(#loc1)\n}\n#loc1 = loc("k.py":1:1)\n#loc2 = loc("k.py":7:9)\n'
+TAIL = ('    tt.return loc(#loc1)\n  } loc(#loc1)\n}\n#loc1 = loc("k.py":1:1)\n'
+        '#loc2 = loc("k.py":7:9)\n')
 
 
 def body(*lines):
@@ -147,7 +148,8 @@ def test_counts_and_return_types():
     with pytest.raises(VerificationError, match="'tt.get_program_id' at k.py:3:4: must have 1 "
                                                 "result, has 2"):
         verify(m)
-    m = parse_module(body().replace("    tt.return loc(#loc1)", "    tt.return %n : i32 loc(#loc1)"))
+    m = parse_module(body().replace("    tt.return loc(#loc1)",
+                                    "    tt.return %n : i32 loc(#loc1)"))
     with pytest.raises(VerificationError, match=r"returns \['i32'\], the function declares \[\]"):
         verify(m)
 

@@ -152,4 +152,4 @@ def test_dce_removes_unused_private_functions():
     m = parse_module(text)
     DCE().run(m, None)
     out = print_module(m, locations=False)
-    assert "@helper" not in out and "@used" in out and '"tt.call"(%n)' in out
+    assert "@helper" not in out and "@used" in out and 'tt.call @used(%n) : (i32) -> ()' in out

@@ -71,5 +71,5 @@ def test_pipelined_loop_has_one_barrier_per_iteration():
     text = c.asm["ttgir"]
     body = text[text.index("scf.for"):text.index("scf.yield")]
     assert body.count("gpu.barrier") == 1
-    assert body.index('"ttg.async_wait"') < body.index("gpu.barrier") < \
-        body.index('"ttg.async_copy_global_to_local"') < body.index("ttg.local_load")
+    assert body.index('ttg.async_wait') < body.index("gpu.barrier") < \
+        body.index('ttg.async_copy_global_to_local') < body.index("ttg.local_load")

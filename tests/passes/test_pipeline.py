@@ -42,25 +42,25 @@ CHECK: ttg.shared = 24576 : i32
 CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<3x64x32xf16, #shared, #smem, mutable>
 CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<3x32x64xf16, #shared1, #smem, mutable>
 CHECK: arith.cmpi slt
-CHECK: "ttg.memdesc_index"(%{{.*}}, %c0_i32
-CHECK: "ttg.async_copy_global_to_local"
-CHECK: "ttg.async_copy_global_to_local"
-CHECK: "ttg.async_commit_group"
-CHECK: "ttg.memdesc_index"(%{{.*}}, %c1_i32
-CHECK: "ttg.async_commit_group"
+CHECK: ttg.memdesc_index %{{.*}}[%c0_i32
+CHECK: ttg.async_copy_global_to_local
+CHECK: ttg.async_copy_global_to_local
+CHECK: ttg.async_commit_group
+CHECK: ttg.memdesc_index %{{.*}}[%c1_i32
+CHECK: ttg.async_commit_group
 CHECK: scf.for
 CHECK: arith.divsi
 CHECK: arith.remsi
-CHECK: "ttg.async_wait"() <{num = 1 : i32}>
+CHECK: ttg.async_wait {num = 1 : i32}
 CHECK: gpu.barrier
-CHECK-NEXT: "ttg.async_copy_global_to_local"
-CHECK: "ttg.async_commit_group"
+CHECK-NEXT: ttg.async_copy_global_to_local
+CHECK: ttg.async_commit_group
 CHECK-NOT: tt.load
 CHECK: ttg.local_load
 CHECK: ttg.local_load
 CHECK: tt.dot
 CHECK: scf.yield
-CHECK: "ttg.async_wait"() <{num = 0 : i32}>
+CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
 
 
@@ -72,8 +72,8 @@ def test_one_stage_leaves_the_loop_alone():
 
 def test_stages_set_wait_count_and_buffers():
     text = _ttgir(4)
-    assert "!ttg.memdesc<4x64x32xf16" in text and "<{num = 2 : i32}>" in text
-    assert text.count('"ttg.async_commit_group"') == 4  # 3 prologue stages + 1 in the loop
+    assert "!ttg.memdesc<4x64x32xf16" in text and "ttg.async_wait {num = 2 : i32}" in text
+    assert text.count('ttg.async_commit_group') == 4  # 3 prologue stages + 1 in the loop
 
 
 def test_pass_lists():

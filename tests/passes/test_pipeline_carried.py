@@ -47,20 +47,20 @@ CHECK: %[[A1:[0-9]+]] = tt.addptr %[[A0:[a-z_0-9]+]], %{{.*}} : tensor<128x32x!t
 CHECK-NEXT: %[[A2:[0-9]+]] = tt.addptr %[[A1]], %{{.*}} : tensor<128x32x!tt.ptr<f16>
 CHECK: %[[B1:[0-9]+]] = tt.addptr %[[B0:[a-z_0-9]+]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
 CHECK-NEXT: %[[B2:[0-9]+]] = tt.addptr %[[B1]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
-CHECK: "ttg.memdesc_index"(%[[A]], %c0_i32
-CHECK-NEXT: "ttg.async_copy_global_to_local"(%[[A0]],
-CHECK: "ttg.memdesc_index"(%[[B]], %c0_i32
-CHECK-NEXT: "ttg.async_copy_global_to_local"(%[[B0]],
-CHECK: "ttg.async_commit_group"
-CHECK: "ttg.async_copy_global_to_local"(%[[A1]],
-CHECK: "ttg.async_copy_global_to_local"(%[[B1]],
-CHECK: "ttg.async_commit_group"
+CHECK: ttg.memdesc_index %[[A]][%c0_i32
+CHECK-NEXT: ttg.async_copy_global_to_local %[[A0]],
+CHECK: ttg.memdesc_index %[[B]][%c0_i32
+CHECK-NEXT: ttg.async_copy_global_to_local %[[B0]],
+CHECK: ttg.async_commit_group
+CHECK: ttg.async_copy_global_to_local %[[A1]],
+CHECK: ttg.async_copy_global_to_local %[[B1]],
+CHECK: ttg.async_commit_group
 CHECK: scf.for %k = {{.*}} iter_args(%{{.*}} = %acc, %[[PA:[a-z_0-9]+]] = %[[A2]], %[[PB:[a-z_0-9]+]] = %[[B2]])
-CHECK: "ttg.async_wait"() <{num = 1 : i32}>
+CHECK: ttg.async_wait {num = 1 : i32}
 CHECK: gpu.barrier
-CHECK-NEXT: "ttg.async_copy_global_to_local"(%[[PA]],
-CHECK: "ttg.async_copy_global_to_local"(%[[PB]],
-CHECK: "ttg.async_commit_group"
+CHECK-NEXT: ttg.async_copy_global_to_local %[[PA]],
+CHECK: ttg.async_copy_global_to_local %[[PB]],
+CHECK: ttg.async_commit_group
 CHECK-NOT: tt.load
 CHECK: ttg.local_load
 CHECK: ttg.local_load
@@ -68,10 +68,10 @@ CHECK: tt.dot
 CHECK: tt.addptr %[[PA]]
 CHECK: tt.addptr %[[PB]]
 CHECK: scf.yield
-CHECK: "ttg.async_wait"() <{num = 0 : i32}>
+CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
-    copies = re.findall(r'"ttg.async_copy_global_to_local"\(([^)]*)\)', text)
-    assert len(copies) == 6 and all(len(c.split(",")) == (4 if mask else 3) for c in copies)
+    copies = re.findall(r'ttg.async_copy_global_to_local ([^:]*) :', text)
+    assert len(copies) == 6 and all(c.count("%") == (4 if mask else 3) for c in copies)
 
 
 def test_masks_are_computed_for_the_prefetched_iteration():
@@ -87,12 +87,12 @@ def test_stages_set_buffers_and_pointer_chain(stages):
     text = _text(pipelined_ttgir(tutorial_mm, SIG_1024, stages=stages, MASK=True, WRAP=True,
                                  **TILE))
     assert f"!ttg.memdesc<{stages}x128x32xf16" in text
-    assert f"<{{num = {stages - 2} : i32}}>" in text
+    assert f"ttg.async_wait {{num = {stages - 2} : i32}}" in text
     pre = text[:text.index("scf.for")]
     # p_1 .. p_{S-1} for each of a and b, before the loop
     assert len(re.findall(r"= tt.addptr %\w+, %\w+ : tensor<128x32x!tt.ptr<f16>", pre)) >= \
         stages - 1
-    assert text.count('"ttg.async_commit_group"') == stages
+    assert text.count('ttg.async_commit_group') == stages
 
 
 def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
@@ -106,8 +106,8 @@ def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
     assert re.match(r"%\d+", pb_init)        # b: the prefetch pointer itself is carried
     body = head[:head.index("scf.yield")]
     ahead = re.search(rf"(%\w+) = tt.addptr {pa}, (%\w+)", body).group(1)
-    assert f'"ttg.async_copy_global_to_local"({ahead},' in body
-    assert f'"ttg.async_copy_global_to_local"({pb},' in body
+    assert f'ttg.async_copy_global_to_local {ahead},' in body
+    assert f'ttg.async_copy_global_to_local {pb},' in body
 
 
 # --- the pipelined ttgir computes the same values (interpreter vs numpy) -------------------

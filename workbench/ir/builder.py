@@ -28,10 +28,12 @@ class Builder:
         self.block, self.index = block, None
 
     def set_insertion_point_before(self, op: Operation) -> None:
-        self.block, self.index = op.parent, op.parent.ops.index(op)
+        block = _parent_block(op)
+        self.block, self.index = block, block.ops.index(op)
 
     def set_insertion_point_after(self, op: Operation) -> None:
-        self.block, self.index = op.parent, op.parent.ops.index(op) + 1
+        block = _parent_block(op)
+        self.block, self.index = block, block.ops.index(op) + 1
 
     @contextmanager
     def at_end_of(self, block: Block):
@@ -72,6 +74,13 @@ class Builder:
                 r.name = result_name
         return self.insert(op)
 
-    def value(self, name: str, operands=(), result_type: Type = None, attributes=None) -> Value:
+    def value(self, name: str, operands=(), result_type: Type | None = None,
+              attributes=None) -> Value:
         """Create a one-result op and return its result."""
         return self.create(name, operands, [result_type], attributes).result
+
+
+def _parent_block(op: Operation) -> Block:
+    if op.parent is None:
+        raise RuntimeError(f"{op.name} is not in a block; cannot insert next to it")
+    return op.parent

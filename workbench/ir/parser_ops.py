@@ -1,27 +1,29 @@
-"""Op syntax for :mod:`workbench.ir.parser`: one reader per custom format of the printer.
+"""Blocks and ops for :mod:`workbench.ir.parser`: SSA names, block arguments, regions, the
+generic form ``"name"(...)``, and every other op read by its spec (a custom parse function or
+the walk of its assembly format in :mod:`workbench.ir.assembly`).
 
-A mixin of :class:`workbench.ir.parser.ModuleParser`: it relies on the cursor, type and
-attribute readers there. Each ``_op_*`` reader consumes an op's text up to (not including)
-its ``loc(...)`` and returns the new :class:`Operation`; results are named by the caller.
+The base of :class:`workbench.ir.parser.ModuleParser`, on top of the type and attribute
+readers of :class:`~workbench.ir.parser_types.TypeParser`. An op's reader consumes its text up
+to (not including) its ``loc(...)`` and returns the new :class:`Operation`; results are named
+by the caller.
 """
 from __future__ import annotations
 
+from .assembly import parse_custom
 from .core import Block, Operation, Value
-from .parser_regions import RegionOpParser
-from .types import IntType, TensorType, like
-
-_AXES = {"x": 0, "y": 1, "z": 2}
-_CASTS = {"extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "truncf",
-          "bitcast", "index_cast"}
-_ARROW_OPS = {"tt.splat", "tt.broadcast", "ttg.convert_layout", "tt.bitcast", "tt.int_to_ptr",
-              "tt.ptr_to_int", "tt.reshape", "tt.split", "tt.local_load", "ttg.local_load",
-              "tt.histogram", "tt.join", "tt.cat"}
-_RETURNS = {"tt.return", "scf.yield", "tt.reduce.return", "tt.scan.return"}
-_MEM_KEYS = {"cacheModifier": "cache", "evictionPolicy": "evict", "isVolatile": "isVolatile"}
+from .dialects import OPS
+from .parser_lex import float_from_text
+from .parser_types import TypeParser
+from .types import IntType, TensorType
 
 
-class OpParser(RegionOpParser):
-    """Reads blocks and ops (mixed into ModuleParser)."""
+class OpParser(TypeParser):
+    """Reads blocks, ops and their ``loc(...)`` (the base of ModuleParser)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.values: dict[str, Value] = {}
+        self.loc_uses: list[tuple] = []  # (op, loc-expression)
 
     # helpers -----------------------------------------------------------------------------
     def at_same_line(self, lit: str) -> bool:
@@ -35,6 +37,9 @@ class OpParser(RegionOpParser):
 
     def use(self) -> Value:
         name, pos = self.sigil_name("%", "an SSA value (%name)")
+        if self.s.startswith("#", self.i):  # %name#2: one result of a group %name:3
+            self.i += 1
+            name = f"{name}#{self.integer()}"
         v = self.values.get(name)
         if v is None:
             raise self.error(f"use of undefined value %{name}", pos)
@@ -42,7 +47,7 @@ class OpParser(RegionOpParser):
 
     def uses(self) -> list:
         """``%a, %b, ...`` on the current line (possibly none)."""
-        out = []
+        out: list[Value] = []
         if not self.at_same_line("%"):
             return out
         out.append(self.use())
@@ -57,7 +62,8 @@ class OpParser(RegionOpParser):
     def define(self, name: str, value: Value, pos: int) -> None:
         if name in self.values:
             raise self.error(f"redefinition of %{name}", pos)
-        value.name = None if name.isdigit() else name
+        base = name.split("#", 1)[0]
+        value.name = None if base.isdigit() else base
         self.values[name] = value
 
     def block_args(self, block: Block) -> None:
@@ -85,15 +91,49 @@ class OpParser(RegionOpParser):
         self.block_body(block)
         self.expect("}", "to close a region")
 
+    # locations -----------------------------------------------------------------------------
+    def loc_expr(self):
+        """``loc(...)`` as a small tree resolved after the location table is read."""
+        self.expect("loc(")
+        e = self.loc_inner()
+        self.expect(")", "to close loc(...)")
+        return e
+
+    def loc_inner(self):
+        self.ws()
+        pos = self.i
+        if self.eat_word("unknown"):
+            return ("unknown",)
+        if self.at("#"):
+            name, _ = self.sigil_name("#", "a location reference")
+            return ("ref", "#" + name, pos)
+        if self.eat_word("callsite"):
+            self.expect("(")
+            callee = self.loc_inner()
+            if not self.eat_word("at"):
+                raise self.error(f"expected 'at' in callsite(...), found {self.found()}")
+            caller = self.loc_inner()
+            self.expect(")")
+            return ("callsite", callee, caller)
+        s = self.string()
+        if self.eat("("):
+            inner = self.loc_inner()
+            self.expect(")")
+            return ("named", s, inner)
+        self.expect(":", "in file:line:col")
+        line = self.integer()
+        self.expect(":", "in file:line:col")
+        return ("file", s, line, self.integer())
+
     # ops -----------------------------------------------------------------------------------
     def operation(self, block: Block) -> Operation:
         self.ws()
         start = self.i
-        names = []
+        names: list[tuple[str, int]] = []
         if self.at("%"):
-            names.append(self.sigil_name("%", "a result name"))
+            names += self.result_names()
             while self.eat(","):
-                names.append(self.sigil_name("%", "a result name"))
+                names += self.result_names()
             self.expect("=", "after the result names")
         self.ws()
         pos = self.i
@@ -105,12 +145,20 @@ class OpParser(RegionOpParser):
         if len(names) != len(op.results):
             raise self.error(f"{op.name} has {len(op.results)} results but {len(names)} names "
                              f"are given", start)
-        for (n, p), r in zip(names, op.results):
+        for (n, p), r in zip(names, op.results, strict=True):
             self.define(n, r, p)
         block.append(op)
         if self.at_same_line("loc("):
             self.loc_uses.append((op, self.loc_expr()))
         return op
+
+    def result_names(self) -> list[tuple[str, int]]:
+        """``%x`` or MLIR's result group ``%x:3`` (used as ``%x#0`` ... ``%x#2``)."""
+        name, pos = self.sigil_name("%", "a result name")
+        if not self.s.startswith(":", self.i):
+            return [(name, pos)]
+        self.i += 1
+        return [(f"{name}#{k}", pos) for k in range(self.integer())]
 
     def op_loc(self, op: Operation) -> None:
         if self.at_same_line("loc("):
@@ -147,213 +195,37 @@ class OpParser(RegionOpParser):
         self.expect("->")
         outs = self.paren_types() if self.at("(") else [self.type()]
         op = Operation(name, ops, outs, attrs, regions=len(blocks))
-        for region, b in zip(op.regions, blocks):
+        for region, b in zip(op.regions, blocks, strict=True):
             region.blocks.append(b)
             b.parent = region
         return op
 
     def _custom(self, name: str, pos: int) -> Operation:
-        special = {"tt.func": self._func, "scf.for": self._for, "scf.if": self._if,
-                   "scf.while": self._while}
-        if name in special:
-            return special[name]()
-        if name == "arith.constant":
-            return self._constant()
-        if name in ("tt.get_program_id", "tt.get_num_programs"):
-            axis_pos = self.i
-            axis = self.ident("an axis (x, y or z)")
-            if axis not in _AXES:
-                raise self.error(f"axis must be x, y or z, got {axis!r}", axis_pos)
-            self.expect(":")
-            return Operation(name, [], [self.type()], {"axis": _AXES[axis]})
-        if name == "tt.make_range":
-            a = self.attr_dict()
-            self.expect(":")
-            return Operation(name, [], [self.type()], {"start": a.get("start"), "end": a.get("end")})
-        if name in ("arith.cmpi", "arith.cmpf"):
-            pred = self.ident("a predicate")
-            self.expect(",")
-            ops = self.uses()
-            self.expect(":")
-            t = self.type()
-            return Operation(name, ops, [like(t, IntType(1))], {"predicate": pred})
-        if name == "arith.select":
-            ops = self.uses()
-            self.expect(":")
-            self.type()
-            self.expect(",")
-            return Operation(name, ops, [self.type()])
-        if name.startswith("arith.") and name[6:] in _CASTS:
-            ops = self.uses()
-            self.expect(":")
-            self.type()
-            if not self.eat_word("to"):
-                raise self.error(f"expected 'to' in {name}, found {self.found()}")
-            return Operation(name, ops, [self.type()])
-        if name in _ARROW_OPS:
-            ops = self.uses()
-            attrs = {"allow_reorder": True} if self.eat_word("allow_reorder") else {}
-            self.expect(":")
-            self.type()
-            self.expect("->")
-            return Operation(name, ops, self.type_list(), attrs)
-        if name in ("tt.expand_dims", "tt.trans"):
-            ops = self.uses()
-            attrs = self.attr_dict()
-            self.expect(":")
-            self.type()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name == "tt.fp_to_fp":
-            ops = self.uses()
-            attrs = {}
-            if self.eat(","):
-                self.eat_word("rounding")
-                self.expect("=")
-                attrs["rounding"] = self.ident("a rounding mode")
-            self.expect(":")
-            self.type()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name == "tt.addptr":
-            ops = self.uses()
-            self.expect(":")
-            t = self.type()
-            self.expect(",")
-            self.type()
-            return Operation(name, ops, [t])
-        if name in ("tt.load", "tt.store"):
-            return self._memory(name)
-        if name == "tt.dot":
-            ops = self.uses()
-            attrs = {}
-            if self.eat(","):
-                self.eat_word("inputPrecision")
-                self.expect("=")
-                attrs["inputPrecision"] = self.ident("an input precision")
-            self.expect(":")
-            self.type()
-            self.expect("*")
-            self.type()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name in ("tt.atomic_rmw", "tt.atomic_cas"):
-            attrs = {}
-            if name == "tt.atomic_rmw":
-                attrs["atomic_rmw_op"] = self.ident("an atomic op")
-                self.expect(",")
-            attrs["sem"] = self.ident("a memory semantic")
-            self.expect(",")
-            attrs["scope"] = self.ident("a memory scope")
-            self.expect(",")
-            ops = self.uses()
-            self.expect(":")
-            self.paren_types()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name == "tt.print":
-            prefix = self.string()
-            a = self.attr_dict()
-            self.expect(":")
-            ops = self.uses()
-            if ops:
-                self.expect(":")
-                self.type_list()
-            return Operation(name, ops, [], {"prefix": prefix, "hex": a.get("hex", False),
-                                             "isSigned": tuple(a.get("isSigned", ()))})
-        if name == "tt.assert":
-            ops = self.uses()
-            self.expect(",")
-            msg = self.string()
-            self.expect(":")
-            self.type()
-            return Operation(name, ops, [], {"message": msg})
-        if name == "tt.extern_elementwise":
-            ops = self.uses()
-            attrs = self.attr_dict()
-            self.expect(":")
-            self.paren_types()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name in _RETURNS:
-            ops = self.uses()
-            if ops:
-                self.expect(":")
-                self.type_list()
-            return Operation(name, ops, [])
-        if name == "scf.condition":
-            self.expect("(")
-            cond = self.use()
-            self.expect(")")
-            rest = self.uses()
-            if rest:
-                self.expect(":")
-                self.type_list()
-            return Operation(name, [cond] + rest, [])
-        if name == "gpu.barrier":
-            return Operation(name, [], [])
-        if name == "ttng.warp_group_dot":
-            from .printer import INPUT_PRECISIONS
-            ops = self.uses()
-            attrs = self.attr_dict()
-            if isinstance(attrs.get("inputPrecision"), int):
-                attrs["inputPrecision"] = INPUT_PRECISIONS[attrs["inputPrecision"]]
-            self.expect(":")
-            self.type()
-            self.expect("*")
-            self.type()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name == "ttng.warp_group_dot_wait":
-            ops = self.uses()
-            attrs = self.attr_dict()
-            self.expect(":")
-            types = [self.type()]
-            while self.eat(","):
-                types.append(self.type())
-            return Operation(name, ops, types, attrs)
-        if name == "ttg.local_alloc":
-            ops = self.uses()
-            attrs = self.attr_dict() if self.at_same_line("{") else {}
-            self.expect(":")
-            self.paren_types()
-            self.expect("->")
-            return Operation(name, ops, [self.type()], attrs)
-        if name in ("ttg.local_store", "ttg.local_dealloc"):
-            ops = self.uses()
-            self.expect(":")
-            self.type()
-            if name == "ttg.local_store":
-                self.expect("->")
-                self.type()
-            return Operation(name, ops, [])
-        # same-type elementwise ops: arith.addf %a, %b : tensor<...>
-        ops = self.uses()
-        self.expect(":", f"in {name}")
-        t = self.type()
-        return Operation(name, ops, [t])
+        spec = OPS.get(name)
+        if spec is None:
+            raise self.error(f"unknown op '{name}' (not in workbench.ir.dialects.OPS; an op "
+                             f"without a spec can be written in the generic form "
+                             f"\"{name}\"(...))", pos)
+        if spec.custom is not None:
+            return spec.custom.parse(self, name)
+        return parse_custom(self, name, spec)
 
-    def _constant(self) -> Operation:
-        self.ws()
-        lit_pos = self.i
-        if self.eat_word("dense"):
-            self.expect("<")
-            lit = "true" if self.eat_word("true") else "false" if self.eat_word("false") \
-                else self.number_text()
-            self.expect(">")
-            self.expect(":")
-            t = self.type()
-        elif self.at_word("true") or self.at_word("false"):
-            lit = self.ident()
-            t = IntType(1)
-        else:
-            lit = self.number_text()
-            self.expect(":")
-            t = self.type()
-        return Operation("arith.constant", [], [t], {"value": self._literal(lit, t, lit_pos)})
+    # helpers for custom syntax ---------------------------------------------------------------
+    def make(self, name: str, operands, result_types, attributes=None, regions: int = 0):
+        """A new Operation (for custom parse functions)."""
+        return Operation(name, list(operands), list(result_types), attributes, regions)
 
-    def _literal(self, lit: str, t, pos: int):
-        from .parser import float_from_text
+    def optional_attr_dict(self) -> dict:
+        """``{...}`` if it follows on this line, else ``{}``."""
+        return self.attr_dict() if self.at_same_line("{") else {}
+
+    def expect_word(self, word: str, what: str = "") -> None:
+        if not self.eat_word(word):
+            ctx = f" {what}" if what else ""
+            raise self.error(f"expected '{word}'{ctx}, found {self.found()}")
+
+    def literal(self, lit: str, t, pos: int):
+        """The value of an ``arith.constant`` literal ``lit`` of type ``t``."""
         el = t.scalar
         if lit in ("true", "false"):
             return lit == "true"
@@ -361,27 +233,9 @@ class OpParser(RegionOpParser):
             try:
                 return int(lit, 0) if lit.lstrip("-").startswith("0x") else int(lit)
             except ValueError:
-                raise self.error(f"integer literal expected for {el}, got {lit!r}", pos) from None
+                raise self.error(f"integer literal expected for {el}, got {lit!r}",
+                                 pos) from None
         return float_from_text(lit, el)
 
-    def _memory(self, name: str) -> Operation:
-        ops = self.uses()
-        attrs = {}
-        if self.at_same_line("{"):
-            self.expect("{")
-            while not self.at("}"):
-                key = self.ident("a memory attribute")
-                self.expect("=")
-                val = self.ident("a value")
-                attrs[_MEM_KEYS.get(key, key)] = True if val == "true" else val
-                if not self.eat(","):
-                    break
-            self.expect("}")
-        self.expect(":")
-        t = self.type()
-        if name == "tt.store":
-            return Operation(name, ops, [], attrs)
-        pointee = t.scalar.pointee if hasattr(t.scalar, "pointee") else t.scalar
-        return Operation(name, ops, [like(t, pointee)], attrs)
 
 __all__ = ["OpParser", "TensorType"]

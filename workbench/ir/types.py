@@ -47,7 +47,8 @@ class FloatType(Type):
 
 @dataclass(frozen=True)
 class PointerType(Type):
-    """A pointer to ``pointee`` in address space ``address_space`` (1 = global), ``!tt.ptr<f32>``."""
+    """A pointer to ``pointee`` in address space ``address_space`` (1 = global):
+    ``!tt.ptr<f32>``."""
 
     pointee: Type
     address_space: int = 1
@@ -120,7 +121,8 @@ class MemDescType(Type):
 
     def to_text(self, alias_of=None) -> str:
         dims = "x".join(str(s) for s in self.shape)
-        enc = alias_of(self.encoding) if (alias_of and self.encoding is not None) else str(self.encoding)
+        enc = alias_of(self.encoding) if (alias_of and self.encoding is not None) \
+            else str(self.encoding)
         mut = ", mutable" if self.mutable else ""
         return f"!ttg.memdesc<{dims}x{self.element}, {enc}, #smem{mut}>"
 

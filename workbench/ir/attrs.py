@@ -1,0 +1,49 @@
+"""Attribute and float literals as MLIR prints them (``1.000000e+00``, ``array<i32: 1, 0>``,
+``{name = value}``), shared by the printer and the custom syntax of op specs."""
+from __future__ import annotations
+
+import math
+import struct
+
+from .types import FloatType, Type
+
+
+def format_float(value: float, t: Type) -> str:
+    """MLIR's float literal: ``1.000000e+00``, or the hex bit pattern for inf/nan."""
+    name = t.scalar.name if isinstance(t.scalar, FloatType) else "f32"
+    if math.isfinite(value):
+        return f"{value:.6e}"
+    if name == "f64":
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    if name == "f16":
+        import numpy as np
+        return "0x%04X" % int(np.array(value, np.float16).view(np.uint16))
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if name == "bf16":
+        return "0x%04X" % (bits >> 16)
+    return "0x%08X" % bits
+
+
+def format_attr(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v} : i32"
+    if isinstance(v, float):
+        return f"{format_float(v, FloatType('f32'))} : f32"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            return "array<i32" + (": " + ", ".join(str(x) for x in v) if v else "") + ">"
+        return "[" + ", ".join(format_attr(x) for x in v) + "]"
+    return str(v)
+
+
+def attr_key(k: str) -> str:
+    """An attribute name as MLIR prints it: bare, or quoted when it has other characters."""
+    return k if all(c.isalnum() or c in "_." for c in k) and not k[0].isdigit() else f'"{k}"'
+
+
+def format_attr_dict(attrs: dict) -> str:
+    return "{" + ", ".join(f"{attr_key(k)} = {format_attr(v)}" for k, v in attrs.items()) + "}"
