@@ -24,7 +24,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, TensorType
 from . import shared
-from .memory import _and, _owner_pred
+from .memory import and_optional, owner_predicate
 from .types import I1, I32, llvm_type
 
 _SEM = {"relaxed": ".relaxed", "acquire": ".acquire", "release": ".release",
@@ -189,7 +189,7 @@ def lower(kl, op) -> None:
 
     operands = [regs_of(v) for v in op.operands[1:3]] if is_cas else [regs_of(op.operands[1])]
     masks = regs_of(op.operands[2]) if (not is_cas and len(op.operands) > 2) else None
-    owner = _owner_pred(kl, ptr_v.type)
+    owner = owner_predicate(kl, ptr_v.type)
     regs = kl.layout(ptr_v.type).regs if isinstance(ptr_v.type, TensorType) else ((0,),)
     b = kl.b
     lt = llvm_type(elem_t)
@@ -199,7 +199,7 @@ def lower(kl, op) -> None:
             out.append(out[first[regs[r]]])
             continue
         first[regs[r]] = r
-        pred = _and(b, owner, masks[r] if masks is not None else None)
+        pred = and_optional(b, owner, masks[r] if masks is not None else None)
         if pred is None:
             pred = ir.Constant(I1, 1)
         vals = [_as_int(b, o[r], bits) for o in operands]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .memory import _unpack
+from .memory import unpack_words
 from .smem import swizzle_offset, swizzle_offset_py
 from .threads import emit_thread_part
 from .types import I32, byte_size
@@ -124,7 +124,7 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
                            side_effect=True)
         res = b.call(asm, [addr])
         for i, m in enumerate(mats):
-            words[m] = _unpack(b, [b.extract_value(res, i)], elem_t, kwidth)
+            words[m] = unpack_words(b, [b.extract_value(res, i)], elem_t, kwidth)
         report.append((x, [(m[0], _delta(d0, kin), _delta(d1, kin)) for m in mats[:1]], mats,
                        dd0, dd1))
     _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay)

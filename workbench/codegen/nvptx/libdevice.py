@@ -123,13 +123,13 @@ def _float(kl, name, xs, ty, loc):
                 f"(float32 only); compute in float32 (x.to(tl.float32))", loc)
         return y
     if name in ("exp", "exp2", "log", "log2", "rsqrt"):
-        return elementwise._math_f32(kl, name, x)
+        return elementwise.math_f32(kl, name, x)
     if name in ("fast_exp", "fast_log", "sin", "cos"):
-        return elementwise._math_f32(kl, _F32_ONLY[name], x)
+        return elementwise.math_f32(kl, _F32_ONLY[name], x)
     if name == "tan":
-        return b.fdiv(elementwise._math_f32(kl, "sin", x), elementwise._math_f32(kl, "cos", x))
+        return b.fdiv(elementwise.math_f32(kl, "sin", x), elementwise.math_f32(kl, "cos", x))
     if name in ("sinpi", "cospi"):
-        return elementwise._math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
+        return elementwise.math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
     if name == "erf":
         return mathlib.erf_f32(kl, x)
     raise UnsupportedError(f"extern function {name} is not supported by the CUDA backend", loc)
@@ -192,7 +192,7 @@ def lower(kl, op) -> None:
             f"extern function {symbol!r} ({kinds} arguments) is not supported by the CUDA "
             f"backend; supported: {', '.join(sorted(FLOAT_NAMES | PRED_NAMES | INT_NAMES))}",
             op.loc)
-    regs, n = elementwise._operands(kl, op)
+    regs, n = elementwise.broadcast_operands(kl, op)
     b = kl.b
     from .types import llvm_type
     lt = llvm_type(out_t)

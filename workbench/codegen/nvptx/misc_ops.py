@@ -77,14 +77,14 @@ def rtz(kl, x, src, dst):
 def clamp(kl, x, lo, hi, t, propagate: bool):
     """``min(max(x, lo), hi)`` on registers of IR float type ``t``."""
     mx, mn = ("maximumf", "minimumf") if propagate else ("maxnumf", "minnumf")
-    return elementwise._float_binary(kl, mn, elementwise._float_binary(kl, mx, x, lo, t), hi, t)
+    return elementwise.float_binary(kl, mn, elementwise.float_binary(kl, mx, x, lo, t), hi, t)
 
 
 def lower(kl, op) -> None:
     """Lower one op accepted by :func:`handles`, register by register."""
     if op.name == "tt.extern_elementwise":
         return libdevice.lower(kl, op)
-    regs, n = elementwise._operands(kl, op)
+    regs, n = elementwise.broadcast_operands(kl, op)
     src_t = op.operands[0].type.scalar
     dst_t = op.result.type.scalar
     b = kl.b

@@ -24,7 +24,7 @@ import zlib
 from llvmlite import ir
 
 from ...ir.types import FloatType, IntType, PointerType, TensorType
-from .memory import _and, _owner_pred
+from .memory import and_optional, owner_predicate
 from .types import F64, I8, I32, I64, is_bf16
 from .elementwise import to_f32
 
@@ -118,7 +118,7 @@ def lower_print(kl, op) -> None:
         idx_fmt = ", ".join(["%u"] * rank)
         fmt = f"pid (%u, %u, %u) idx ({idx_fmt}) {_esc(prefix)}{operand}{fmt_v}\n"
         tl = kl.layout(t)
-        owner = _owner_pred(kl, t)
+        owner = owner_predicate(kl, t)
         coords = kl.coords(t)
         seen = set()
         for r, c in enumerate(coords):
@@ -159,7 +159,7 @@ def lower_assert(kl, op) -> None:
     for c in conds:
         if isinstance(c.type, ir.IntType) and c.type.width != 1:
             c = b.icmp_unsigned("!=", c, ir.Constant(c.type, 0))
-        bad = _and(b, None, b.not_(c)) if bad is None else b.or_(bad, b.not_(c))
+        bad = and_optional(b, None, b.not_(c)) if bad is None else b.or_(bad, b.not_(c))
     if bad is None:
         return
     loc = op.loc

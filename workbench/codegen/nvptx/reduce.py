@@ -23,8 +23,9 @@ from .threads import ThreadLayout, register_map
 from .types import I32, byte_size
 
 
-def _combine(kl, region_block, accs, xs):
-    """Inline the combine region on scalars: block args (accs..., xs...) -> returned values."""
+def inline_combine(kl, region_block, accs, xs):
+    """Inline the combine region of a ``tt.reduce`` / ``tt.scan`` on scalars: block args
+    (accs..., xs...) -> returned values. Raises UnsupportedError without a return op."""
     for a, v in zip(region_block.args, list(accs) + list(xs)):
         kl.set(a, [v])
     for op in region_block.ops:
@@ -86,7 +87,7 @@ def lower_reduce(kl, op) -> None:
             groups[key] = vals
             order.append(key)
         else:
-            groups[key] = _combine(kl, block, groups[key], vals)
+            groups[key] = inline_combine(kl, block, groups[key], vals)
     # 2. across lanes
     for i, basis in enumerate(tl.lane):
         if basis[axis] == 0:
@@ -95,7 +96,7 @@ def lower_reduce(kl, op) -> None:
             raise UnsupportedError("reduction over a layout whose lanes mix dims", op.loc)
         for key in order:
             shuffled = [shuffle_xor(kl, v, 1 << i) for v in groups[key]]
-            groups[key] = _combine(kl, block, groups[key], shuffled)
+            groups[key] = inline_combine(kl, block, groups[key], shuffled)
     # 3. across warps
     wbits = [j for j, v in enumerate(tl.warp) if v[axis]]
     if any(any(x for d, x in enumerate(tl.warp[j]) if d != axis) for j in wbits):
@@ -137,7 +138,7 @@ def lower_reduce(kl, op) -> None:
                 vals = [shared.load_value(kl, shared.slot(kl, o, idx, v.type.scalar),
                                           v.type.scalar)
                         for v, o in zip(op.operands, offsets)]
-                acc = vals if acc is None else _combine(kl, block, acc, vals)
+                acc = vals if acc is None else inline_combine(kl, block, acc, vals)
             groups[key] = acc
     # 4. into the result (slice) layout
     if not res_shape:

@@ -24,7 +24,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
 from . import shared
-from .reduce import _combine
+from .reduce import inline_combine
 from .types import I32, byte_size
 
 
@@ -128,7 +128,7 @@ def lower_scan(kl, op) -> None:
         key = tuple(x for d, x in enumerate(c) if d != axis)
         rows.setdefault(key, {}).setdefault(c[axis] & hi_mask, []).append((c[axis] & lo_mask, r))
     vals = {r: [s[r] for s in srcs] for r in range(tl.num_regs)}
-    comb = lambda a, x: _combine(kl, block, a, x)  # noqa: E731
+    comb = lambda a, x: inline_combine(kl, block, a, x)  # noqa: E731
     lane_idx = _bits_index(kl, kl.lane, lane_pos)
     warp_idx = _bits_index(kl, kl.warp, warp_pos)
     n_lanes, n_warps = 1 << len(lane_pos), 1 << len(warp_pos)

@@ -322,7 +322,7 @@ def lower_gather(kl, op) -> None:
 
 def lower_histogram(kl, op) -> None:
     """``tt.histogram(src, mask?)`` -> ``tensor<num_bins x i32>`` (module docstring)."""
-    from .memory import _owner_pred
+    from .memory import owner_predicate
     src_v = op.operands[0]
     mask_v = op.operands[1] if len(op.operands) > 1 else None
     res = op.result
@@ -339,7 +339,7 @@ def lower_histogram(kl, op) -> None:
             done.add(key)
             b.store(I32(0), shared.slot(kl, 0, c[0], i32_t))
     shared.barrier(kl)
-    owner = _owner_pred(kl, src_v.type)
+    owner = owner_predicate(kl, src_v.type)
     vals = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None
     if masks is not None and len(masks) == 1 and len(vals) > 1:

@@ -33,7 +33,7 @@ from ...layouts.encodings import (
     SwizzledSharedLayout,
 )
 from . import shared
-from .memory import _pack, _unpack
+from .memory import pack_words, unpack_words
 from .types import I32, byte_size, llvm_type
 
 
@@ -206,7 +206,7 @@ def _vector_store(kl, ptr, elems, elem_t):
             shared.store_value(kl, b.gep(ptr, [I32(i)], source_etype=llvm_type(elem_t)) if i
                                else ptr, e, elem_t)
         return
-    words = _pack(b, elems, elem_t, 32 if byte_size(elem_t) < 8 else 64)
+    words = pack_words(b, elems, elem_t, 32 if byte_size(elem_t) < 8 else 64)
     vt = ir.VectorType(words[0].type, len(words))
     v = ir.Constant(vt, None)
     for i, w in enumerate(words):
@@ -228,7 +228,7 @@ def _vector_load(kl, ptr, elem_t, count):
     ld = b.load(ptr, typ=ir.VectorType(wt, n) if n > 1 else wt)
     ld.align = nbytes
     words = [b.extract_element(ld, I32(i)) for i in range(n)] if n > 1 else [ld]
-    return _unpack(b, words, elem_t, count)
+    return unpack_words(b, words, elem_t, count)
 
 
 def lower_local_alloc(kl, op) -> None:
