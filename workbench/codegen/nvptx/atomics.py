@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, TensorType
-from . import shared
+from . import smem_access
 from .memory import and_optional, owner_predicate
 from .types import I1, I32, llvm_type
 
@@ -135,30 +135,30 @@ def _broadcast_copies(kl, op, out, owner):
         numel *= s
     kl.need_shared(numel * max(_bits(elem_t) // 8, 1))
     b = kl.b
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     seen = set()
     for r, c in enumerate(coords):
         key = tl.regs[r] if tl else ()
         if key in seen:
             continue
         seen.add(key)
-        idx = shared.linear_index(kl, c, shape) if shape else I32(0)
-        slot = shared.slot(kl, 0, idx, elem_t)
+        idx = smem_access.linear_index(kl, c, shape) if shape else I32(0)
+        slot = smem_access.slot(kl, 0, idx, elem_t)
         then = b.append_basic_block("atomic.share")
         cont = b.append_basic_block("atomic.shared")
         b.cbranch(owner, then, cont)
         b.position_at_end(then)
-        shared.store_value(kl, slot, out[r], elem_t)
+        smem_access.store_value(kl, slot, out[r], elem_t)
         b.branch(cont)
         b.position_at_end(cont)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     loaded = {}
     res = []
     for r, c in enumerate(coords):
         key = tl.regs[r] if tl else ()
         if key not in loaded:
-            idx = shared.linear_index(kl, c, shape) if shape else I32(0)
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            idx = smem_access.linear_index(kl, c, shape) if shape else I32(0)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         res.append(loaded[key])
     return res
 

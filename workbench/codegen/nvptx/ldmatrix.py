@@ -22,7 +22,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .memory import unpack_words
-from .smem import swizzle_offset, swizzle_offset_py
+from .smem_access import smem_base, swizzle_offset, swizzle_offset_py
 from .threads import emit_thread_part
 from .types import I32, byte_size
 
@@ -115,7 +115,7 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
         coords = [nk, k] if op_idx == 0 else [k, nk]
         off = swizzle_offset(kl, enc, shape, coords)
         base_v = I32(base) if isinstance(base, int) else base
-        addr = b.add(b.ptrtoint(_smem(kl), I32), b.add(base_v, b.mul(off, I32(nbytes))))
+        addr = b.add(b.ptrtoint(smem_base(kl), I32), b.add(base_v, b.mul(off, I32(nbytes))))
         regs = ", ".join(f"${i}" for i in range(x))
         text = (f"ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.shared.b16 "
                 f"{{{regs}}}, [${x}];")
@@ -127,16 +127,11 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
             words[m] = unpack_words(b, [b.extract_value(res, i)], elem_t, kwidth)
         report.append((x, [(m[0], _delta(d0, kin), _delta(d1, kin)) for m in mats[:1]], mats,
                        dd0, dd1))
-    _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay)
+    _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay)
     return [words[(t, j)][e] for t, j, e in frags]
 
 
-def _smem(kl):
-    from .shared import smem_base
-    return smem_base(kl)
-
-
-def _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay):
+def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay):
     """Bank behaviour of warp 0's ldmatrix requests: each matrix is one phase of 8 lanes x 16
     bytes; wavefronts = the most distinct 4-byte words any bank serves in a phase."""
     wpart = tl.thread_part(0, 0)

@@ -2,7 +2,8 @@
 
 Every tensor value becomes, in each thread, the list of registers its layout gives that thread
 (:mod:`.threads`); scalars are lists of one value. Ops are lowered in order by small functions
-in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce` and :mod:`.shared`; ``scf.for`` and
+in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce`, :mod:`.local_memory`,
+:mod:`.convert_layout` and the other op modules; ``scf.for`` and
 ``scf.if`` become LLVM blocks with one phi per register.
 
 Kernel ABI: the ``tt.func``'s parameters in order (pointers ``ptr addrspace(1)``, scalars by
@@ -18,8 +19,23 @@ from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
-from . import async_copy, atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
-from . import misc_ops, shape_ops, wgmma
+from . import (
+    async_copy,
+    atomics,
+    axisinfo,
+    convert_layout,
+    dot,
+    elementwise,
+    local_memory,
+    memory,
+    misc_ops,
+    printing,
+    reduce,
+    scan,
+    shape_ops,
+    smem_access,
+    wgmma,
+)
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -68,8 +84,8 @@ class KernelLowering:
         self.parts: dict = {}
         self.layouts: dict = {}
         self.shared_bytes = 0
-        self.smem_offsets, self.scratch_base = smem.plan(func_op)
-        self.sync = smem.SharedSync()
+        self.smem_offsets, self.scratch_base = local_memory.plan(func_op)
+        self.sync = smem_access.SharedSync()
         self.shared_accesses: list = []
         self.axis = axisinfo.analyse(func_op)
         #: the kernel's dots are Hopper wgmma (operands read through the async proxy)
@@ -172,9 +188,9 @@ class KernelLowering:
         elif name == "ttng.warp_group_dot_wait":
             wgmma.lower_wait(self, op)
         elif name == "ttg.local_alloc":
-            smem.lower_local_alloc(self, op)
+            local_memory.lower_local_alloc(self, op)
         elif name == "ttg.local_load":
-            smem.lower_local_load(self, op)
+            local_memory.lower_local_load(self, op)
         elif name == "ttg.local_dealloc":
             pass
         elif name == "ttg.memdesc_index":
@@ -194,9 +210,9 @@ class KernelLowering:
         elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
             atomics.lower(self, op)
         elif name == "ttg.convert_layout":
-            shared.lower_convert(self, op)
+            convert_layout.lower_convert(self, op)
         elif name == "gpu.barrier":
-            shared.barrier(self)
+            smem_access.barrier(self)
         elif name in shape_ops.OPS:
             shape_ops.lower(self, op)
         elif name == "scf.while":

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
+from . import smem_access
 from .threads import ThreadLayout, register_map
 from .types import I32, byte_size
 
@@ -119,23 +119,23 @@ def lower_reduce(kl, op) -> None:
         kl.need_shared(off)
         part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
         rpart = proj(part) if res_shape else ()
-        shared.barrier(kl)
+        smem_access.barrier(kl)
         res_index = {}
         for key in order:
             coords = [b.xor(p, I32(c)) if c else p for p, c in zip(rpart, key)]
-            ridx = shared.linear_index(kl, coords, res_shape) if res_shape else I32(0)
+            ridx = smem_access.linear_index(kl, coords, res_shape) if res_shape else I32(0)
             res_index[key] = ridx
             base = b.mul(ridx, I32(nw)) if nw > 1 else ridx
             idx = b.add(base, widx)
             for v, val, o in zip(op.operands, groups[key], offsets):
-                shared.store_value(kl, shared.slot(kl, o, idx, v.type.scalar), val, v.type.scalar)
-        shared.barrier(kl)
+                smem_access.store_value(kl, smem_access.slot(kl, o, idx, v.type.scalar), val, v.type.scalar)
+        smem_access.barrier(kl)
         for key in order:
             base = b.mul(res_index[key], I32(nw)) if nw > 1 else res_index[key]
             acc = None
             for w in range(nw):
                 idx = b.add(base, I32(w)) if w else base
-                vals = [shared.load_value(kl, shared.slot(kl, o, idx, v.type.scalar),
+                vals = [smem_access.load_value(kl, smem_access.slot(kl, o, idx, v.type.scalar),
                                           v.type.scalar)
                         for v, o in zip(op.operands, offsets)]
                 acc = vals if acc is None else inline_combine(kl, block, acc, vals)

@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
+from . import smem_access
 from .reduce import inline_combine
 from .types import I32, byte_size
 
@@ -134,7 +134,7 @@ def lower_scan(kl, op) -> None:
     n_lanes, n_warps = 1 << len(lane_pos), 1 << len(warp_pos)
     smem_off = _smem_plan(kl, op, src_t, axis, n_warps, rows) if warp_pos else None
     if warp_pos:
-        shared.barrier(kl)
+        smem_access.barrier(kl)
     for g, (key, chunks) in enumerate(rows.items()):
         carry = None
         for h in sorted(chunks, reverse=reverse):
@@ -209,17 +209,17 @@ def _warp_scan(kl, op, total, regs, vals, warp_idx, n_warps, reverse, comb, plan
     coords = [b.xor(p, I32(c)) if c else p
               for p, c in zip([x for d, x in enumerate(part) if d != axis], key)]
     rshape = tuple(s for d, s in enumerate(src_t.shape) if d != axis)
-    row = shared.linear_index(kl, coords, rshape) if rshape else I32(0)
+    row = smem_access.linear_index(kl, coords, rshape) if rshape else I32(0)
     chunk = _chunk_index(h, hi_mask)
     base = b.mul(b.add(b.mul(I32(chunk), I32(rows_numel)), row), I32(n_warps))
     for v, val, o in zip(op.operands, total, offs):
-        shared.store_value(kl, shared.slot(kl, o, b.add(base, warp_idx), v.type.scalar), val,
+        smem_access.store_value(kl, smem_access.slot(kl, o, b.add(base, warp_idx), v.type.scalar), val,
                            v.type.scalar)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     order = range(n_warps - 1, -1, -1) if reverse else range(n_warps)
     running, prefix = None, None
     for w in order:
-        got = [shared.load_value(kl, shared.slot(kl, o, b.add(base, I32(w)), v.type.scalar),
+        got = [smem_access.load_value(kl, smem_access.slot(kl, o, b.add(base, I32(w)), v.type.scalar),
                                  v.type.scalar) for v, o in zip(op.operands, offs)]
         if running is not None:
             is_me = b.icmp_unsigned("==", warp_idx, I32(w))

@@ -44,7 +44,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
+from . import smem_access
 from .types import I32, byte_size
 
 OPS = frozenset({"tt.trans", "tt.reshape", "tt.join", "tt.split", "tt.cat", "tt.gather",
@@ -218,7 +218,7 @@ def _store_sources(kl, srcs, elem_t) -> None:
     """``bar.sync``, then every thread stores its distinct source registers (source k at
     element offset ``k * numel``), then ``bar.sync``."""
     alu = LLAlu(kl.b)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     base = 0
     for v in srcs:
         regs, coords, keys = _regs_and_coords(kl, v)
@@ -229,9 +229,9 @@ def _store_sources(kl, srcs, elem_t) -> None:
                 continue
             seen.add(key)
             idx = alu.add(lin(alu, c, shape), base)
-            shared.store_value(kl, shared.slot(kl, 0, LLAlu(kl.b)._c(idx), elem_t), reg, elem_t)
+            smem_access.store_value(kl, smem_access.slot(kl, 0, LLAlu(kl.b)._c(idx), elem_t), reg, elem_t)
         base += numel(shape)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
 
 
 def _load_results(kl, res, index_of, elem_t) -> None:
@@ -239,14 +239,14 @@ def _load_results(kl, res, index_of, elem_t) -> None:
     alu = LLAlu(kl.b)
     if not isinstance(res.type, TensorType) or not res.type.shape:
         idx = index_of(alu, [])
-        kl.set(res, [shared.load_value(kl, shared.slot(kl, 0, alu._c(idx), elem_t), elem_t)])
+        kl.set(res, [smem_access.load_value(kl, smem_access.slot(kl, 0, alu._c(idx), elem_t), elem_t)])
         return
     tl = kl.layout(res.type)
     loaded, out = {}, []
     for key, c in zip(tl.regs, kl.coords(res.type)):
         if key not in loaded:
             idx = alu._c(index_of(alu, c))
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         out.append(loaded[key])
     kl.set(res, out)
 
@@ -314,7 +314,7 @@ def lower_gather(kl, op) -> None:
             elif iv.type.width < 32:
                 iv = b.zext(iv, I32)
             idx = alu._c(flat(alu, c, iv))
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         out.append(loaded[key])
     kl.set(res, out)
     _mark_reads(kl)
@@ -332,13 +332,13 @@ def lower_histogram(kl, op) -> None:
     kl.need_shared(nbins * 4)
     res_tl = kl.layout(res.type)
     res_coords = kl.coords(res.type)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     done = set()
     for key, c in zip(res_tl.regs, res_coords):
         if key not in done:
             done.add(key)
-            b.store(I32(0), shared.slot(kl, 0, c[0], i32_t))
-    shared.barrier(kl)
+            b.store(I32(0), smem_access.slot(kl, 0, c[0], i32_t))
+    smem_access.barrier(kl)
     owner = owner_predicate(kl, src_v.type)
     vals = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None
@@ -359,13 +359,13 @@ def lower_histogram(kl, op) -> None:
         if masks is not None:
             pred = b.and_(pred, masks[r])
         # an element that does not count adds 0 to bin 0 (no branch per element)
-        slot = shared.slot(kl, 0, b.select(pred, v, I32(0)), i32_t)
+        slot = smem_access.slot(kl, 0, b.select(pred, v, I32(0)), i32_t)
         b.atomic_rmw("add", slot, b.zext(pred, I32), "monotonic")
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     loaded, out = {}, []
     for key, c in zip(res_tl.regs, res_coords):
         if key not in loaded:
-            loaded[key] = b.load(shared.slot(kl, 0, c[0], i32_t), typ=I32)
+            loaded[key] = b.load(smem_access.slot(kl, 0, c[0], i32_t), typ=I32)
         out.append(loaded[key])
     kl.set(res, out)
     _mark_reads(kl)

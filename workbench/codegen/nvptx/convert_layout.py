@@ -1,29 +1,47 @@
-"""``ttg.convert_layout`` through shared memory with a swizzle chosen by the layout algebra.
+"""``ttg.convert_layout``: a register permutation, or a round trip through shared memory.
 
-When data crosses threads (reference 5.5) each thread stores its registers and loads the
-registers of the destination layout. A 2-D tile of power-of-two shape with numeric elements
-goes through a ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` buffer (reference
-4.6) chosen here: ``order`` is the destination's (the source's when the destination has none),
-and over ``vec`` from the smaller of the store and load runs (each thread's contiguous
-registers along ``order[0]``, at most 16 bytes) up to 64 bytes, ``perPhase`` in {1, 2, 4, 8} and ``maxPhase`` in {1, 2, 4, 8,
-16} the candidate with the fewest wavefronts of the store plus the load wins (ties: the
-smaller ``maxPhase``, then ``perPhase``). Wavefronts are counted for warp 0 from the linear
-layouts (:func:`workbench.layouts.to_linear`) and the buffer's element offsets
-(:func:`workbench.layouts.banks.shared_offsets`), with the CUDA bank model (32 banks of 4
-bytes; 8-byte accesses served per half warp, 16-byte per quarter warp). Stores and loads are
-vectorised (``st/ld.shared.v2/v4``) over those runs. The two accesses are listed in
-``kl.shared_accesses`` with their conflict degree from
-:func:`workbench.layouts.bank_conflicts` (one source of truth for the report).
+When both layouts give every thread the same coordinates the conversion is a register
+permutation (:func:`.threads.register_map`). Otherwise data crosses threads (Triton lowers such
+conversions through shared memory too) and each thread stores its registers and loads the
+registers of the destination layout:
+
+* a 2-D tile of power-of-two shape with numeric elements goes through a
+  ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` buffer (Triton's
+  SwizzledSharedEncoding) chosen here: ``order`` is the destination's (the source's when the
+  destination has none), and over ``vec`` from the smaller of the store and load runs (each
+  thread's contiguous registers along ``order[0]``, at most 16 bytes) up to 64 bytes,
+  ``perPhase`` in {1, 2, 4, 8} and ``maxPhase`` in {1, 2, 4, 8, 16} the candidate with the
+  fewest wavefronts of the store plus the load wins (ties: the smaller ``maxPhase``, then
+  ``perPhase``). Wavefronts are counted for warp 0 from the linear layouts
+  (:func:`workbench.layouts.to_linear`) and the buffer's element offsets
+  (:func:`workbench.layouts.banks.shared_offsets`), with the CUDA bank model (32 banks of 4
+  bytes; 8-byte accesses served per half warp, 16-byte per quarter warp). Stores and loads
+  are vectorised (``st/ld.shared.v2/v4``) over those runs. The two accesses are listed in
+  ``kl.shared_accesses`` with their conflict degree from
+  :func:`workbench.layouts.bank_conflicts` (one source of truth for the report);
+* anything else is stored at its row-major index in the scratch area and loaded back.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...ir.types import FloatType, IntType
+from ...errors import UnsupportedError
+from ...ir.types import FloatType, IntType, TensorType
 from ...layouts import SwizzledSharedLayout, to_linear
 from ...layouts.banks import shared_offsets
-from . import shared
-from .smem import _record, _vector_load, _vector_store, contiguous_run, swizzle_offset
+from .smem_access import (
+    barrier,
+    contiguous_run,
+    linear_index,
+    load_value,
+    record_access,
+    slot,
+    store_value,
+    swizzle_offset,
+    vector_load,
+    vector_store,
+)
+from .threads import register_map
 from .types import byte_size
 
 
@@ -119,15 +137,15 @@ def lower_convert_swizzled(kl, op) -> None:
     vs = contiguous_run(s_tl, enc.order[0], limit)
     vl = contiguous_run(d_tl, enc.order[0], limit)
     src = kl.get(op.operands[0])
-    shared.barrier(kl)
+    barrier(kl)
     seen = set()
     for g, c in zip(range(0, s_tl.num_regs, vs), kl.coords(src_t)[::vs]):
         if s_tl.regs[g] in seen:
             continue
         seen.add(s_tl.regs[g])
         off = swizzle_offset(kl, enc, shape, c)
-        _vector_store(kl, shared.slot(kl, 0, off, elem_t), src[g:g + vs], elem_t)
-    shared.barrier(kl)
+        vector_store(kl, slot(kl, 0, off, elem_t), src[g:g + vs], elem_t)
+    barrier(kl)
     out = [None] * d_tl.num_regs
     first = {}
     for g, c in zip(range(0, d_tl.num_regs, vl), kl.coords(dst_t)[::vl]):
@@ -137,12 +155,52 @@ def lower_convert_swizzled(kl, op) -> None:
             continue
         first[d_tl.regs[g]] = g
         off = swizzle_offset(kl, enc, shape, c)
-        out[g:g + vl] = _vector_load(kl, shared.slot(kl, 0, off, elem_t), elem_t, vl)
+        out[g:g + vl] = vector_load(kl, slot(kl, 0, off, elem_t), elem_t, vl)
     kl.set(op.result, out)
-    _record(kl, op, f"ttg.convert_layout (st.shared, {vs * eb} B/lane)", enc, src_t.encoding,
-            shape, elem_t, vs * eb)
-    _record(kl, op, f"ttg.convert_layout (ld.shared, {vl * eb} B/lane)", enc, dst_t.encoding,
-            shape, elem_t, vl * eb)
+    record_access(kl, op, f"ttg.convert_layout (st.shared, {vs * eb} B/lane)", enc,
+                  src_t.encoding, shape, elem_t, vs * eb)
+    record_access(kl, op, f"ttg.convert_layout (ld.shared, {vl * eb} B/lane)", enc,
+                  dst_t.encoding, shape, elem_t, vl * eb)
 
 
-__all__ = ["choose_swizzle", "lower_convert_swizzled", "eligible"]
+def lower_convert(kl, op) -> None:
+    """``ttg.convert_layout``: register permutation, or a round trip through shared memory."""
+    src_t, dst_t = op.operands[0].type, op.result.type
+    src = kl.get(op.operands[0])
+    if not isinstance(src_t, TensorType):
+        kl.set(op.result, src)
+        return
+    s_tl, d_tl = kl.layout(src_t), kl.layout(dst_t)
+    try:
+        m = register_map(s_tl, d_tl, lambda c: c)
+        kl.set(op.result, [src[i] for i in m])
+        return
+    except UnsupportedError:  # data crosses threads: go through shared memory
+        pass
+    if eligible(src_t, dst_t):
+        return lower_convert_swizzled(kl, op)
+    elem_t = src_t.element
+    numel = 1
+    for s in src_t.shape:
+        numel *= s
+    kl.need_shared(numel * byte_size(elem_t))
+    barrier(kl)
+    seen = set()
+    for r, c in enumerate(kl.coords(src_t)):
+        if s_tl.regs[r] in seen:
+            continue
+        seen.add(s_tl.regs[r])
+        store_value(kl, slot(kl, 0, linear_index(kl, c, src_t.shape), elem_t), src[r], elem_t)
+    barrier(kl)
+    out = []
+    loaded = {}
+    for r, c in enumerate(kl.coords(dst_t)):
+        key = d_tl.regs[r]
+        if key not in loaded:
+            loaded[key] = load_value(kl, slot(kl, 0, linear_index(kl, c, dst_t.shape), elem_t),
+                                     elem_t)
+        out.append(loaded[key])
+    kl.set(op.result, out)
+
+
+__all__ = ["choose_swizzle", "eligible", "lower_convert", "lower_convert_swizzled"]
