@@ -388,23 +388,28 @@ _STRUCTURAL = {
 }
 
 
-def lower_module(module_op, num_warps: int | None = None, arch: int = 90) -> LoweredKernel:
+def lower_module(module_op, arch: int = 90) -> LoweredKernel:
     """Lower a ttgir module holding one ``tt.func`` to NVPTX LLVM IR.
 
     Args:
         module_op: ``builtin.module`` whose tensors all carry layout encodings; its attribute
-            ``"ttg.num-warps"`` gives the warps unless ``num_warps`` is passed.
-        num_warps: warps per program (threads = 32 * num_warps).
+            ``"ttg.num-warps"`` (set by ``convert-triton-to-tritongpu``) is the one source of
+            the warps per program (threads = 32 * num_warps).
         arch: SM version (80, 90): selects instructions (all used ones exist on sm_80).
     Returns: :class:`LoweredKernel`.
-    Raises: UnsupportedError for ops or types the CUDA backend does not lower yet;
-        CompilationError (with the op's location) for an internal failure.
+    Raises: UnsupportedError for a module without ``"ttg.num-warps"`` (ttir, not ttgir), for
+        ops or types the CUDA backend does not lower yet; CompilationError (with the op's
+        location) for an internal failure.
     """
     funcs = [o for o in module_op.regions[0].block.ops if o.name == "tt.func"]
     if len(funcs) != 1:
-        raise UnsupportedError(f"the CUDA backend lowers modules with one tt.func, got {len(funcs)}")
-    nw = num_warps or int(module_op.attributes.get("ttg.num-warps", 4))
-    return KernelLowering(funcs[0], nw, arch).run()
+        raise UnsupportedError(f"the CUDA backend lowers modules with one tt.func, "
+                               f"got {len(funcs)}")
+    if "ttg.num-warps" not in module_op.attributes:
+        raise UnsupportedError("the CUDA backend lowers ttgir: the module has no "
+                               "\"ttg.num-warps\" attribute (run "
+                               "workbench.passes.pipelines.ttgir_passes first)")
+    return KernelLowering(funcs[0], int(module_op.attributes["ttg.num-warps"]), arch).run()
 
 
 __all__ = ["lower_module", "LoweredKernel", "KernelLowering", "TRIPLE", "GLOBAL_PTR"]
