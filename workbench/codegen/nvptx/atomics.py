@@ -11,7 +11,8 @@ Op -> PTX (PTX ISA 9.7.13.5): ``add`` -> ``.add.u32/.u64``; ``fadd`` -> ``.add.f
 ``.add.noftz.f16`` (sm_70+), ``.add.noftz.bf16`` (sm_90+; on sm_80 a ``atom.cas.b16`` loop);
 ``and/or/xor/exch`` -> ``.b32/.b64``; ``max/min`` -> ``.s32/.s64``; ``umax/umin`` ->
 ``.u32/.u64``. Float max/min arrive already split into signed/unsigned integer atomics by the
-language (reference 1.11). ``atom.cas.b16/.b32/.b64`` for ``tt.atomic_cas``.
+language (as Triton's ``tl.atomic_max``/``atomic_min`` on floats). ``atom.cas.b16/.b32/.b64``
+for ``tt.atomic_cas``.
 
 The old values are returned in the result's layout. When threads hold copies of an element,
 the owning thread's old value reaches the copies through shared memory (as Triton does for

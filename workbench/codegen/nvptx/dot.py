@@ -1,7 +1,7 @@
 """``tt.dot``: tensor cores (``mma.sync``, MMA v2 layouts) or FMA (blocked layouts).
 
 **MMA v2** (result ``#ttg.nvidia_mma<{versionMajor = 2}>``, operands ``#ttg.dot_op`` of it,
-reference 4.5 and 5.2). Per warp the result tile is a grid of 16 x 8 instruction tiles; each
+Triton's NvidiaMmaEncoding v2). Per warp the result tile is a grid of 16 x 8 instruction tiles; each
 register's coordinate from the register bits alone says which tile and which fragment slot it
 is (the lane and warp bits are the hardware's fragment convention, PTX ISA 9.7.14.5.8/.14
 "Matrix fragments for mma.m16n8k16 / m16n8k8 / m16n8k32"):

@@ -1,9 +1,10 @@
-"""``ttg.local_load`` of an MMA v2 operand with ``ldmatrix`` (PTX ISA 9.7.9.15 ldmatrix, reference 5.2).
+"""``ttg.local_load`` of an MMA v2 operand with ``ldmatrix`` (PTX ISA 9.7.9.15 ldmatrix).
 
 One ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` loads four 8x8 matrices of 16-bit
 words; lane ``l`` supplies the address of row ``l % 8`` of matrix ``l / 8`` and receives, per
 matrix, the 32-bit word at (row ``l / 4``, words ``l % 4``) (``.trans``: the transpose). An
-``mma.sync`` fragment register is exactly such a word (reference 4.5):
+``mma.sync`` fragment register is exactly such a word (PTX ISA 9.7.14.5.8 matrix
+fragments for mma.m16n8k16):
 
 * A (opIdx 0), tile 16 x Kin: register ``j`` = rows ``8 (j & 1) + l/4``, K ``Kin/2 (j >> 1) +
   kWidth (l % 4)`` -> one x4 per tile;

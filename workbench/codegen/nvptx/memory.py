@@ -1,6 +1,6 @@
 """``tt.load`` / ``tt.store`` as predicated, vectorised global memory instructions.
 
-Like Triton (reference 5.1) each thread handles its registers in groups of ``vec`` contiguous
+Like Triton's LoadStoreOpToLLVM each thread handles its registers in groups of ``vec`` contiguous
 elements; a group becomes one inline-PTX ``@p ld.global.v4.b32`` (or ``.v2``, ``.b32``, ``.b16``,
 ``.b64``...) whose destination registers are first set to ``other`` (or 0), and one
 ``@p st.global...`` for stores. ``vec`` is the largest power of two such that

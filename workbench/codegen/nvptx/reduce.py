@@ -1,4 +1,4 @@
-"""``tt.reduce`` in three levels, as Triton's ReduceOpToLLVM (reference 5.4).
+"""``tt.reduce`` in three levels, as Triton's ReduceOpToLLVM.
 
 1. Within a thread: registers with the same coordinate outside ``axis`` are combined in
    register order (duplicate registers from broadcasting are skipped).

@@ -1,4 +1,4 @@
-"""``tt.scan`` (inclusive, forward or reverse) as Triton's ScanOpToLLVM does it (reference 5.4).
+"""``tt.scan`` (inclusive, forward or reverse) as Triton's ScanOpToLLVM does it.
 
 The axis coordinate of an element is the XOR of register, lane and warp bases along the axis
 (linear layouts). For blocked layouts these bits stack as: low register bits (sizePerThread),

@@ -18,7 +18,7 @@ The maps are written once over an "ALU" (:class:`PyAlu` on Python ints for the t
 :class:`LLAlu` on LLVM i32 values for code), so what the tests check against numpy is what the
 kernel computes.
 
-Two lowerings (reference 5.5, the same split as ``ttg.convert_layout``):
+Two lowerings (the same split as ``ttg.convert_layout``, :mod:`.convert_layout`):
 
 * **register renaming** (no instruction): when all shapes are powers of two, the maps are affine
   over GF(2) on the bits of the coordinates; if, for every lane and warp basis ``v`` of the
