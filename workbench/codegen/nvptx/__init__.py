@@ -5,7 +5,7 @@ Public entry points: :func:`compile_ttgir` (both stages at once), :func:`lower_m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .lower import LoweredKernel, lower_module
 
@@ -21,7 +21,7 @@ class NvptxOutput:
     name: str
     shared: int
     num_warps: int
-    shared_accesses: list = None
+    shared_accesses: list = field(default_factory=list)
 
 
 def compile_ttgir(module_op, arch: int = 90, opt: int = 3) -> NvptxOutput:

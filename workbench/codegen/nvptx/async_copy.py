@@ -105,7 +105,8 @@ def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
     for e in range(v):
         s = b.add(src, I64(e * eb))
         val = _asm(kl, f"mov.{sfx} $0, 0;\n@$2 ld.global.{'u8' if bits == 8 else sfx} $0, [$1];",
-                   f"={'h' if rt.width == 16 else ('r' if rt.width == 32 else 'l')},l,b,~{{memory}}",
+                   f"={'h' if rt.width == 16 else ('r' if rt.width == 32 else 'l')},l,b,"
+                   "~{memory}",
                    [s, cond], rt)
         if rt.width != bits:
             val = b.trunc(val, wt)

@@ -194,7 +194,8 @@ def lower(kl, op) -> None:
     regs = kl.layout(ptr_v.type).regs if isinstance(ptr_v.type, TensorType) else ((0,),)
     b = kl.b
     lt = llvm_type(elem_t)
-    out, first = [], {}
+    out: list = []
+    first: dict = {}
     for r in range(n):
         if regs[r] in first:
             out.append(out[first[regs[r]]])

@@ -82,7 +82,8 @@ def choose_swizzle(src_t, dst_t) -> SwizzledSharedLayout:
     shape = tuple(src_t.shape)
     eb = byte_size(src_t.element)
     denc = dst_t.encoding
-    order = tuple(getattr(denc, "order", None) or getattr(src_t.encoding, "order", (1, 0)))
+    order = tuple(getattr(denc, "order", None) or getattr(src_t.encoding, "order", None)
+                  or (1, 0))
     if len(order) != 2:
         order = (1, 0)
     limit = max(16 // eb, 1)
@@ -107,6 +108,7 @@ def choose_swizzle(src_t, dst_t) -> SwizzledSharedLayout:
                 key = (cost, mp, pp, -vec)
                 if best is None or key < best[0]:
                     best = (key, enc)
+    assert best is not None  # vecs holds at least min(vs, vl)
     return best[1]
 
 
@@ -139,16 +141,16 @@ def lower_convert_swizzled(kl, op) -> None:
     src = kl.get(op.operands[0])
     barrier(kl)
     seen = set()
-    for g, c in zip(range(0, s_tl.num_regs, vs), kl.coords(src_t)[::vs]):
+    for g, c in zip(range(0, s_tl.num_regs, vs), kl.coords(src_t)[::vs], strict=True):
         if s_tl.regs[g] in seen:
             continue
         seen.add(s_tl.regs[g])
         off = swizzle_offset(kl, enc, shape, c)
         vector_store(kl, slot(kl, 0, off, elem_t), src[g:g + vs], elem_t)
     barrier(kl)
-    out = [None] * d_tl.num_regs
-    first = {}
-    for g, c in zip(range(0, d_tl.num_regs, vl), kl.coords(dst_t)[::vl]):
+    out: list = [None] * d_tl.num_regs
+    first: dict = {}
+    for g, c in zip(range(0, d_tl.num_regs, vl), kl.coords(dst_t)[::vl], strict=True):
         if d_tl.regs[g] in first:
             f = first[d_tl.regs[g]]
             out[g:g + vl] = out[f:f + vl]

@@ -132,7 +132,8 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
     return [words[(t, j)][e] for t, j, e in frags]
 
 
-def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay):
+def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report,
+                     lay) -> None:
     """Bank behaviour of warp 0's ldmatrix requests: each matrix is one phase of 8 lanes x 16
     bytes; wavefronts = the most distinct 4-byte words any bank serves in a phase."""
     wpart = tl.thread_part(0, 0)
@@ -140,7 +141,7 @@ def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report,
     for x, _, mats, dd0, dd1 in report:
         t0 = mats[0][0]
         for mi in range(x):
-            words = set()
+            words: set = set()
             for q in range(8):
                 nk = wpart[0 if op_idx == 0 else 1] + t0[0] + (mi & 1) * dd0[0] + (mi >> 1) * dd1[0]
                 k = wpart[1 if op_idx == 0 else 0] + t0[1] + (mi & 1) * dd0[1] + (mi >> 1) * dd1[1]

@@ -13,7 +13,7 @@ are no trailing scratch pointers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
@@ -53,7 +53,7 @@ class LoweredKernel:
     shared: int
     num_warps: int
     llvm_module: object = None
-    shared_accesses: list = None
+    shared_accesses: list = field(default_factory=list)
 
 
 def _sreg(kl, name: str):
@@ -76,7 +76,7 @@ class KernelLowering:
         arg_types = [llvm_type(a.type) for a in block.args]
         self.fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), self.name)
         self.fn.calling_convention = "ptx_kernel"
-        for a, ia in zip(self.fn.args, block.args):
+        for a, ia in zip(self.fn.args, block.args, strict=True):
             a.name = (ia.name or f"arg{ia.index}").replace(".", "_")
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.dbg = DebugInfo(self.module, self.fn, self.name, func_op.loc)
@@ -92,7 +92,7 @@ class KernelLowering:
         self.uses_wgmma = any(o.name == "ttng.warp_group_dot" for o in func_op.walk())
         if self.uses_wgmma and arch < 90:
             raise UnsupportedError(f"ttng.warp_group_dot (wgmma) needs sm_90a, not sm_{arch}")
-        for ia, a in zip(block.args, self.fn.args):
+        for ia, a in zip(block.args, self.fn.args, strict=True):
             self.vals[id(ia)] = [a]
         self.tid = _sreg(self, "tid.x")
         self.lane = self.b.and_(self.tid, I32(31), name="lane")
@@ -173,46 +173,13 @@ class KernelLowering:
                                        op.loc) from None
 
     def lower_op(self, op) -> None:
+        """Lower one op: its results' registers are set, its instructions emitted.
+
+        Raises UnsupportedError for an op the CUDA backend does not lower."""
         name = op.name
-        handler = _STRUCTURAL.get(name)
+        handler = _STRUCTURAL.get(name) or _OPS.get(name)
         if handler is not None:
             handler(self, op)
-        elif name in ("tt.load", "tt.store"):
-            memory.lower(self, op)
-        elif name == "tt.reduce":
-            reduce.lower_reduce(self, op)
-        elif name == "tt.dot":
-            dot.lower_dot(self, op)
-        elif name == "ttng.warp_group_dot":
-            wgmma.lower_warp_group_dot(self, op)
-        elif name == "ttng.warp_group_dot_wait":
-            wgmma.lower_wait(self, op)
-        elif name == "ttg.local_alloc":
-            local_memory.lower_local_alloc(self, op)
-        elif name == "ttg.local_load":
-            local_memory.lower_local_load(self, op)
-        elif name == "ttg.local_dealloc":
-            pass
-        elif name == "ttg.memdesc_index":
-            async_copy.lower_memdesc_index(self, op)
-        elif name == "ttg.async_copy_global_to_local":
-            async_copy.lower_async_copy(self, op)
-        elif name == "ttg.async_commit_group":
-            async_copy.lower_commit(self, op)
-        elif name == "ttg.async_wait":
-            async_copy.lower_wait(self, op)
-        elif name == "tt.print":
-            printing.lower_print(self, op)
-        elif name == "tt.assert":
-            printing.lower_assert(self, op)
-        elif name == "tt.scan":
-            scan.lower_scan(self, op)
-        elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
-            atomics.lower(self, op)
-        elif name == "ttg.convert_layout":
-            convert_layout.lower_convert(self, op)
-        elif name == "gpu.barrier":
-            smem_access.barrier(self)
         elif name in shape_ops.OPS:
             shape_ops.lower(self, op)
         elif name == "scf.while":
@@ -223,6 +190,39 @@ class KernelLowering:
             elementwise.lower(self, op)
         else:
             raise UnsupportedError(f"{name} is not supported by the CUDA backend yet", op.loc)
+
+
+def _no_code(kl, op) -> None:
+    """Ops that emit nothing (``ttg.local_dealloc``: buffers are planned up front)."""
+
+
+def _barrier(kl, op) -> None:
+    smem_access.barrier(kl)
+
+
+#: op name -> lowering function (kl, op), for the ops with a module of their own
+_OPS = {
+    "tt.load": memory.lower,
+    "tt.store": memory.lower,
+    "tt.reduce": reduce.lower_reduce,
+    "tt.dot": dot.lower_dot,
+    "ttng.warp_group_dot": wgmma.lower_warp_group_dot,
+    "ttng.warp_group_dot_wait": wgmma.lower_wait,
+    "ttg.local_alloc": local_memory.lower_local_alloc,
+    "ttg.local_load": local_memory.lower_local_load,
+    "ttg.local_dealloc": _no_code,
+    "ttg.memdesc_index": async_copy.lower_memdesc_index,
+    "ttg.async_copy_global_to_local": async_copy.lower_async_copy,
+    "ttg.async_commit_group": async_copy.lower_commit,
+    "ttg.async_wait": async_copy.lower_wait,
+    "tt.print": printing.lower_print,
+    "tt.assert": printing.lower_assert,
+    "tt.scan": scan.lower_scan,
+    "tt.atomic_rmw": atomics.lower,
+    "tt.atomic_cas": atomics.lower,
+    "ttg.convert_layout": convert_layout.lower_convert,
+    "gpu.barrier": _barrier,
+}
 
 
 # structural ops -----------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def _broadcast(kl, op):
     src_shape = op.operands[0].type.shape
     if not isinstance(op.operands[0].type, TensorType):
         return _splat(kl, op)
-    _remap(kl, op, lambda c: tuple(0 if s == 1 else x for x, s in zip(c, src_shape)))
+    _remap(kl, op, lambda c: tuple(0 if s == 1 else x for x, s in zip(c, src_shape, strict=True)))
 
 
 def _expand_dims(kl, op):
@@ -282,7 +282,7 @@ def _addptr(kl, op):
     from .types import memory_type
     elem = memory_type(op.result.type.scalar.pointee)
     out = []
-    for p, o in zip(ptrs, offs):
+    for p, o in zip(ptrs, offs, strict=False):
         if o.type.width < 64:
             o = kl.b.sext(o, ir.IntType(64))
         out.append(kl.b.gep(p, [o], source_etype=elem))
@@ -319,7 +319,7 @@ def _for(kl, op):
     kl.b.position_at_end(body_bb)
     kl.sync.unknown()
     kl.set(body.args[0], [iv])
-    for a, ps in zip(body.args[1:], phis):
+    for a, ps in zip(body.args[1:], phis, strict=True):
         kl.set(a, ps)
     for inner in body.ops[:-1]:
         kl.b.debug_metadata = kl.dbg.location(inner.loc)
@@ -328,13 +328,13 @@ def _for(kl, op):
     nxt = kl.b.add(iv, step)
     latch = kl.b.block
     iv.add_incoming(nxt, latch)
-    for ps, regs in zip(phis, yielded):
-        for p, r in zip(ps, regs):
+    for ps, regs in zip(phis, yielded, strict=True):
+        for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
     kl.b.branch(header)
     kl.b.position_at_end(exit_bb)
     kl.sync.unknown()
-    for res, ps in zip(op.results, phis):
+    for res, ps in zip(op.results, phis, strict=True):
         kl.set(res, ps)
 
 
@@ -345,7 +345,7 @@ def _if(kl, op):
     merge = kl.fn.append_basic_block("if.end")
     kl.b.cbranch(cond, then_bb, else_bb)
     results = []
-    for region, bb in zip(op.regions, (then_bb, else_bb)):
+    for region, bb in zip(op.regions, (then_bb, else_bb), strict=False):
         kl.b.position_at_end(bb)
         kl.sync.unknown()
         block = region.blocks[0] if region.blocks else None

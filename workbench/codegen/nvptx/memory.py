@@ -38,7 +38,9 @@ def vector_width(kl, ptr_value, mask_value=None) -> tuple[int, int]:
     if len(nz) != 1 or first[nz[0]] != 1:
         return 1, 0
     dim = nz[0]
-    ebytes = byte_size(t.scalar.pointee)
+    ptr_t = t.scalar
+    assert isinstance(ptr_t, PointerType)
+    ebytes = byte_size(ptr_t.pointee)
     vec = 1
     while vec * 2 <= tl.num_regs and vec * 2 * ebytes <= 16:
         nxt = vec * 2
@@ -164,7 +166,8 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
         prefix = f"@${addr + 1} "
         cons.append("b")
         args.append(pred)
-    lines.append(f"{prefix}ld.global.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, [ ${addr} + 0 ];")
+    lines.append(f"{prefix}ld.global.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, "
+                 f"[ ${addr} + 0 ];")
     wt = ir.IntType(wbits)
     rty = wt if nwords == 1 else ir.LiteralStructType([wt] * nwords)
     asm = ir.InlineAsm(ir.FunctionType(rty, [a.type for a in args]), "\n\t".join(lines),
@@ -246,7 +249,7 @@ def lower(kl, op) -> None:
         if others is not None and len(others) == 1 and len(ptrs) > 1:
             others = others * len(ptrs)
         out = [None] * len(ptrs)
-        seen = {}
+        seen: dict = {}
         for g in range(0, len(ptrs), vec):
             if regs[g] in seen:  # duplicate registers (broadcast): reuse
                 src = seen[regs[g]]
@@ -263,11 +266,11 @@ def lower(kl, op) -> None:
     if len(vals) == 1 and len(ptrs) > 1:
         vals = vals * len(ptrs)
     owner = owner_predicate(kl, ptr_v.type)
-    seen = set()
+    stored = set()
     for g in range(0, len(ptrs), vec):
-        if regs[g] in seen:
+        if regs[g] in stored:
             continue
-        seen.add(regs[g])
+        stored.add(regs[g])
         pred = and_optional(b, owner, masks[g] if masks is not None else None)
         _store_group(kl, ptrs[g], pred, vals[g:g + vec], elem_t, vec)
 

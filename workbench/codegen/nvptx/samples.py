@@ -31,7 +31,7 @@ class KernelBuilder:
             "arg_attrs": attrs, "arg_names": [n for n, _, _ in params]}, regions=1,
             loc=Location(FILE, 1, 1))
         block = self.func.regions[0].add_block(types)
-        for a, (n, _, _) in zip(block.args, params):
+        for a, (n, _, _) in zip(block.args, params, strict=True):
             a.name = n
         self.module.regions[0].block.append(self.func)
         self.args = block.args

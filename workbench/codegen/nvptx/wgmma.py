@@ -217,7 +217,7 @@ def lower_warp_group_dot(kl, op) -> None:
             b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
             res = b.call(asm, acc + [a_desc, b_desc, I32(1)])
             acc = [b.extract_value(res, i) for i in range(n)]
-        for r, v in zip(regs, acc):
+        for r, v in zip(regs, acc, strict=True):
             out[r] = v
     _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
     if not op.attributes.get("isAsync"):
@@ -237,7 +237,7 @@ def lower_wait(kl, op) -> None:
         raise UnsupportedError("ttng.warp_group_dot_wait passes f32/i32 registers only", op.loc)
     done = _wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
-    for res, k in zip(op.results, sizes):
+    for res, k in zip(op.results, sizes, strict=True):
         kl.set(res, done[i:i + k])
         i += k
 
