@@ -140,12 +140,13 @@ class CudaBackend(Backend):
         arch = self.target.arch or 90
         t0 = time.perf_counter()
         mod = clone_module(ttir_module)
-        passes = ttgir_passes(options, self.target) if _needs_layouts(mod) else []
+        is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
+        passes = ttgir_passes(options, self.target) if is_ttir else []
         if passes:
             mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)
         t1 = time.perf_counter()
-        out = compile_ttgir(mod, arch=arch, num_warps=options.num_warps)
+        out = compile_ttgir(mod, arch=arch)
         t2 = time.perf_counter()
         timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
         timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)
@@ -153,7 +154,7 @@ class CudaBackend(Backend):
                   Stage("llir", out.llir, _fit(llir_line_locs(out.llir), out.llir)),
                   Stage("ptx", out.ptx, _fit(ptx_line_locs(out.ptx), out.ptx))]
         meta = KernelMetadata(name=out.name, target=str(self.target),
-                              num_warps=options.num_warps, num_stages=options.num_stages,
+                              num_warps=out.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
         notes = [n for p in passes for n in getattr(p, "notes", ())]
         extra: dict[str, Any] = {

@@ -1,5 +1,6 @@
-"""PTX for sm_80 and sm_90 of issue 2's kernels (hand-built ttgir), checked as text and
-assembled by ptxas when it is installed."""
+"""PTX for sm_80 and sm_90 of the sample kernels (hand-built ttgir,
+:mod:`workbench.codegen.nvptx.samples`), checked as text and assembled by ptxas when it is
+installed."""
 from __future__ import annotations
 
 import re

@@ -67,7 +67,7 @@ def test_index_maps_match_numpy(name, attrs, src_shapes, dst_shapes):
     srcs = [rng.integers(0, 1 << 30, s) for s in src_shapes]
     want = numpy_op(name, attrs, srcs, dst_shapes)
     maps = index_maps(name, attrs, src_shapes, dst_shapes)
-    for f, w, shape in zip(maps, want, dst_shapes):
+    for f, w, shape in zip(maps, want, dst_shapes, strict=False):
         np.testing.assert_array_equal(via_map(f, srcs, shape), w)
 
 
@@ -92,22 +92,22 @@ def simulate(name, attrs, srcs, src_types, dst_types):
     maps = index_maps(name, attrs, [t.shape for t in src_types], [t.shape for t in dst_types])
     nw = 1 << len(d_tls[0].warp)
     threads = [(w, ln) for w in range(nw) for ln in range(32)]
-    plans = [register_plan(s_tls, d, f) for d, f in zip(d_tls, maps)]
+    plans = [register_plan(s_tls, d, f) for d, f in zip(d_tls, maps, strict=False)]
     renamed = all(p is not None for p in plans)
     buf = {}
     if not renamed:
         base = 0
-        for a, stl in zip(srcs, s_tls):
+        for a, stl in zip(srcs, s_tls, strict=False):
             for w, ln in threads:
                 for c in stl.coords(w, ln):
                     buf.setdefault(base + lin(PyAlu, c, a.shape), set()).add(a[c])
             base += a.size
         assert all(len(v) == 1 for v in buf.values()) and len(buf) == base
     outs = []
-    for d, f, plan in zip(d_tls, maps, plans):
+    for d, f, plan in zip(d_tls, maps, plans, strict=False):
         got = {}
         for w, ln in threads:
-            regs = [[a[c] for c in stl.coords(w, ln)] for a, stl in zip(srcs, s_tls)]
+            regs = [[a[c] for c in stl.coords(w, ln)] for a, stl in zip(srcs, s_tls, strict=False)]
             for r, c in enumerate(d.coords(w, ln)):
                 if renamed:
                     k, i = plan[r]
@@ -135,7 +135,7 @@ def check_model(op):
     outs, renamed = simulate(op.name, op.attributes, srcs, [v.type for v in op.operands],
                              dst_types)
     want = numpy_op(op.name, op.attributes, srcs, [t.shape for t in dst_types])
-    for o, w in zip(outs, want):
+    for o, w in zip(outs, want, strict=False):
         np.testing.assert_array_equal(o, w)
     return renamed
 
@@ -253,10 +253,14 @@ def test_shared_path_when_threads_differ():
 
 
 def test_renaming_emits_no_shared_memory():
-    ttgir = """
-#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
-#b = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+    ttgir = (
+        "#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], "
+        "warpsPerCTA = [4, 1], order = [1, 0]}>\n"
+        "#b = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], "
+        "warpsPerCTA = [1, 4], order = [0, 1]}>\n"
+        'module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, '
+        'ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {'
+    ) + """
   tt.func public @t(%p: !tt.ptr<f32>) {
     %0 = tt.splat %p : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>, #a>
     %1 = tt.load %0 : tensor<32x64x!tt.ptr<f32>, #a>

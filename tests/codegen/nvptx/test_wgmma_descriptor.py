@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from workbench.codegen.nvptx.smem import nvmma_offset_py
+from workbench.codegen.nvptx.smem_access import nvmma_offset_py
 from workbench.codegen.nvptx.wgmma import OperandGeometry, matrix_descriptor
 from workbench.layouts import NVMMASharedLayout
 from workbench.layouts.convert import nvmma_shared_to_linear

@@ -5,7 +5,7 @@ Public entry points: :func:`compile_ttgir` (both stages at once), :func:`lower_m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .lower import LoweredKernel, lower_module
 
@@ -21,18 +21,18 @@ class NvptxOutput:
     name: str
     shared: int
     num_warps: int
-    shared_accesses: list = None
+    shared_accesses: list = field(default_factory=list)
 
 
-def compile_ttgir(module_op, arch: int = 90, num_warps: int | None = None,
-                  opt: int = 3) -> NvptxOutput:
-    """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90).
+def compile_ttgir(module_op, arch: int = 90, opt: int = 3) -> NvptxOutput:
+    """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90); the warps per
+    program come from the module's ``"ttg.num-warps"`` attribute; ``opt``: LLVM -O level.
 
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
     from .ptx import emit_ptx, optimise
 
-    lowered = lower_module(module_op, num_warps=num_warps, arch=arch)
+    lowered = lower_module(module_op, arch=arch)
     text, mod = optimise(lowered.text, arch, opt)
     ptx = emit_ptx(mod, arch)
     return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps,

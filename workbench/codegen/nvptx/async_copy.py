@@ -1,7 +1,8 @@
 """Multi-buffered shared memory and asynchronous copies (``tritongpu-pipeline``'s ops).
 
 * ``ttg.memdesc_index %buf, %i``: slot ``i`` of a ``S x ...`` buffer, at byte offset
-  ``base + i * slot_bytes`` (an i32 computed at run time; :mod:`.smem` accepts it as a base).
+  ``base + i * slot_bytes`` (an i32 computed at run time;
+  :func:`.smem_access.buffer_pointer` accepts it as a base).
 * ``ttg.async_copy_global_to_local %ptrs, %dst, %pred[, %mask]``: each thread copies its
   registers' elements, in groups of ``v`` contiguous elements (the pointer layout's run, the
   axis analysis' contiguity/alignment as for ``tt.load`` and the swizzle's ``vec``), with
@@ -13,7 +14,7 @@
 * ``ttg.async_commit_group`` / ``ttg.async_wait {num}``: ``cp.async.commit_group`` and
   ``cp.async.wait_group num`` (PTX ISA 9.7.9.25.4/5).
 
-The copies do not touch :class:`.smem.SharedSync`: the pipeline pass orders them with an
+The copies do not touch :class:`.smem_access.SharedSync`: the pipeline pass orders them with an
 explicit ``gpu.barrier`` after each ``async_wait``. Every inline asm clobbers memory so LLVM
 keeps shared loads and stores on their side of it.
 """
@@ -22,22 +23,20 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .memory import vector_width
-from .smem import _record, contiguous_run, shared_order, swizzle_offset
+from .smem_access import (
+    contiguous_run,
+    fence_proxy_async,
+    record_access,
+    shared_address,
+    shared_order,
+    swizzle_offset,
+)
 from .types import I32, I64, byte_size
 
 
 def _asm(kl, text: str, cons: str, args, ret=None):
     fty = ir.FunctionType(ret or ir.VoidType(), [a.type for a in args])
     return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
-
-
-def shared_address(kl, base, byte_off):
-    """i32 shared-space address of ``global_smem + base + byte_off`` (``base`` int or i32)."""
-    from .shared import smem_base
-    b = kl.b
-    start = b.ptrtoint(smem_base(kl), I32)
-    base = I32(base) if isinstance(base, int) else base
-    return b.add(start, b.add(base, byte_off))
 
 
 def lower_memdesc_index(kl, op) -> None:
@@ -90,8 +89,8 @@ def lower_async_copy(kl, op) -> None:
                  "r,l,r,b,~{memory}", [dst, src, size, pred])
         else:
             _sync_copy(kl, dst, src, pred, masks[g] if masks is not None else None, elem_t, v)
-    _record(kl, op, f"ttg.async_copy_global_to_local (cp.async, {nbytes} B/lane)", enc,
-            src_t.encoding, tuple(src_t.shape), elem_t, nbytes)
+    record_access(kl, op, f"ttg.async_copy_global_to_local (cp.async, {nbytes} B/lane)", enc,
+                  src_t.encoding, tuple(src_t.shape), elem_t, nbytes)
 
 
 def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
@@ -106,7 +105,8 @@ def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
     for e in range(v):
         s = b.add(src, I64(e * eb))
         val = _asm(kl, f"mov.{sfx} $0, 0;\n@$2 ld.global.{'u8' if bits == 8 else sfx} $0, [$1];",
-                   f"={'h' if rt.width == 16 else ('r' if rt.width == 32 else 'l')},l,b,~{{memory}}",
+                   f"={'h' if rt.width == 16 else ('r' if rt.width == 32 else 'l')},l,b,"
+                   "~{memory}",
                    [s, cond], rt)
         if rt.width != bits:
             val = b.trunc(val, wt)
@@ -129,9 +129,7 @@ def lower_wait(kl, op) -> None:
     that to the other threads)."""
     _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
     if getattr(kl, "uses_wgmma", False):
-        from .wgmma import fence_proxy_async
         fence_proxy_async(kl)
 
 
-__all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait",
-           "shared_address"]
+__all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait"]

@@ -11,7 +11,8 @@ Op -> PTX (PTX ISA 9.7.13.5): ``add`` -> ``.add.u32/.u64``; ``fadd`` -> ``.add.f
 ``.add.noftz.f16`` (sm_70+), ``.add.noftz.bf16`` (sm_90+; on sm_80 a ``atom.cas.b16`` loop);
 ``and/or/xor/exch`` -> ``.b32/.b64``; ``max/min`` -> ``.s32/.s64``; ``umax/umin`` ->
 ``.u32/.u64``. Float max/min arrive already split into signed/unsigned integer atomics by the
-language (reference 1.11). ``atom.cas.b16/.b32/.b64`` for ``tt.atomic_cas``.
+language (as Triton's ``tl.atomic_max``/``atomic_min`` on floats). ``atom.cas.b16/.b32/.b64``
+for ``tt.atomic_cas``.
 
 The old values are returned in the result's layout. When threads hold copies of an element,
 the owning thread's old value reaches the copies through shared memory (as Triton does for
@@ -23,8 +24,8 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, TensorType
-from . import shared
-from .memory import _and, _owner_pred
+from . import smem_access
+from .memory import and_optional, owner_predicate
 from .types import I1, I32, llvm_type
 
 _SEM = {"relaxed": ".relaxed", "acquire": ".acquire", "release": ".release",
@@ -135,30 +136,30 @@ def _broadcast_copies(kl, op, out, owner):
         numel *= s
     kl.need_shared(numel * max(_bits(elem_t) // 8, 1))
     b = kl.b
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     seen = set()
     for r, c in enumerate(coords):
         key = tl.regs[r] if tl else ()
         if key in seen:
             continue
         seen.add(key)
-        idx = shared.linear_index(kl, c, shape) if shape else I32(0)
-        slot = shared.slot(kl, 0, idx, elem_t)
+        idx = smem_access.linear_index(kl, c, shape) if shape else I32(0)
+        slot = smem_access.slot(kl, 0, idx, elem_t)
         then = b.append_basic_block("atomic.share")
         cont = b.append_basic_block("atomic.shared")
         b.cbranch(owner, then, cont)
         b.position_at_end(then)
-        shared.store_value(kl, slot, out[r], elem_t)
+        smem_access.store_value(kl, slot, out[r], elem_t)
         b.branch(cont)
         b.position_at_end(cont)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     loaded = {}
     res = []
     for r, c in enumerate(coords):
         key = tl.regs[r] if tl else ()
         if key not in loaded:
-            idx = shared.linear_index(kl, c, shape) if shape else I32(0)
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            idx = smem_access.linear_index(kl, c, shape) if shape else I32(0)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         res.append(loaded[key])
     return res
 
@@ -189,17 +190,18 @@ def lower(kl, op) -> None:
 
     operands = [regs_of(v) for v in op.operands[1:3]] if is_cas else [regs_of(op.operands[1])]
     masks = regs_of(op.operands[2]) if (not is_cas and len(op.operands) > 2) else None
-    owner = _owner_pred(kl, ptr_v.type)
+    owner = owner_predicate(kl, ptr_v.type)
     regs = kl.layout(ptr_v.type).regs if isinstance(ptr_v.type, TensorType) else ((0,),)
     b = kl.b
     lt = llvm_type(elem_t)
-    out, first = [], {}
+    out: list = []
+    first: dict = {}
     for r in range(n):
         if regs[r] in first:
             out.append(out[first[regs[r]]])
             continue
         first[regs[r]] = r
-        pred = _and(b, owner, masks[r] if masks is not None else None)
+        pred = and_optional(b, owner, masks[r] if masks is not None else None)
         if pred is None:
             pred = ir.Constant(I1, 1)
         vals = [_as_int(b, o[r], bits) for o in operands]

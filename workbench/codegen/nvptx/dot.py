@@ -1,7 +1,7 @@
 """``tt.dot``: tensor cores (``mma.sync``, MMA v2 layouts) or FMA (blocked layouts).
 
 **MMA v2** (result ``#ttg.nvidia_mma<{versionMajor = 2}>``, operands ``#ttg.dot_op`` of it,
-reference 4.5 and 5.2). Per warp the result tile is a grid of 16 x 8 instruction tiles; each
+Triton's NvidiaMmaEncoding v2). Per warp the result tile is a grid of 16 x 8 instruction tiles; each
 register's coordinate from the register bits alone says which tile and which fragment slot it
 is (the lane and warp bits are the hardware's fragment convention, PTX ISA 9.7.14.5.8/.14
 "Matrix fragments for mma.m16n8k16 / m16n8k8 / m16n8k32"):
@@ -84,7 +84,8 @@ def _lower_fma(kl, op) -> None:
     fma = kl.intrinsic("llvm.fma.f64" if (not is_int and out_t.name == "f64") else
                        "llvm.fma.f32", F32 if acc_f32 else ir.DoubleType(),
                        [F32 if acc_f32 else ir.DoubleType()] * 3) if not is_int else None
-    out, done = [], {}
+    out: list = []
+    done: dict = {}
     for r, (m, n) in enumerate(tc.regs):
         if (m, n) in done:
             out.append(out[done[(m, n)]])
@@ -147,7 +148,9 @@ def _lower_mma(kl, op) -> None:
     A, B, C = kl.get(a_v), kl.get(b_v), kl.get(c_v)
     ta, tb, tc = kl.layout(a_t), kl.layout(b_t), kl.layout(c_t)
     b = kl.b
-    a_frag, b_frag, c_frag = {}, {}, {}
+    a_frag: dict = {}
+    b_frag: dict = {}
+    c_frag: dict = {}
     for r, (m, k) in enumerate(ta.regs):
         key = (m // 16, k // kin)
         j = ((k % kin) // (kin // 2)) * 2 + (m % 16) // 8
@@ -156,7 +159,7 @@ def _lower_mma(kl, op) -> None:
         key = (k // kin, n // 8)
         j = (k % kin) // (kin // 2)
         b_frag.setdefault(key, {}).setdefault(j, {})[k % kw] = B[r]
-    slots = {}
+    slots: dict = {}
     for r, (m, n) in enumerate(tc.regs):
         key = (m // 16, n // 8)
         s = ((m % 16) // 8) * 2 + n % 2

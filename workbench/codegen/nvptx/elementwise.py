@@ -82,7 +82,11 @@ def _asm1(b, text, v, rty=F32, cons="=f,f"):
     return b.call(ir.InlineAsm(ir.FunctionType(rty, [v.type]), text, cons), [v])
 
 
-def _math_f32(kl, base, x):
+def math_f32(kl, base: str, x):
+    """``base`` (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh) of the f32 value ``x`` with
+    the approximate PTX instructions (``ex2.approx.f32``, ``lg2.approx.f32``...; PTX ISA
+    9.7.4 floating-point instructions), as Triton's fast math lowering. Raises
+    UnsupportedError for other names."""
     b = kl.b
     if base == "exp":
         return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.f32", F32, [F32]),
@@ -137,13 +141,16 @@ def _unary_math(kl, op, base, x, t):
         return y
     if base == "erf":
         return from_f32(b, mathlib.erf_f32(kl, to_f32(b, x, t)), t)
-    return from_f32(b, _math_f32(kl, base, to_f32(b, x, t)), t)
+    return from_f32(b, math_f32(kl, base, to_f32(b, x, t)), t)
 
 
-def _float_binary(kl, base, x, y, t):
+def float_binary(kl, base: str, x, y, t):
+    """``arith.<base>`` (addf, mulf, divf, maxnumf, minimumf, ...) of two registers of IR
+    float type ``t`` (bf16, and f16 divisions, computed in f32 and rounded back). Raises
+    UnsupportedError for other ops."""
     b = kl.b
     if is_bf16(t) or (t.name == "f16" and base in ("divf", "precise_divf")):
-        r = _float_binary(kl, base, to_f32(b, x, t), to_f32(b, y, t), FloatType("f32"))
+        r = float_binary(kl, base, to_f32(b, x, t), to_f32(b, y, t), FloatType("f32"))
         return from_f32(b, r, t)
     if base in _FLOAT_BIN:
         return getattr(b, _FLOAT_BIN[base])(x, y)
@@ -201,7 +208,9 @@ def _compare(kl, op, x, y, t):
     return (b.fcmp_ordered if ordered else b.fcmp_unordered)(sym, x, y)
 
 
-def _operands(kl, op):
+def broadcast_operands(kl, op) -> tuple[list, int]:
+    """The registers of every operand of ``op``, scalars repeated to the widest operand's
+    count ``n``; returns ``(lists, n)``."""
     regs = [kl.get(v) for v in op.operands]
     n = max(len(r) for r in regs)
     return [r * n if len(r) == 1 and n > 1 else r for r in regs], n
@@ -211,7 +220,7 @@ def lower(kl, op) -> None:
     """Lower one elementwise op (result registers = operands' registers, same layout)."""
     name = op.name
     base = name.split(".", 1)[1]
-    regs, n = _operands(kl, op)
+    regs, n = broadcast_operands(kl, op)
     src_t = op.operands[0].type.scalar if op.operands else None
     dst_t = op.result.type.scalar
     b = kl.b
@@ -225,7 +234,7 @@ def lower(kl, op) -> None:
             c = (b.icmp_signed if signed else b.icmp_unsigned)(sym, xs[0], xs[1])
             out.append(b.select(c, xs[0], xs[1]))
         elif base in _FLOAT_BIN or base in _FLOAT_INTRINSIC or base in ("divf", "precise_divf"):
-            out.append(_float_binary(kl, base, xs[0], xs[1], dst_t))
+            out.append(float_binary(kl, base, xs[0], xs[1], dst_t))
         elif base in ("cmpi", "cmpf"):
             out.append(_compare(kl, op, xs[0], xs[1], src_t))
         elif base == "select":

@@ -1,9 +1,10 @@
-"""``ttg.local_load`` of an MMA v2 operand with ``ldmatrix`` (PTX ISA 9.7.9.15 ldmatrix, reference 5.2).
+"""``ttg.local_load`` of an MMA v2 operand with ``ldmatrix`` (PTX ISA 9.7.9.15 ldmatrix).
 
 One ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` loads four 8x8 matrices of 16-bit
 words; lane ``l`` supplies the address of row ``l % 8`` of matrix ``l / 8`` and receives, per
 matrix, the 32-bit word at (row ``l / 4``, words ``l % 4``) (``.trans``: the transpose). An
-``mma.sync`` fragment register is exactly such a word (reference 4.5):
+``mma.sync`` fragment register is exactly such a word (PTX ISA 9.7.14.5.8 matrix
+fragments for mma.m16n8k16):
 
 * A (opIdx 0), tile 16 x Kin: register ``j`` = rows ``8 (j & 1) + l/4``, K ``Kin/2 (j >> 1) +
   kWidth (l % 4)`` -> one x4 per tile;
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .memory import _unpack
-from .smem import swizzle_offset, swizzle_offset_py
+from .memory import unpack_words
+from .smem_access import smem_base, swizzle_offset, swizzle_offset_py
 from .threads import emit_thread_part
 from .types import I32, byte_size
 
@@ -115,7 +116,7 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
         coords = [nk, k] if op_idx == 0 else [k, nk]
         off = swizzle_offset(kl, enc, shape, coords)
         base_v = I32(base) if isinstance(base, int) else base
-        addr = b.add(b.ptrtoint(_smem(kl), I32), b.add(base_v, b.mul(off, I32(nbytes))))
+        addr = b.add(b.ptrtoint(smem_base(kl), I32), b.add(base_v, b.mul(off, I32(nbytes))))
         regs = ", ".join(f"${i}" for i in range(x))
         text = (f"ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if trans else ''}.shared.b16 "
                 f"{{{regs}}}, [${x}];")
@@ -124,19 +125,15 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
                            side_effect=True)
         res = b.call(asm, [addr])
         for i, m in enumerate(mats):
-            words[m] = _unpack(b, [b.extract_value(res, i)], elem_t, kwidth)
+            words[m] = unpack_words(b, [b.extract_value(res, i)], elem_t, kwidth)
         report.append((x, [(m[0], _delta(d0, kin), _delta(d1, kin)) for m in mats[:1]], mats,
                        dd0, dd1))
-    _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay)
+    _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay)
     return [words[(t, j)][e] for t, j, e in frags]
 
 
-def _smem(kl):
-    from .shared import smem_base
-    return smem_base(kl)
-
-
-def _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay):
+def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report,
+                     lay) -> None:
     """Bank behaviour of warp 0's ldmatrix requests: each matrix is one phase of 8 lanes x 16
     bytes; wavefronts = the most distinct 4-byte words any bank serves in a phase."""
     wpart = tl.thread_part(0, 0)
@@ -144,7 +141,7 @@ def _record(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report, lay):
     for x, _, mats, dd0, dd1 in report:
         t0 = mats[0][0]
         for mi in range(x):
-            words = set()
+            words: set = set()
             for q in range(8):
                 nk = wpart[0 if op_idx == 0 else 1] + t0[0] + (mi & 1) * dd0[0] + (mi >> 1) * dd1[0]
                 k = wpart[1 if op_idx == 0 else 0] + t0[1] + (mi & 1) * dd0[1] + (mi >> 1) * dd1[1]

@@ -85,6 +85,23 @@ def _call(kl, name, ty, args):
 def _float(kl, name, xs, ty, loc):
     """``name`` on f32 or f64 LLVM values ``xs`` (all of type ``ty``)."""
     b = kl.b
+    generic = _float_any(kl, name, xs, ty)
+    if generic is not None:
+        return generic
+    if ty == F32 and name in _VIA_F64:
+        wide = [b.fpext(v, F64) if v.type == F32 else v for v in xs]
+        if name in libdevice_more.F32_ONLY_NAMES:
+            return b.fptrunc(libdevice_more.special(kl, name, wide), F32)
+        return b.fptrunc(_float(kl, name, wide, F64, loc), F32)
+    if ty == F64:
+        return _float_f64(kl, name, xs, loc)
+    return _float_f32(kl, name, xs[0], loc)
+
+
+def _float_any(kl, name, xs, ty):
+    """The functions with one form for f32 and f64 (LLVM intrinsics, fma, rcp, fdim...);
+    None for the others."""
+    b = kl.b
     x = xs[0]
     one = ir.Constant(ty, 1.0)
     if name in _INTR1:
@@ -102,34 +119,38 @@ def _float(kl, name, xs, ty, loc):
     if name == "saturate":  # NaN propagates, as the interpreter's np.clip
         lo = _call(kl, "llvm.maximum", ty, [x, ir.Constant(ty, 0.0)])
         return _call(kl, "llvm.minimum", ty, [lo, one])
-    if ty == F32 and name in _VIA_F64:
-        wide = [b.fpext(v, F64) if v.type == F32 else v for v in xs]
-        if name in libdevice_more.F32_ONLY_NAMES:
-            return b.fptrunc(libdevice_more.special(kl, name, wide), F32)
-        return b.fptrunc(_float(kl, name, wide, F64, loc), F32)
-    if ty == F64 and name in libdevice_more.F64_NAMES:
+    return None
+
+
+def _float_f64(kl, name, xs, loc):
+    b = kl.b
+    x = xs[0]
+    if name in libdevice_more.F64_NAMES:
         return libdevice_more.special(kl, name, xs)
-    if ty == F64 and name == "log10":
+    if name == "log10":
         return b.fmul(mathlib.log_f64(kl, x), ir.Constant(F64, 1.0 / math.log(10.0)))
-    if ty == F64 and name == "exp10":
+    if name == "exp10":
         return mathlib.exp_f64(kl, b.fmul(x, ir.Constant(F64, math.log(10.0))))
-    if ty == F64:
-        if name == "rsqrt":
-            return b.fdiv(one, _call(kl, "llvm.sqrt", ty, [x]))
-        y = mathlib.f64_math(kl, name, x)
-        if y is None:
-            raise UnsupportedError(
-                f"extern function {name} in float64 is not implemented by the CUDA backend "
-                f"(float32 only); compute in float32 (x.to(tl.float32))", loc)
-        return y
+    if name == "rsqrt":
+        return b.fdiv(ir.Constant(F64, 1.0), _call(kl, "llvm.sqrt", F64, [x]))
+    y = mathlib.f64_math(kl, name, x)
+    if y is None:
+        raise UnsupportedError(
+            f"extern function {name} in float64 is not implemented by the CUDA backend "
+            f"(float32 only); compute in float32 (x.to(tl.float32))", loc)
+    return y
+
+
+def _float_f32(kl, name, x, loc):
+    b = kl.b
     if name in ("exp", "exp2", "log", "log2", "rsqrt"):
-        return elementwise._math_f32(kl, name, x)
+        return elementwise.math_f32(kl, name, x)
     if name in ("fast_exp", "fast_log", "sin", "cos"):
-        return elementwise._math_f32(kl, _F32_ONLY[name], x)
+        return elementwise.math_f32(kl, _F32_ONLY[name], x)
     if name == "tan":
-        return b.fdiv(elementwise._math_f32(kl, "sin", x), elementwise._math_f32(kl, "cos", x))
+        return b.fdiv(elementwise.math_f32(kl, "sin", x), elementwise.math_f32(kl, "cos", x))
     if name in ("sinpi", "cospi"):
-        return elementwise._math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
+        return elementwise.math_f32(kl, name[:3], b.fmul(x, ir.Constant(F32, math.pi)))
     if name == "erf":
         return mathlib.erf_f32(kl, x)
     raise UnsupportedError(f"extern function {name} is not supported by the CUDA backend", loc)
@@ -192,7 +213,7 @@ def lower(kl, op) -> None:
             f"extern function {symbol!r} ({kinds} arguments) is not supported by the CUDA "
             f"backend; supported: {', '.join(sorted(FLOAT_NAMES | PRED_NAMES | INT_NAMES))}",
             op.loc)
-    regs, n = elementwise._operands(kl, op)
+    regs, n = elementwise.broadcast_operands(kl, op)
     b = kl.b
     from .types import llvm_type
     lt = llvm_type(out_t)
@@ -204,7 +225,7 @@ def lower(kl, op) -> None:
             continue
         wide = F64 if in_ts[0].name == "f64" else F32
         ws = [elementwise.to_f32(b, x, t) if isinstance(t, FloatType) and wide == F32 else x
-              for x, t in zip(xs, in_ts)]
+              for x, t in zip(xs, in_ts, strict=False)]
         if name in _PRED:
             out.append(_fit_int(b, _predicate(kl, name, ws[0], wide), lt))
             continue

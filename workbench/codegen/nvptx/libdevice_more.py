@@ -67,7 +67,7 @@ def _sign(kl, y, x):
 
 def special(kl, name, xs):
     """float64 ``name`` of float64 LLVM values ``xs`` (``ldexp``/``scalbn``: an integer
-    second argument)."""
+    second argument). Raises KeyError for a name not in :data:`F64_NAMES`."""
     b = kl.b
     x = xs[0]
     if name == "expm1":
@@ -75,71 +75,104 @@ def special(kl, name, xs):
     if name == "log1p":
         return log1p(kl, x)
     if name in ("sinh", "cosh"):
-        if name == "sinh":
-            r = b.fmul(b.fsub(expm1(kl, x), expm1(kl, b.fneg(x))), _c(0.5))
-        else:
-            r = b.fmul(b.fadd(exp_f64(kl, x), exp_f64(kl, b.fneg(x))), _c(0.5))
-        # above |x| = 20, e^-|x| is below half an ulp of e^|x|, so the result is e^|x| / 2,
-        # computed as (e^(|x|/2) / 2) * e^(|x|/2) (the halvings exact): finite up to the true
-        # overflow at 710.4758, where e^|x| alone (and expm1's (u - 1) x) overflow earlier
-        ax = _call(kl, "fabs", [x])
-        h = exp_f64(kl, b.fmul(ax, _c(0.5)))
-        big = b.fmul(b.fmul(h, _c(0.5)), h)
-        if name == "sinh":
-            big = _sign(kl, big, x)
-        return b.select(b.fcmp_ordered(">", ax, _c(20.0)), big, r)
+        return _sinh_cosh(kl, name, x)
     if name == "tanh":
-        e = expm1(kl, b.fmul(x, _c(2.0)))
-        t = b.fdiv(e, b.fadd(e, _c(2.0)))
-        big = b.fcmp_ordered(">", _call(kl, "fabs", [x]), _c(20.0))
-        return b.select(big, _sign(kl, _c(1.0), x), t)
+        return _tanh(kl, x)
     if name == "asinh":
-        a = _call(kl, "fabs", [x])
-        a2 = b.fmul(a, a)
-        t = b.fadd(a, b.fdiv(a2, b.fadd(_c(1.0), _call(kl, "sqrt", [b.fadd(_c(1.0), a2)]))))
-        r = log1p(kl, t)
-        huge = b.fcmp_ordered(">", a, _c(1e150))  # a^2 overflows: log(2a)
-        r = b.select(huge, b.fadd(log_f64(kl, a), _c(math.log(2.0))), r)
-        return _sign(kl, r, x)
+        return _asinh(kl, x)
     if name == "acosh":
-        s = _call(kl, "sqrt", [b.fmul(b.fsub(x, _c(1.0)), b.fadd(x, _c(1.0)))])
-        r = log_f64(kl, b.fadd(x, s))
-        huge = b.fcmp_ordered(">", x, _c(1e150))
-        r = b.select(huge, b.fadd(log_f64(kl, x), _c(math.log(2.0))), r)
-        return b.select(b.fcmp_ordered("<", x, _c(1.0)), _c(math.nan), r)
+        return _acosh(kl, x)
     if name == "atanh":
         return b.fmul(b.fsub(log1p(kl, x), log1p(kl, b.fneg(x))), _c(0.5))
     if name in ("cbrt", "rcbrt"):
-        a = _call(kl, "fabs", [x])
-        r = exp_f64(kl, b.fmul(log_f64(kl, a), _c(1.0 / 3.0)))
-        # one Newton step on r^3 = a (r > 0 finite): r -= (r - a / r^2) / 3
-        newton = b.fsub(r, b.fmul(b.fsub(r, b.fdiv(a, b.fmul(r, r))), _c(1.0 / 3.0)))
-        finite = b.and_(b.fcmp_ordered(">", r, _c(0.0)), b.fcmp_ordered("<", r, _c(math.inf)))
-        r = _sign(kl, b.select(finite, newton, r), x)
-        return r if name == "cbrt" else b.fdiv(_c(1.0), r)
+        return _cbrt(kl, name, x)
     if name == "hypot":
-        y = xs[1]
-        r = _call(kl, "sqrt", [b.fadd(b.fmul(x, x), b.fmul(y, y))])
-        inf = b.or_(b.fcmp_ordered("==", _call(kl, "fabs", [x]), _c(math.inf)),
-                    b.fcmp_ordered("==", _call(kl, "fabs", [y]), _c(math.inf)))
-        return b.select(inf, _c(math.inf), r)
+        return _hypot(kl, x, xs[1])
     if name in ("ldexp", "scalbn"):
-        e = xs[1]
-        e = b.sext(e, I32) if e.type.width < 32 else (b.trunc(e, I32) if e.type.width > 32
-                                                       else e)
-        e = b.select(b.icmp_signed("<", e, I32(-2200)), I32(-2200), e)
-        e = b.select(b.icmp_signed(">", e, I32(2200)), I32(2200), e)
-        half = b.ashr(e, I32(1))
-        out = x
-        for part in (half, b.sub(e, half)):  # each |part| <= 1100: two scalings of <= 2^1100
-            q = b.ashr(part, I32(1))
-            for p in (q, b.sub(part, q)):
-                bits = b.shl(b.zext(b.add(p, I32(1023)), I64), I64(52))
-                out = b.fmul(out, b.bitcast(bits, F64))
-        return out
+        return _ldexp(kl, x, xs[1])
     if name == "pow":
         return _pow(kl, x, xs[1])
     raise KeyError(name)
+
+
+def _sinh_cosh(kl, name, x):
+    b = kl.b
+    if name == "sinh":
+        r = b.fmul(b.fsub(expm1(kl, x), expm1(kl, b.fneg(x))), _c(0.5))
+    else:
+        r = b.fmul(b.fadd(exp_f64(kl, x), exp_f64(kl, b.fneg(x))), _c(0.5))
+    # above |x| = 20, e^-|x| is below half an ulp of e^|x|, so the result is e^|x| / 2,
+    # computed as (e^(|x|/2) / 2) * e^(|x|/2) (the halvings exact): finite up to the true
+    # overflow at 710.4758, where e^|x| alone (and expm1's (u - 1) x) overflow earlier
+    ax = _call(kl, "fabs", [x])
+    h = exp_f64(kl, b.fmul(ax, _c(0.5)))
+    big = b.fmul(b.fmul(h, _c(0.5)), h)
+    if name == "sinh":
+        big = _sign(kl, big, x)
+    return b.select(b.fcmp_ordered(">", ax, _c(20.0)), big, r)
+
+
+def _tanh(kl, x):
+    b = kl.b
+    e = expm1(kl, b.fmul(x, _c(2.0)))
+    t = b.fdiv(e, b.fadd(e, _c(2.0)))
+    big = b.fcmp_ordered(">", _call(kl, "fabs", [x]), _c(20.0))
+    return b.select(big, _sign(kl, _c(1.0), x), t)
+
+
+def _asinh(kl, x):
+    b = kl.b
+    a = _call(kl, "fabs", [x])
+    a2 = b.fmul(a, a)
+    t = b.fadd(a, b.fdiv(a2, b.fadd(_c(1.0), _call(kl, "sqrt", [b.fadd(_c(1.0), a2)]))))
+    r = log1p(kl, t)
+    huge = b.fcmp_ordered(">", a, _c(1e150))  # a^2 overflows: log(2a)
+    r = b.select(huge, b.fadd(log_f64(kl, a), _c(math.log(2.0))), r)
+    return _sign(kl, r, x)
+
+
+def _acosh(kl, x):
+    b = kl.b
+    s = _call(kl, "sqrt", [b.fmul(b.fsub(x, _c(1.0)), b.fadd(x, _c(1.0)))])
+    r = log_f64(kl, b.fadd(x, s))
+    huge = b.fcmp_ordered(">", x, _c(1e150))
+    r = b.select(huge, b.fadd(log_f64(kl, x), _c(math.log(2.0))), r)
+    return b.select(b.fcmp_ordered("<", x, _c(1.0)), _c(math.nan), r)
+
+
+def _cbrt(kl, name, x):
+    b = kl.b
+    a = _call(kl, "fabs", [x])
+    r = exp_f64(kl, b.fmul(log_f64(kl, a), _c(1.0 / 3.0)))
+    # one Newton step on r^3 = a (r > 0 finite): r -= (r - a / r^2) / 3
+    newton = b.fsub(r, b.fmul(b.fsub(r, b.fdiv(a, b.fmul(r, r))), _c(1.0 / 3.0)))
+    finite = b.and_(b.fcmp_ordered(">", r, _c(0.0)), b.fcmp_ordered("<", r, _c(math.inf)))
+    r = _sign(kl, b.select(finite, newton, r), x)
+    return r if name == "cbrt" else b.fdiv(_c(1.0), r)
+
+
+def _hypot(kl, x, y):
+    b = kl.b
+    r = _call(kl, "sqrt", [b.fadd(b.fmul(x, x), b.fmul(y, y))])
+    inf = b.or_(b.fcmp_ordered("==", _call(kl, "fabs", [x]), _c(math.inf)),
+                b.fcmp_ordered("==", _call(kl, "fabs", [y]), _c(math.inf)))
+    return b.select(inf, _c(math.inf), r)
+
+
+def _ldexp(kl, x, e):
+    b = kl.b
+    e = b.sext(e, I32) if e.type.width < 32 else (b.trunc(e, I32) if e.type.width > 32
+                                                   else e)
+    e = b.select(b.icmp_signed("<", e, I32(-2200)), I32(-2200), e)
+    e = b.select(b.icmp_signed(">", e, I32(2200)), I32(2200), e)
+    half = b.ashr(e, I32(1))
+    out = x
+    for part in (half, b.sub(e, half)):  # each |part| <= 1100: two scalings of <= 2^1100
+        q = b.ashr(part, I32(1))
+        for p in (q, b.sub(part, q)):
+            bits = b.shl(b.zext(b.add(p, I32(1023)), I64), I64(52))
+            out = b.fmul(out, b.bitcast(bits, F64))
+    return out
 
 
 def _pow(kl, x, y):

@@ -2,7 +2,8 @@
 
 Every tensor value becomes, in each thread, the list of registers its layout gives that thread
 (:mod:`.threads`); scalars are lists of one value. Ops are lowered in order by small functions
-in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce` and :mod:`.shared`; ``scf.for`` and
+in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce`, :mod:`.local_memory`,
+:mod:`.convert_layout` and the other op modules; ``scf.for`` and
 ``scf.if`` become LLVM blocks with one phi per register.
 
 Kernel ABI: the ``tt.func``'s parameters in order (pointers ``ptr addrspace(1)``, scalars by
@@ -12,14 +13,29 @@ are no trailing scratch pointers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
-from . import async_copy, atomics, axisinfo, dot, elementwise, memory, printing, reduce, scan, shared, smem
-from . import misc_ops, shape_ops, wgmma
+from . import (
+    async_copy,
+    atomics,
+    axisinfo,
+    convert_layout,
+    dot,
+    elementwise,
+    local_memory,
+    memory,
+    misc_ops,
+    printing,
+    reduce,
+    scan,
+    shape_ops,
+    smem_access,
+    wgmma,
+)
 from .debuginfo import DebugInfo
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -37,7 +53,7 @@ class LoweredKernel:
     shared: int
     num_warps: int
     llvm_module: object = None
-    shared_accesses: list = None
+    shared_accesses: list = field(default_factory=list)
 
 
 def _sreg(kl, name: str):
@@ -60,7 +76,7 @@ class KernelLowering:
         arg_types = [llvm_type(a.type) for a in block.args]
         self.fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), self.name)
         self.fn.calling_convention = "ptx_kernel"
-        for a, ia in zip(self.fn.args, block.args):
+        for a, ia in zip(self.fn.args, block.args, strict=True):
             a.name = (ia.name or f"arg{ia.index}").replace(".", "_")
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.dbg = DebugInfo(self.module, self.fn, self.name, func_op.loc)
@@ -68,15 +84,15 @@ class KernelLowering:
         self.parts: dict = {}
         self.layouts: dict = {}
         self.shared_bytes = 0
-        self.smem_offsets, self.scratch_base = smem.plan(func_op)
-        self.sync = smem.SharedSync()
+        self.smem_offsets, self.scratch_base = local_memory.plan(func_op)
+        self.sync = smem_access.SharedSync()
         self.shared_accesses: list = []
         self.axis = axisinfo.analyse(func_op)
         #: the kernel's dots are Hopper wgmma (operands read through the async proxy)
         self.uses_wgmma = any(o.name == "ttng.warp_group_dot" for o in func_op.walk())
         if self.uses_wgmma and arch < 90:
             raise UnsupportedError(f"ttng.warp_group_dot (wgmma) needs sm_90a, not sm_{arch}")
-        for ia, a in zip(block.args, self.fn.args):
+        for ia, a in zip(block.args, self.fn.args, strict=True):
             self.vals[id(ia)] = [a]
         self.tid = _sreg(self, "tid.x")
         self.lane = self.b.and_(self.tid, I32(31), name="lane")
@@ -157,46 +173,13 @@ class KernelLowering:
                                        op.loc) from None
 
     def lower_op(self, op) -> None:
+        """Lower one op: its results' registers are set, its instructions emitted.
+
+        Raises UnsupportedError for an op the CUDA backend does not lower."""
         name = op.name
-        handler = _STRUCTURAL.get(name)
+        handler = _STRUCTURAL.get(name) or _OPS.get(name)
         if handler is not None:
             handler(self, op)
-        elif name in ("tt.load", "tt.store"):
-            memory.lower(self, op)
-        elif name == "tt.reduce":
-            reduce.lower_reduce(self, op)
-        elif name == "tt.dot":
-            dot.lower_dot(self, op)
-        elif name == "ttng.warp_group_dot":
-            wgmma.lower_warp_group_dot(self, op)
-        elif name == "ttng.warp_group_dot_wait":
-            wgmma.lower_wait(self, op)
-        elif name == "ttg.local_alloc":
-            smem.lower_local_alloc(self, op)
-        elif name == "ttg.local_load":
-            smem.lower_local_load(self, op)
-        elif name == "ttg.local_dealloc":
-            pass
-        elif name == "ttg.memdesc_index":
-            async_copy.lower_memdesc_index(self, op)
-        elif name == "ttg.async_copy_global_to_local":
-            async_copy.lower_async_copy(self, op)
-        elif name == "ttg.async_commit_group":
-            async_copy.lower_commit(self, op)
-        elif name == "ttg.async_wait":
-            async_copy.lower_wait(self, op)
-        elif name == "tt.print":
-            printing.lower_print(self, op)
-        elif name == "tt.assert":
-            printing.lower_assert(self, op)
-        elif name == "tt.scan":
-            scan.lower_scan(self, op)
-        elif name in ("tt.atomic_rmw", "tt.atomic_cas"):
-            atomics.lower(self, op)
-        elif name == "ttg.convert_layout":
-            shared.lower_convert(self, op)
-        elif name == "gpu.barrier":
-            shared.barrier(self)
         elif name in shape_ops.OPS:
             shape_ops.lower(self, op)
         elif name == "scf.while":
@@ -207,6 +190,39 @@ class KernelLowering:
             elementwise.lower(self, op)
         else:
             raise UnsupportedError(f"{name} is not supported by the CUDA backend yet", op.loc)
+
+
+def _no_code(kl, op) -> None:
+    """Ops that emit nothing (``ttg.local_dealloc``: buffers are planned up front)."""
+
+
+def _barrier(kl, op) -> None:
+    smem_access.barrier(kl)
+
+
+#: op name -> lowering function (kl, op), for the ops with a module of their own
+_OPS = {
+    "tt.load": memory.lower,
+    "tt.store": memory.lower,
+    "tt.reduce": reduce.lower_reduce,
+    "tt.dot": dot.lower_dot,
+    "ttng.warp_group_dot": wgmma.lower_warp_group_dot,
+    "ttng.warp_group_dot_wait": wgmma.lower_wait,
+    "ttg.local_alloc": local_memory.lower_local_alloc,
+    "ttg.local_load": local_memory.lower_local_load,
+    "ttg.local_dealloc": _no_code,
+    "ttg.memdesc_index": async_copy.lower_memdesc_index,
+    "ttg.async_copy_global_to_local": async_copy.lower_async_copy,
+    "ttg.async_commit_group": async_copy.lower_commit,
+    "ttg.async_wait": async_copy.lower_wait,
+    "tt.print": printing.lower_print,
+    "tt.assert": printing.lower_assert,
+    "tt.scan": scan.lower_scan,
+    "tt.atomic_rmw": atomics.lower,
+    "tt.atomic_cas": atomics.lower,
+    "ttg.convert_layout": convert_layout.lower_convert,
+    "gpu.barrier": _barrier,
+}
 
 
 # structural ops -----------------------------------------------------------------------------
@@ -251,7 +267,7 @@ def _broadcast(kl, op):
     src_shape = op.operands[0].type.shape
     if not isinstance(op.operands[0].type, TensorType):
         return _splat(kl, op)
-    _remap(kl, op, lambda c: tuple(0 if s == 1 else x for x, s in zip(c, src_shape)))
+    _remap(kl, op, lambda c: tuple(0 if s == 1 else x for x, s in zip(c, src_shape, strict=True)))
 
 
 def _expand_dims(kl, op):
@@ -266,7 +282,7 @@ def _addptr(kl, op):
     from .types import memory_type
     elem = memory_type(op.result.type.scalar.pointee)
     out = []
-    for p, o in zip(ptrs, offs):
+    for p, o in zip(ptrs, offs, strict=False):
         if o.type.width < 64:
             o = kl.b.sext(o, ir.IntType(64))
         out.append(kl.b.gep(p, [o], source_etype=elem))
@@ -303,7 +319,7 @@ def _for(kl, op):
     kl.b.position_at_end(body_bb)
     kl.sync.unknown()
     kl.set(body.args[0], [iv])
-    for a, ps in zip(body.args[1:], phis):
+    for a, ps in zip(body.args[1:], phis, strict=True):
         kl.set(a, ps)
     for inner in body.ops[:-1]:
         kl.b.debug_metadata = kl.dbg.location(inner.loc)
@@ -312,13 +328,13 @@ def _for(kl, op):
     nxt = kl.b.add(iv, step)
     latch = kl.b.block
     iv.add_incoming(nxt, latch)
-    for ps, regs in zip(phis, yielded):
-        for p, r in zip(ps, regs):
+    for ps, regs in zip(phis, yielded, strict=True):
+        for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
     kl.b.branch(header)
     kl.b.position_at_end(exit_bb)
     kl.sync.unknown()
-    for res, ps in zip(op.results, phis):
+    for res, ps in zip(op.results, phis, strict=True):
         kl.set(res, ps)
 
 
@@ -329,7 +345,7 @@ def _if(kl, op):
     merge = kl.fn.append_basic_block("if.end")
     kl.b.cbranch(cond, then_bb, else_bb)
     results = []
-    for region, bb in zip(op.regions, (then_bb, else_bb)):
+    for region, bb in zip(op.regions, (then_bb, else_bb), strict=False):
         kl.b.position_at_end(bb)
         kl.sync.unknown()
         block = region.blocks[0] if region.blocks else None
@@ -372,23 +388,28 @@ _STRUCTURAL = {
 }
 
 
-def lower_module(module_op, num_warps: int | None = None, arch: int = 90) -> LoweredKernel:
+def lower_module(module_op, arch: int = 90) -> LoweredKernel:
     """Lower a ttgir module holding one ``tt.func`` to NVPTX LLVM IR.
 
     Args:
         module_op: ``builtin.module`` whose tensors all carry layout encodings; its attribute
-            ``"ttg.num-warps"`` gives the warps unless ``num_warps`` is passed.
-        num_warps: warps per program (threads = 32 * num_warps).
+            ``"ttg.num-warps"`` (set by ``convert-triton-to-tritongpu``) is the one source of
+            the warps per program (threads = 32 * num_warps).
         arch: SM version (80, 90): selects instructions (all used ones exist on sm_80).
     Returns: :class:`LoweredKernel`.
-    Raises: UnsupportedError for ops or types the CUDA backend does not lower yet;
-        CompilationError (with the op's location) for an internal failure.
+    Raises: UnsupportedError for a module without ``"ttg.num-warps"`` (ttir, not ttgir), for
+        ops or types the CUDA backend does not lower yet; CompilationError (with the op's
+        location) for an internal failure.
     """
     funcs = [o for o in module_op.regions[0].block.ops if o.name == "tt.func"]
     if len(funcs) != 1:
-        raise UnsupportedError(f"the CUDA backend lowers modules with one tt.func, got {len(funcs)}")
-    nw = num_warps or int(module_op.attributes.get("ttg.num-warps", 4))
-    return KernelLowering(funcs[0], nw, arch).run()
+        raise UnsupportedError(f"the CUDA backend lowers modules with one tt.func, "
+                               f"got {len(funcs)}")
+    if "ttg.num-warps" not in module_op.attributes:
+        raise UnsupportedError("the CUDA backend lowers ttgir: the module has no "
+                               "\"ttg.num-warps\" attribute (run "
+                               "workbench.passes.pipelines.ttgir_passes first)")
+    return KernelLowering(funcs[0], int(module_op.attributes["ttg.num-warps"]), arch).run()
 
 
 __all__ = ["lower_module", "LoweredKernel", "KernelLowering", "TRIPLE", "GLOBAL_PTR"]

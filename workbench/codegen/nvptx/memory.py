@@ -1,6 +1,6 @@
 """``tt.load`` / ``tt.store`` as predicated, vectorised global memory instructions.
 
-Like Triton (reference 5.1) each thread handles its registers in groups of ``vec`` contiguous
+Like Triton's LoadStoreOpToLLVM each thread handles its registers in groups of ``vec`` contiguous
 elements; a group becomes one inline-PTX ``@p ld.global.v4.b32`` (or ``.v2``, ``.b32``, ``.b16``,
 ``.b64``...) whose destination registers are first set to ``other`` (or 0), and one
 ``@p st.global...`` for stores. ``vec`` is the largest power of two such that
@@ -38,7 +38,9 @@ def vector_width(kl, ptr_value, mask_value=None) -> tuple[int, int]:
     if len(nz) != 1 or first[nz[0]] != 1:
         return 1, 0
     dim = nz[0]
-    ebytes = byte_size(t.scalar.pointee)
+    ptr_t = t.scalar
+    assert isinstance(ptr_t, PointerType)
+    ebytes = byte_size(ptr_t.pointee)
     vec = 1
     while vec * 2 <= tl.num_regs and vec * 2 * ebytes <= 16:
         nxt = vec * 2
@@ -74,8 +76,10 @@ def _word_bits(elem_bits: int, vec: int) -> int:
     return 16
 
 
-def _pack(b, elems, elem_t, word_bits):
-    """Pack LLVM element values into a list of iW words."""
+def pack_words(b, elems, elem_t, word_bits: int) -> list:
+    """Pack the LLVM values ``elems`` of IR scalar type ``elem_t`` into a list of
+    ``i<word_bits>`` words, first element in the low bits (i1 as a byte; elements at least a
+    word wide are returned as their bits; one 8-bit element alone is zero-extended)."""
     mem_bits = max(byte_size(elem_t) * 8, 8)
     et = ir.IntType(mem_bits)
     vals = []
@@ -100,7 +104,9 @@ def _pack(b, elems, elem_t, word_bits):
     return words
 
 
-def _unpack(b, words, elem_t, count):
+def unpack_words(b, words, elem_t, count: int) -> list:
+    """The first ``count`` elements of IR scalar type ``elem_t`` held in the integer ``words``
+    (the inverse of :func:`pack_words`; i1 is a byte compared with 0)."""
     mem_bits = max(byte_size(elem_t) * 8, 8)
     et = ir.IntType(mem_bits)
     vals = []
@@ -143,7 +149,7 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
     nargs = nwords
     if pred is not None:
         if other_elems is not None:
-            owords = _pack(b, other_elems, elem_t, wbits)
+            owords = pack_words(b, other_elems, elem_t, wbits)
             for i, w in enumerate(owords):
                 lines.append(f"mov.b{wbits} ${i}, ${nargs};")
                 cons.append(c)
@@ -160,21 +166,22 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
         prefix = f"@${addr + 1} "
         cons.append("b")
         args.append(pred)
-    lines.append(f"{prefix}ld.global.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, [ ${addr} + 0 ];")
+    lines.append(f"{prefix}ld.global.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, "
+                 f"[ ${addr} + 0 ];")
     wt = ir.IntType(wbits)
     rty = wt if nwords == 1 else ir.LiteralStructType([wt] * nwords)
     asm = ir.InlineAsm(ir.FunctionType(rty, [a.type for a in args]), "\n\t".join(lines),
                        ",".join(cons), side_effect=True)
     res = b.call(asm, args)
     words = [res] if nwords == 1 else [b.extract_value(res, i) for i in range(nwords)]
-    return _unpack(b, words, elem_t, vec)
+    return unpack_words(b, words, elem_t, vec)
 
 
 def _store_group(kl, ptr, pred, elems, elem_t, vec):
     b = kl.b
     wbits = _word_bits(max(byte_size(elem_t) * 8, 8), vec)
     total = max(byte_size(elem_t) * 8, 8) * vec
-    words = _pack(b, elems, elem_t, wbits)
+    words = pack_words(b, elems, elem_t, wbits)
     nwords = len(words)
     c = _CONS[wbits]
     cons = [c] * nwords + ["l"]
@@ -191,7 +198,9 @@ def _store_group(kl, ptr, pred, elems, elem_t, vec):
     b.call(asm, args)
 
 
-def _and(b, x, y):
+def and_optional(b, x, y):
+    """``x & y`` of two i1 values where either may be None (absent: true); None when both
+    are."""
     if x is None:
         return y
     if y is None:
@@ -199,7 +208,7 @@ def _and(b, x, y):
     return b.and_(x, y)
 
 
-def _owner_pred(kl, t):
+def owner_predicate(kl, t):
     """i1 that is true in the one thread owning each element (None when every thread is an
     owner): threads whose lane/warp bits with zero bases are all 0. Scalars: thread 0."""
     b = kl.b
@@ -211,7 +220,7 @@ def _owner_pred(kl, t):
     pred = None
     for ident, m in ((kl.lane, lane_mask), (kl.warp, warp_mask)):
         if m:
-            pred = _and(b, pred, b.icmp_unsigned("==", b.and_(ident, I32(m)), I32(0)))
+            pred = and_optional(b, pred, b.icmp_unsigned("==", b.and_(ident, I32(m)), I32(0)))
     return pred
 
 
@@ -240,7 +249,7 @@ def lower(kl, op) -> None:
         if others is not None and len(others) == 1 and len(ptrs) > 1:
             others = others * len(ptrs)
         out = [None] * len(ptrs)
-        seen = {}
+        seen: dict = {}
         for g in range(0, len(ptrs), vec):
             if regs[g] in seen:  # duplicate registers (broadcast): reuse
                 src = seen[regs[g]]
@@ -256,13 +265,13 @@ def lower(kl, op) -> None:
     vals = kl.get(op.operands[1])
     if len(vals) == 1 and len(ptrs) > 1:
         vals = vals * len(ptrs)
-    owner = _owner_pred(kl, ptr_v.type)
-    seen = set()
+    owner = owner_predicate(kl, ptr_v.type)
+    stored = set()
     for g in range(0, len(ptrs), vec):
-        if regs[g] in seen:
+        if regs[g] in stored:
             continue
-        seen.add(regs[g])
-        pred = _and(b, owner, masks[g] if masks is not None else None)
+        stored.add(regs[g])
+        pred = and_optional(b, owner, masks[g] if masks is not None else None)
         _store_group(kl, ptrs[g], pred, vals[g:g + vec], elem_t, vec)
 
 

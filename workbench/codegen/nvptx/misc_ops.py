@@ -77,14 +77,14 @@ def rtz(kl, x, src, dst):
 def clamp(kl, x, lo, hi, t, propagate: bool):
     """``min(max(x, lo), hi)`` on registers of IR float type ``t``."""
     mx, mn = ("maximumf", "minimumf") if propagate else ("maxnumf", "minnumf")
-    return elementwise._float_binary(kl, mn, elementwise._float_binary(kl, mx, x, lo, t), hi, t)
+    return elementwise.float_binary(kl, mn, elementwise.float_binary(kl, mx, x, lo, t), hi, t)
 
 
 def lower(kl, op) -> None:
     """Lower one op accepted by :func:`handles`, register by register."""
     if op.name == "tt.extern_elementwise":
         return libdevice.lower(kl, op)
-    regs, n = elementwise._operands(kl, op)
+    regs, n = elementwise.broadcast_operands(kl, op)
     src_t = op.operands[0].type.scalar
     dst_t = op.result.type.scalar
     b = kl.b
@@ -96,7 +96,7 @@ def lower(kl, op) -> None:
         if op.name == "tt.mulhiui":
             out.append(mulhi(b, *xs))
         elif op.name == "tt.clampf":
-            out.append(clamp(kl, *xs, dst_t, prop))
+            out.append(clamp(kl, xs[0], xs[1], xs[2], dst_t, prop))
         else:
             out.append(rtz(kl, xs[0], src_t, dst_t))
     kl.set(op.result, out)
@@ -122,7 +122,7 @@ def lower_while(kl, op) -> None:
             ps.append(p)
         phis.append(ps)
     kl.sync.unknown()
-    for a, ps in zip(before.args, phis):
+    for a, ps in zip(before.args, phis, strict=True):
         kl.set(a, ps)
     _lower_ops(kl, before.ops[:-1])
     cond_op = before.ops[-1]
@@ -131,20 +131,20 @@ def lower_while(kl, op) -> None:
     b.cbranch(cond, body_bb, exit_bb)
     b.position_at_end(body_bb)
     kl.sync.unknown()
-    for a, regs in zip(after.args, fwd):
+    for a, regs in zip(after.args, fwd, strict=True):
         kl.set(a, regs)
     _lower_ops(kl, after.ops[:-1])
     yielded = [kl.get(v) for v in after.ops[-1].operands]
     latch = b.block
-    for ps, regs in zip(phis, yielded):
+    for ps, regs in zip(phis, yielded, strict=True):
         if len(regs) == 1 and len(ps) > 1:
             regs = regs * len(ps)
-        for p, r in zip(ps, regs):
+        for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
     b.branch(header)
     b.position_at_end(exit_bb)
     kl.sync.unknown()
-    for res, regs in zip(op.results, fwd):
+    for res, regs in zip(op.results, fwd, strict=True):
         kl.set(res, regs)
 
 

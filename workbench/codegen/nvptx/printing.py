@@ -24,9 +24,9 @@ import zlib
 from llvmlite import ir
 
 from ...ir.types import FloatType, IntType, PointerType, TensorType
-from .memory import _and, _owner_pred
-from .types import F64, I8, I32, I64, is_bf16
 from .elementwise import to_f32
+from .memory import and_optional, owner_predicate
+from .types import F64, I8, I32, I64, is_bf16
 
 GENERIC_PTR = ir.PointerType()
 
@@ -112,13 +112,14 @@ def lower_print(kl, op) -> None:
         if not isinstance(t, TensorType):
             fmt = f"pid (%u, %u, %u) {_esc(prefix)}{operand}{fmt_v}\n"
             _guarded(kl, b.icmp_unsigned("==", kl.tid, I32(0)),
-                     lambda r=regs[0]: _vprintf(kl, fmt, pids + [_promote(kl, r, elem)]))
+                     lambda r=regs[0], fmt=fmt, elem=elem:
+                     _vprintf(kl, fmt, pids + [_promote(kl, r, elem)]))
             continue
         rank = len(t.shape)
         idx_fmt = ", ".join(["%u"] * rank)
         fmt = f"pid (%u, %u, %u) idx ({idx_fmt}) {_esc(prefix)}{operand}{fmt_v}\n"
         tl = kl.layout(t)
-        owner = _owner_pred(kl, t)
+        owner = owner_predicate(kl, t)
         coords = kl.coords(t)
         seen = set()
         for r, c in enumerate(coords):
@@ -126,7 +127,7 @@ def lower_print(kl, op) -> None:
                 continue
             seen.add(tl.regs[r])
 
-            def emit(r=r, c=c):
+            def emit(r=r, c=c, fmt=fmt, regs=regs, elem=elem):
                 _vprintf(kl, fmt, pids + list(c) + [_promote(kl, regs[r], elem)])
             _guarded(kl, owner, emit)
 
@@ -159,7 +160,7 @@ def lower_assert(kl, op) -> None:
     for c in conds:
         if isinstance(c.type, ir.IntType) and c.type.width != 1:
             c = b.icmp_unsigned("!=", c, ir.Constant(c.type, 0))
-        bad = _and(b, None, b.not_(c)) if bad is None else b.or_(bad, b.not_(c))
+        bad = and_optional(b, None, b.not_(c)) if bad is None else b.or_(bad, b.not_(c))
     if bad is None:
         return
     loc = op.loc

@@ -1,4 +1,4 @@
-"""``tt.reduce`` in three levels, as Triton's ReduceOpToLLVM (reference 5.4).
+"""``tt.reduce`` in three levels, as Triton's ReduceOpToLLVM.
 
 1. Within a thread: registers with the same coordinate outside ``axis`` are combined in
    register order (duplicate registers from broadcasting are skipped).
@@ -18,14 +18,15 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
+from . import smem_access
 from .threads import ThreadLayout, register_map
 from .types import I32, byte_size
 
 
-def _combine(kl, region_block, accs, xs):
-    """Inline the combine region on scalars: block args (accs..., xs...) -> returned values."""
-    for a, v in zip(region_block.args, list(accs) + list(xs)):
+def inline_combine(kl, region_block, accs, xs):
+    """Inline the combine region of a ``tt.reduce`` / ``tt.scan`` on scalars: block args
+    (accs..., xs...) -> returned values. Raises UnsupportedError without a return op."""
+    for a, v in zip(region_block.args, list(accs) + list(xs), strict=True):
         kl.set(a, [v])
     for op in region_block.ops:
         if op.name in ("tt.reduce.return", "tt.scan.return"):
@@ -61,18 +62,9 @@ def _project(axis):
     return lambda c: tuple(x for i, x in enumerate(c) if i != axis)
 
 
-def lower_reduce(kl, op) -> None:
-    """Lower ``tt.reduce {axis}`` with N operands (same layout) to N results."""
-    axis = op.attributes["axis"]
-    srcs = [kl.get(v) for v in op.operands]
-    src_t = op.operands[0].type
-    if not isinstance(src_t, TensorType):
-        raise UnsupportedError("tt.reduce of a scalar", op.loc)
-    tl = kl.layout(src_t)
-    block = op.regions[0].block
-    proj = _project(axis)
-    b = kl.b
-    # 1. within the thread
+def _within_thread(kl, tl, srcs, proj, block) -> tuple[dict, list]:
+    """Step 1: combine each thread's registers that share a result coordinate (duplicate
+    registers skipped); returns {result key: values} and the keys in register order."""
     groups: dict = {}
     order = []
     seen = set()
@@ -86,8 +78,13 @@ def lower_reduce(kl, op) -> None:
             groups[key] = vals
             order.append(key)
         else:
-            groups[key] = _combine(kl, block, groups[key], vals)
-    # 2. across lanes
+            groups[key] = inline_combine(kl, block, groups[key], vals)
+    return groups, order
+
+
+def _across_lanes(kl, op, tl, axis, groups, order) -> None:
+    """Step 2: a butterfly shuffle and combine per lane bit along ``axis``."""
+    block = op.regions[0].block
     for i, basis in enumerate(tl.lane):
         if basis[axis] == 0:
             continue
@@ -95,50 +92,76 @@ def lower_reduce(kl, op) -> None:
             raise UnsupportedError("reduction over a layout whose lanes mix dims", op.loc)
         for key in order:
             shuffled = [shuffle_xor(kl, v, 1 << i) for v in groups[key]]
-            groups[key] = _combine(kl, block, groups[key], shuffled)
-    # 3. across warps
+            groups[key] = inline_combine(kl, block, groups[key], shuffled)
+
+
+def _across_warps(kl, op, wbits, res_shape, proj, groups, order) -> None:
+    """Step 3: each warp's partials through shared memory (one slot per warp along the axis),
+    then every thread combines them in warp order."""
+    b = kl.b
+    block = op.regions[0].block
+    src_t = op.operands[0].type
+    nw = 1 << len(wbits)
+    numel = 1
+    for s in res_shape:
+        numel *= s
+    widx = None
+    for k, j in enumerate(wbits):
+        bit = b.and_(b.lshr(kl.warp, I32(j)), I32(1))
+        term = b.shl(bit, I32(k)) if k else bit
+        widx = term if widx is None else b.or_(widx, term)
+    offsets, off = [], 0
+    for v in op.operands:
+        offsets.append(off)
+        off += (numel * nw * byte_size(v.type.scalar) + 7) // 8 * 8
+    kl.need_shared(off)
+    part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
+    rpart = proj(part) if res_shape else ()
+    smem_access.barrier(kl)
+    res_index = {}
+    for key in order:
+        coords = [b.xor(p, I32(c)) if c else p for p, c in zip(rpart, key, strict=True)]
+        ridx = smem_access.linear_index(kl, coords, res_shape) if res_shape else I32(0)
+        res_index[key] = ridx
+        base = b.mul(ridx, I32(nw)) if nw > 1 else ridx
+        idx = b.add(base, widx)
+        for v, val, o in zip(op.operands, groups[key], offsets, strict=True):
+            smem_access.store_value(kl, smem_access.slot(kl, o, idx, v.type.scalar), val,
+                                    v.type.scalar)
+    smem_access.barrier(kl)
+    for key in order:
+        base = b.mul(res_index[key], I32(nw)) if nw > 1 else res_index[key]
+        acc = None
+        for w in range(nw):
+            idx = b.add(base, I32(w)) if w else base
+            vals = [smem_access.load_value(kl, smem_access.slot(kl, o, idx, v.type.scalar),
+                                           v.type.scalar)
+                    for v, o in zip(op.operands, offsets, strict=True)]
+            acc = vals if acc is None else inline_combine(kl, block, acc, vals)
+        groups[key] = acc
+
+
+def lower_reduce(kl, op) -> None:
+    """Lower ``tt.reduce {axis}`` with N operands (same layout) to N results.
+
+    Raises UnsupportedError for a scalar operand or a layout whose lanes or warps along
+    ``axis`` also move along other dims."""
+    axis = op.attributes["axis"]
+    srcs = [kl.get(v) for v in op.operands]
+    src_t = op.operands[0].type
+    if not isinstance(src_t, TensorType):
+        raise UnsupportedError("tt.reduce of a scalar", op.loc)
+    tl = kl.layout(src_t)
+    block = op.regions[0].block
+    proj = _project(axis)
+    groups, order = _within_thread(kl, tl, srcs, proj, block)
+    _across_lanes(kl, op, tl, axis, groups, order)
     wbits = [j for j, v in enumerate(tl.warp) if v[axis]]
     if any(any(x for d, x in enumerate(tl.warp[j]) if d != axis) for j in wbits):
         raise UnsupportedError("reduction over a layout whose warps mix dims", op.loc)
     res_shape = tuple(s for i, s in enumerate(src_t.shape) if i != axis)
     if wbits:
-        nw = 1 << len(wbits)
-        numel = 1
-        for s in res_shape:
-            numel *= s
-        widx = None
-        for k, j in enumerate(wbits):
-            bit = b.and_(b.lshr(kl.warp, I32(j)), I32(1))
-            term = b.shl(bit, I32(k)) if k else bit
-            widx = term if widx is None else b.or_(widx, term)
-        offsets, off = [], 0
-        for v in op.operands:
-            offsets.append(off)
-            off += (numel * nw * byte_size(v.type.scalar) + 7) // 8 * 8
-        kl.need_shared(off)
-        part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
-        rpart = proj(part) if res_shape else ()
-        shared.barrier(kl)
-        res_index = {}
-        for key in order:
-            coords = [b.xor(p, I32(c)) if c else p for p, c in zip(rpart, key)]
-            ridx = shared.linear_index(kl, coords, res_shape) if res_shape else I32(0)
-            res_index[key] = ridx
-            base = b.mul(ridx, I32(nw)) if nw > 1 else ridx
-            idx = b.add(base, widx)
-            for v, val, o in zip(op.operands, groups[key], offsets):
-                shared.store_value(kl, shared.slot(kl, o, idx, v.type.scalar), val, v.type.scalar)
-        shared.barrier(kl)
-        for key in order:
-            base = b.mul(res_index[key], I32(nw)) if nw > 1 else res_index[key]
-            acc = None
-            for w in range(nw):
-                idx = b.add(base, I32(w)) if w else base
-                vals = [shared.load_value(kl, shared.slot(kl, o, idx, v.type.scalar),
-                                          v.type.scalar)
-                        for v, o in zip(op.operands, offsets)]
-                acc = vals if acc is None else _combine(kl, block, acc, vals)
-            groups[key] = acc
+        _across_warps(kl, op, wbits, res_shape, proj, groups, order)
     # 4. into the result (slice) layout
     if not res_shape:
         (key,) = order

@@ -1,8 +1,9 @@
-"""Hand-built ttgir of issue 2's kernels (vector add, 2-D broadcast tile, row/column
-reductions, softmax, casts), laid out as ``convert-triton-to-tritongpu`` does (default blocked
-layouts, slice layouts for ``expand_dims`` sources and reduce results, ``ttg.convert_layout``
-back to blocked). Used by the CUDA backend's tests and ``benchmarks/gpu_check.py`` so they do
-not depend on the frontend; every op carries a location in this file.
+"""Hand-built ttgir of small kernels (vector add, 2-D broadcast tile, row/column reductions,
+softmax, casts), laid out as ``convert-triton-to-tritongpu`` does (default blocked layouts,
+slice layouts for ``expand_dims`` sources and reduce results, ``ttg.convert_layout`` back to
+blocked). Used by the CUDA backend's tests and ``benchmarks/gpu_check.py`` so they do not
+depend on the frontend; every op carries a location in this file. The warps per program live
+in the module's ``"ttg.num-warps"`` attribute only (what the code generator reads).
 """
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ FILE = __file__
 
 
 class KernelBuilder:
-    """Builds one ``tt.func`` in a ttgir module. ``params``: list of (name, type, divisible
-    by 16). ``op(name, operands, type, **attrs)`` creates an op at source line ``line``."""
+    """Builds one ``tt.func`` in a ttgir module of ``num_warps`` warps for ``cuda:<arch>``.
+    ``params``: list of (name, type, divisible by 16). ``op(name, operands, type, **attrs)``
+    creates an op at source line ``line``."""
 
     def __init__(self, name: str, params, num_warps: int = 4, arch: int = 90):
-        self.num_warps = num_warps
         self.module = module_op({"ttg.num-ctas": 1, "ttg.num-warps": num_warps,
                                  "ttg.target": f"cuda:{arch}", "ttg.threads-per-warp": 32})
         types = [t for _, t, _ in params]
@@ -30,14 +31,20 @@ class KernelBuilder:
             "arg_attrs": attrs, "arg_names": [n for n, _, _ in params]}, regions=1,
             loc=Location(FILE, 1, 1))
         block = self.func.regions[0].add_block(types)
-        for a, (n, _, _) in zip(block.args, params):
+        for a, (n, _, _) in zip(block.args, params, strict=True):
             a.name = n
         self.module.regions[0].block.append(self.func)
         self.args = block.args
         self.b = Builder(block, loc=Location(FILE, 1, 1))
         self.line = 2
 
+    @property
+    def num_warps(self) -> int:
+        """Warps per program: the module's ``"ttg.num-warps"``."""
+        return int(self.module.attributes["ttg.num-warps"])
+
     def blocked(self, shape):
+        """Triton's default blocked layout of ``shape`` for this module's warps."""
         return default_blocked(shape, self.num_warps)
 
     def op(self, name, operands=(), t=None, **attrs):
@@ -66,7 +73,7 @@ def vector_add(block: int = 1024, num_warps: int = 4, vec: int = 1, dtype=f32,
     ptr = PointerType(dtype)
     k = KernelBuilder("add_kernel", [("x_ptr", ptr, True), ("y_ptr", ptr, True),
                                      ("out_ptr", ptr, True), ("n", i32, n_div16)], num_warps)
-    enc = blocked_for_shape((block,), (vec,), (0,), num_warps)
+    enc = blocked_for_shape((block,), (vec,), (0,), k.num_warps)
     ti, tp, tf, tb = (tensor((block,), e, enc) for e in (i32, ptr, dtype, i1))
     pid = k.op("tt.get_program_id", [], i32, axis=0)
     base = k.op("arith.muli", [pid, k.const(block, i32)], i32)

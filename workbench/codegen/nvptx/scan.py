@@ -1,4 +1,4 @@
-"""``tt.scan`` (inclusive, forward or reverse) as Triton's ScanOpToLLVM does it (reference 5.4).
+"""``tt.scan`` (inclusive, forward or reverse) as Triton's ScanOpToLLVM does it.
 
 The axis coordinate of an element is the XOR of register, lane and warp bases along the axis
 (linear layouts). For blocked layouts these bits stack as: low register bits (sizePerThread),
@@ -23,8 +23,8 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
-from .reduce import _combine
+from . import smem_access
+from .reduce import inline_combine
 from .types import I32, byte_size
 
 
@@ -69,7 +69,7 @@ def _classify(vecs, axis, what, loc):
 
 
 def _select(kl, cond, a, b):
-    return [kl.b.select(cond, x, y) for x, y in zip(a, b)]
+    return [kl.b.select(cond, x, y) for x, y in zip(a, b, strict=True)]
 
 
 def _bits_index(kl, ident, positions):
@@ -84,6 +84,51 @@ def _bits_index(kl, ident, positions):
     return out if out is not None else I32(0)
 
 
+def _axis_bits(tl, axis: int, loc) -> tuple[list, list, int, int]:
+    """Where the scanned axis lives in thread layout ``tl``: the lane and warp id bits along
+    it (in coordinate order) and the masks of the axis coordinate held by register bits below
+    (``lo``) and above (``hi``) the lanes and warps. Raises UnsupportedError for layouts the
+    three-level scan cannot take."""
+    nreg_bits = tl.num_regs.bit_length() - 1
+    reg_bases = [tl.regs[1 << i] for i in range(nreg_bits)]
+    r_along, _ = _classify(reg_bases, axis, "register", loc)
+    l_along, _ = _classify(tl.lane, axis, "lane", loc)
+    w_along, _ = _classify(tl.warp, axis, "warp", loc)
+    thread_vals = [v for _, v in l_along + w_along]
+    lo_min = min(thread_vals) if thread_vals else None
+    lane_vals = [v for _, v in l_along]
+    warp_vals = [v for _, v in w_along]
+    if lane_vals and warp_vals and max(lane_vals) > min(warp_vals):
+        raise UnsupportedError("tt.scan: warps below lanes along the axis", loc)
+    lane_pos = [j for j, _ in sorted(l_along, key=lambda p: p[1])]
+    if lane_pos and lane_pos != list(range(lane_pos[0], lane_pos[0] + len(lane_pos))):
+        raise UnsupportedError("tt.scan: lanes along the axis are not consecutive lane bits",
+                               loc)
+    warp_pos = [j for j, _ in sorted(w_along, key=lambda p: p[1])]
+    lo_mask = hi_mask = 0
+    for _, v in r_along:
+        if lo_min is None or v < lo_min:
+            lo_mask |= v
+        elif v > max(thread_vals):
+            hi_mask |= v
+        else:
+            raise UnsupportedError("tt.scan: register bits between lane/warp bits", loc)
+    return lane_pos, warp_pos, lo_mask, hi_mask
+
+
+def _rows(tl, axis: int, lo_mask: int, hi_mask: int) -> dict:
+    """Each distinct register by (non-axis coordinate) -> {hi chunk -> [(lo, register)]}."""
+    rows: dict = {}
+    seen = set()
+    for r, c in enumerate(tl.regs):
+        if c in seen:
+            continue
+        seen.add(c)
+        key = tuple(x for d, x in enumerate(c) if d != axis)
+        rows.setdefault(key, {}).setdefault(c[axis] & hi_mask, []).append((c[axis] & lo_mask, r))
+    return rows
+
+
 def lower_scan(kl, op) -> None:
     """Lower ``tt.scan {axis, reverse}`` with N operands (one layout) to N results."""
     axis = op.attributes["axis"]
@@ -94,53 +139,22 @@ def lower_scan(kl, op) -> None:
     tl = kl.layout(src_t)
     srcs = [kl.get(v) for v in op.operands]
     block = op.regions[0].block
-    nreg_bits = tl.num_regs.bit_length() - 1
-    reg_bases = [tl.regs[1 << i] for i in range(nreg_bits)]
-    r_along, _ = _classify(reg_bases, axis, "register", op.loc)
-    l_along, _ = _classify(tl.lane, axis, "lane", op.loc)
-    w_along, _ = _classify(tl.warp, axis, "warp", op.loc)
-    thread_vals = [v for _, v in l_along + w_along]
-    lo_min = min(thread_vals) if thread_vals else None
-    lane_vals = [v for _, v in l_along]
-    warp_vals = [v for _, v in w_along]
-    if lane_vals and warp_vals and max(lane_vals) > min(warp_vals):
-        raise UnsupportedError("tt.scan: warps below lanes along the axis", op.loc)
-    lane_pos = [j for j, _ in sorted(l_along, key=lambda p: p[1])]
-    if lane_pos and lane_pos != list(range(lane_pos[0], lane_pos[0] + len(lane_pos))):
-        raise UnsupportedError("tt.scan: lanes along the axis are not consecutive lane bits",
-                               op.loc)
-    warp_pos = [j for j, _ in sorted(w_along, key=lambda p: p[1])]
-    lo_mask = hi_mask = 0
-    for i, v in r_along:
-        if lo_min is None or v < lo_min:
-            lo_mask |= v
-        elif v > max(thread_vals):
-            hi_mask |= v
-        else:
-            raise UnsupportedError("tt.scan: register bits between lane/warp bits", op.loc)
-    # groups: (non-axis register coordinate) -> {hi chunk -> [(lo, reg)]}
-    rows: dict = {}
-    seen = set()
-    for r, c in enumerate(tl.regs):
-        if c in seen:
-            continue
-        seen.add(c)
-        key = tuple(x for d, x in enumerate(c) if d != axis)
-        rows.setdefault(key, {}).setdefault(c[axis] & hi_mask, []).append((c[axis] & lo_mask, r))
+    lane_pos, warp_pos, lo_mask, hi_mask = _axis_bits(tl, axis, op.loc)
+    rows = _rows(tl, axis, lo_mask, hi_mask)
     vals = {r: [s[r] for s in srcs] for r in range(tl.num_regs)}
-    comb = lambda a, x: _combine(kl, block, a, x)  # noqa: E731
+    comb = lambda a, x: inline_combine(kl, block, a, x)  # noqa: E731
     lane_idx = _bits_index(kl, kl.lane, lane_pos)
     warp_idx = _bits_index(kl, kl.warp, warp_pos)
     n_lanes, n_warps = 1 << len(lane_pos), 1 << len(warp_pos)
     smem_off = _smem_plan(kl, op, src_t, axis, n_warps, rows) if warp_pos else None
     if warp_pos:
-        shared.barrier(kl)
+        smem_access.barrier(kl)
     for g, (key, chunks) in enumerate(rows.items()):
         carry = None
         for h in sorted(chunks, reverse=reverse):
             run = sorted(chunks[h], reverse=reverse)
             regs = [r for _, r in run]
-            for prev, cur in zip(regs, regs[1:]):  # 1. in the thread
+            for prev, cur in zip(regs, regs[1:], strict=False):  # 1. in the thread
                 vals[cur] = comb(vals[prev], vals[cur])
             total = vals[regs[-1]]
             if lane_pos:  # 2. across lanes
@@ -157,7 +171,7 @@ def lower_scan(kl, op) -> None:
                 carry = total
     for i, res in enumerate(op.results):
         out = []
-        for r, c in enumerate(tl.regs):
+        for c in tl.regs:
             out.append(vals[tl.regs.index(c)][i])
         kl.set(res, out)
 
@@ -207,20 +221,21 @@ def _warp_scan(kl, op, total, regs, vals, warp_idx, n_warps, reverse, comb, plan
     offs, rows_numel, n_chunks = plan
     part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
     coords = [b.xor(p, I32(c)) if c else p
-              for p, c in zip([x for d, x in enumerate(part) if d != axis], key)]
+              for p, c in zip([x for d, x in enumerate(part) if d != axis], key, strict=True)]
     rshape = tuple(s for d, s in enumerate(src_t.shape) if d != axis)
-    row = shared.linear_index(kl, coords, rshape) if rshape else I32(0)
+    row = smem_access.linear_index(kl, coords, rshape) if rshape else I32(0)
     chunk = _chunk_index(h, hi_mask)
     base = b.mul(b.add(b.mul(I32(chunk), I32(rows_numel)), row), I32(n_warps))
-    for v, val, o in zip(op.operands, total, offs):
-        shared.store_value(kl, shared.slot(kl, o, b.add(base, warp_idx), v.type.scalar), val,
-                           v.type.scalar)
-    shared.barrier(kl)
+    for v, val, o in zip(op.operands, total, offs, strict=True):
+        ptr = smem_access.slot(kl, o, b.add(base, warp_idx), v.type.scalar)
+        smem_access.store_value(kl, ptr, val, v.type.scalar)
+    smem_access.barrier(kl)
     order = range(n_warps - 1, -1, -1) if reverse else range(n_warps)
     running, prefix = None, None
     for w in order:
-        got = [shared.load_value(kl, shared.slot(kl, o, b.add(base, I32(w)), v.type.scalar),
-                                 v.type.scalar) for v, o in zip(op.operands, offs)]
+        got = [smem_access.load_value(kl, smem_access.slot(kl, o, b.add(base, I32(w)),
+                                                           v.type.scalar), v.type.scalar)
+               for v, o in zip(op.operands, offs, strict=True)]
         if running is not None:
             is_me = b.icmp_unsigned("==", warp_idx, I32(w))
             prefix = running if prefix is None else _select(kl, is_me, running, prefix)

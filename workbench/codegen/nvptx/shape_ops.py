@@ -18,7 +18,7 @@ The maps are written once over an "ALU" (:class:`PyAlu` on Python ints for the t
 :class:`LLAlu` on LLVM i32 values for code), so what the tests check against numpy is what the
 kernel computes.
 
-Two lowerings (reference 5.5, the same split as ``ttg.convert_layout``):
+Two lowerings (the same split as ``ttg.convert_layout``, :mod:`.convert_layout`):
 
 * **register renaming** (no instruction): when all shapes are powers of two, the maps are affine
   over GF(2) on the bits of the coordinates; if, for every lane and warp basis ``v`` of the
@@ -44,7 +44,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
-from . import shared
+from . import smem_access
 from .types import I32, byte_size
 
 OPS = frozenset({"tt.trans", "tt.reshape", "tt.join", "tt.split", "tt.cat", "tt.gather",
@@ -110,7 +110,7 @@ class LLAlu:
 def lin(alu, coords, shape):
     """Row-major index of ``coords`` in ``shape``."""
     idx, stride = 0, 1
-    for c, s in zip(reversed(list(coords)), reversed(list(shape))):
+    for c, s in zip(reversed(list(coords)), reversed(list(shape)), strict=True):
         idx = alu.add(idx, alu.mul(c, stride))
         stride *= s
     return idx
@@ -185,12 +185,12 @@ def register_plan(srcs: list, dst, flat) -> list | None:
             sv = getattr(s, kind)
             if len(sv) != len(dv):
                 return None
-            for a, b in zip(dv, sv):
+            for a, b in zip(dv, sv, strict=False):
                 if flat(alu, a) ^ f0 != lin(alu, b, s.shape):
                     return None
     index = []
     for s in srcs:
-        m = {}
+        m: dict = {}
         for i, r in enumerate(s.regs):
             m.setdefault(tuple(r), i)
         index.append(m)
@@ -218,20 +218,21 @@ def _store_sources(kl, srcs, elem_t) -> None:
     """``bar.sync``, then every thread stores its distinct source registers (source k at
     element offset ``k * numel``), then ``bar.sync``."""
     alu = LLAlu(kl.b)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     base = 0
     for v in srcs:
         regs, coords, keys = _regs_and_coords(kl, v)
         shape = _shape(v.type)
         seen = set()
-        for reg, c, key in zip(regs, coords, keys):
+        for reg, c, key in zip(regs, coords, keys, strict=False):
             if key in seen:
                 continue
             seen.add(key)
             idx = alu.add(lin(alu, c, shape), base)
-            shared.store_value(kl, shared.slot(kl, 0, LLAlu(kl.b)._c(idx), elem_t), reg, elem_t)
+            smem_access.store_value(kl, smem_access.slot(kl, 0, LLAlu(kl.b)._c(idx), elem_t),
+                                    reg, elem_t)
         base += numel(shape)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
 
 
 def _load_results(kl, res, index_of, elem_t) -> None:
@@ -239,14 +240,15 @@ def _load_results(kl, res, index_of, elem_t) -> None:
     alu = LLAlu(kl.b)
     if not isinstance(res.type, TensorType) or not res.type.shape:
         idx = index_of(alu, [])
-        kl.set(res, [shared.load_value(kl, shared.slot(kl, 0, alu._c(idx), elem_t), elem_t)])
+        kl.set(res, [smem_access.load_value(kl, smem_access.slot(kl, 0, alu._c(idx), elem_t),
+                                            elem_t)])
         return
     tl = kl.layout(res.type)
     loaded, out = {}, []
-    for key, c in zip(tl.regs, kl.coords(res.type)):
+    for key, c in zip(tl.regs, kl.coords(res.type), strict=True):
         if key not in loaded:
             idx = alu._c(index_of(alu, c))
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         out.append(loaded[key])
     kl.set(res, out)
 
@@ -265,16 +267,18 @@ def lower_index_map(kl, op) -> None:
                       [_shape(r.type) for r in op.results])
     if all(isinstance(v.type, TensorType) and v.type.shape for v in srcs + list(op.results)):
         s_tls = [kl.layout(v.type) for v in srcs]
-        plans = [register_plan(s_tls, kl.layout(r.type), f) for r, f in zip(op.results, maps)]
-        if all(p is not None for p in plans):
+        plans = [register_plan(s_tls, kl.layout(r.type), f)
+                 for r, f in zip(op.results, maps, strict=True)]
+        found = [p for p in plans if p is not None]
+        if len(found) == len(plans):
             regs = [kl.get(v) for v in srcs]
-            for r, plan in zip(op.results, plans):
+            for r, plan in zip(op.results, found, strict=True):
                 kl.set(r, [regs[k][i] for k, i in plan])
             return
     total = sum(numel(_shape(v.type)) for v in srcs)
     kl.need_shared(total * byte_size(elem_t))
     _store_sources(kl, srcs, elem_t)
-    for r, f in zip(op.results, maps):
+    for r, f in zip(op.results, maps, strict=True):
         _load_results(kl, r, f, elem_t)
     _mark_reads(kl)
 
@@ -306,7 +310,7 @@ def lower_gather(kl, op) -> None:
     alu = LLAlu(b)
     tl = kl.layout(res.type)
     loaded, out = {}, []
-    for r, (key, c) in enumerate(zip(tl.regs, kl.coords(res.type))):
+    for r, (key, c) in enumerate(zip(tl.regs, kl.coords(res.type), strict=True)):
         if key not in loaded:
             iv = idx_regs[m[r]]
             if iv.type.width > 32:
@@ -314,7 +318,7 @@ def lower_gather(kl, op) -> None:
             elif iv.type.width < 32:
                 iv = b.zext(iv, I32)
             idx = alu._c(flat(alu, c, iv))
-            loaded[key] = shared.load_value(kl, shared.slot(kl, 0, idx, elem_t), elem_t)
+            loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         out.append(loaded[key])
     kl.set(res, out)
     _mark_reads(kl)
@@ -322,7 +326,7 @@ def lower_gather(kl, op) -> None:
 
 def lower_histogram(kl, op) -> None:
     """``tt.histogram(src, mask?)`` -> ``tensor<num_bins x i32>`` (module docstring)."""
-    from .memory import _owner_pred
+    from .memory import owner_predicate
     src_v = op.operands[0]
     mask_v = op.operands[1] if len(op.operands) > 1 else None
     res = op.result
@@ -332,21 +336,21 @@ def lower_histogram(kl, op) -> None:
     kl.need_shared(nbins * 4)
     res_tl = kl.layout(res.type)
     res_coords = kl.coords(res.type)
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     done = set()
-    for key, c in zip(res_tl.regs, res_coords):
+    for key, c in zip(res_tl.regs, res_coords, strict=True):
         if key not in done:
             done.add(key)
-            b.store(I32(0), shared.slot(kl, 0, c[0], i32_t))
-    shared.barrier(kl)
-    owner = _owner_pred(kl, src_v.type)
+            b.store(I32(0), smem_access.slot(kl, 0, c[0], i32_t))
+    smem_access.barrier(kl)
+    owner = owner_predicate(kl, src_v.type)
     vals = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None
     if masks is not None and len(masks) == 1 and len(vals) > 1:
         masks = masks * len(vals)
     keys = kl.layout(src_v.type).regs if isinstance(src_v.type, TensorType) else [()]
     seen = set()
-    for r, (v, key) in enumerate(zip(vals, keys)):
+    for r, (v, key) in enumerate(zip(vals, keys, strict=False)):
         if key in seen:
             continue
         seen.add(key)
@@ -359,13 +363,13 @@ def lower_histogram(kl, op) -> None:
         if masks is not None:
             pred = b.and_(pred, masks[r])
         # an element that does not count adds 0 to bin 0 (no branch per element)
-        slot = shared.slot(kl, 0, b.select(pred, v, I32(0)), i32_t)
+        slot = smem_access.slot(kl, 0, b.select(pred, v, I32(0)), i32_t)
         b.atomic_rmw("add", slot, b.zext(pred, I32), "monotonic")
-    shared.barrier(kl)
+    smem_access.barrier(kl)
     loaded, out = {}, []
-    for key, c in zip(res_tl.regs, res_coords):
+    for key, c in zip(res_tl.regs, res_coords, strict=True):
         if key not in loaded:
-            loaded[key] = b.load(shared.slot(kl, 0, c[0], i32_t), typ=I32)
+            loaded[key] = b.load(smem_access.slot(kl, 0, c[0], i32_t), typ=I32)
         out.append(loaded[key])
     kl.set(res, out)
     _mark_reads(kl)

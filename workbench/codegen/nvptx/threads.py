@@ -55,13 +55,13 @@ class ThreadLayout:
         for bits, vecs in ((lane, self.lane), (warp, self.warp)):
             for i, vec in enumerate(vecs):
                 if (bits >> i) & 1:
-                    part = [a ^ b for a, b in zip(part, vec)]
+                    part = [a ^ b for a, b in zip(part, vec, strict=True)]
         return tuple(part)
 
     def coords(self, warp: int, lane: int) -> list:
         """Coordinates of every register of thread (warp, lane), register order."""
         part = self.thread_part(warp, lane)
-        return [tuple(a ^ b for a, b in zip(r, part)) for r in self.regs]
+        return [tuple(a ^ b for a, b in zip(r, part, strict=True)) for r in self.regs]
 
 
 def thread_layout(tensor_type) -> ThreadLayout:
@@ -109,7 +109,7 @@ def emit_coords(builder: ir.IRBuilder, tl: ThreadLayout, part: list) -> list:
     """Per register, the list of per-dim i32 coordinates ``regs[r] XOR part`` (LLVM values)."""
     result = []
     for reg in tl.regs:
-        result.append([builder.xor(p, I32(c)) if c else p for p, c in zip(part, reg)])
+        result.append([builder.xor(p, I32(c)) if c else p for p, c in zip(part, reg, strict=True)])
     return result
 
 
@@ -123,11 +123,12 @@ def register_map(src: ThreadLayout, dst: ThreadLayout, project) -> list:
     Raises UnsupportedError otherwise (the data would have to cross threads).
     """
     for name, dv, sv in (("lane", dst.lane, src.lane), ("warp", dst.warp, src.warp)):
-        if len(dv) != len(sv) or any(tuple(project(d)) != tuple(s) for d, s in zip(dv, sv)):
+        if len(dv) != len(sv) or any(tuple(project(d)) != tuple(s)
+                                     for d, s in zip(dv, sv, strict=True)):
             raise UnsupportedError(
                 f"layouts differ across {name}s: the op would need data from other threads "
                 f"(insert a ttg.convert_layout)")
-    index = {}
+    index: dict = {}
     for i, r in enumerate(src.regs):
         index.setdefault(tuple(r), i)
     out = []

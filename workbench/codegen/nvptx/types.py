@@ -38,7 +38,7 @@ def llvm_type(t) -> ir.Type:
 
 
 def memory_type(t) -> ir.Type:
-    """LLVM type of one element in global memory (i1 -> i8)."""
+    """LLVM type of one element in global or shared memory (i1 -> i8, pointers -> i64)."""
     if isinstance(t, IntType) and t.width == 1:
         return I8
     if isinstance(t, PointerType):

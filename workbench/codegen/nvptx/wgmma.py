@@ -14,7 +14,7 @@ format")::
 The operand buffers are ``#ttg.nvmma_shared``: 8-row atoms of ``S`` = 32/64/128 bytes per row,
 16-byte chunks XOR-ed by the row within the atom (the hardware's swizzle of address bits 4-6
 by bits 7-9, hence 1024-byte aligned buffers), atoms stacked along the rows, then column
-blocks of ``S`` bytes (:func:`workbench.codegen.nvptx.smem.nvmma_offset_py`). With ``R`` the
+blocks of ``S`` bytes (:func:`workbench.codegen.nvptx.smem_access.nvmma_offset_py`). With ``R`` the
 buffer's row count and ``eb`` the element bytes:
 
 * **K-major** (K is the contiguous dim; ``imm-trans`` 0): the instruction's 16 K elements lie
@@ -47,6 +47,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
+from .smem_access import shared_address, smem_base
 from .types import F32, I32, I64, byte_size
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
@@ -109,12 +110,6 @@ def _asm(kl, text, cons, args, ret=None, side_effect=True):
     return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=side_effect), args)
 
 
-def fence_proxy_async(kl) -> None:
-    """``fence.proxy.async.shared::cta``: order this thread's generic-proxy shared-memory
-    accesses before later async-proxy ones (wgmma operand reads)."""
-    _asm(kl, "fence.proxy.async.shared::cta;", "~{memory}", [])
-
-
 def _pass_through(kl, regs: list, chunk: int = 64) -> list:
     """The registers, redefined by empty inline asm after the preceding side-effecting asm
     (so no read of them moves above a wgmma wait); chunks of one register type."""
@@ -167,7 +162,6 @@ def _groups(kl, c_t, enc: MmaLayout):
 def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
     """i64 descriptor of the operand tile at the warp group's M/N origin ``mn_origin`` (i32)
     and K = 0; per-instruction descriptors add ``offset >> 4``."""
-    from .async_copy import shared_address
     b = kl.b
     base = kl.smem_offsets.get(id(mem_v))
     if base is None:
@@ -179,7 +173,6 @@ def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
 
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
-    from .shared import smem_base
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
     enc = c_t.encoding
@@ -224,7 +217,7 @@ def lower_warp_group_dot(kl, op) -> None:
             b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
             res = b.call(asm, acc + [a_desc, b_desc, I32(1)])
             acc = [b.extract_value(res, i) for i in range(n)]
-        for r, v in zip(regs, acc):
+        for r, v in zip(regs, acc, strict=True):
             out[r] = v
     _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
     if not op.attributes.get("isAsync"):
@@ -244,14 +237,13 @@ def lower_wait(kl, op) -> None:
         raise UnsupportedError("ttng.warp_group_dot_wait passes f32/i32 registers only", op.loc)
     done = _wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
-    for res, k in zip(op.results, sizes):
+    for res, k in zip(op.results, sizes, strict=True):
         kl.set(res, done[i:i + k])
         i += k
 
 
 __all__ = [
     "OperandGeometry",
-    "fence_proxy_async",
     "lower_wait",
     "lower_warp_group_dot",
     "matrix_descriptor",

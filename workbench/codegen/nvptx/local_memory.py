@@ -1,0 +1,138 @@
+"""Shared-memory buffers: ``ttg.local_alloc`` (registers -> swizzled shared memory) and
+``ttg.local_load`` (shared memory -> registers, with ``ldmatrix`` for MMA operands).
+
+Every ``local_alloc`` of the kernel gets its own region of ``global_smem`` (offsets assigned
+up front by :func:`plan`, 128-byte aligned); the scratch area of reductions and conversions
+starts after them. Elements are addressed by :func:`.smem_access.swizzle_offset` (the
+``#ttg.swizzled_shared`` / ``#ttg.nvmma_shared`` formulas).
+
+Stores are vectorised over the source layout's contiguous registers (up to 16 bytes,
+``st.shared.v4.b32``). Loads into a ``#ttg.dot_op`` of an MMA parent use
+``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15 ldmatrix) when every
+8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); otherwise one
+``ld.shared`` per contiguous run. Barriers come from :class:`.smem_access.SharedSync`: a write
+waits for earlier reads and a read for earlier writes, once per phase, conservatively at
+control-flow joins.
+
+Each access is recorded with its bank-conflict degree (``kl.shared_accesses``; computed by
+:func:`workbench.layouts.bank_conflicts` for ``st/ld.shared`` and by :mod:`.ldmatrix` for
+``ldmatrix``).
+"""
+from __future__ import annotations
+
+from ...errors import UnsupportedError
+from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
+from .ldmatrix import ldmatrix_load
+from .smem_access import (
+    buffer_pointer,
+    contiguous_run,
+    fence_proxy_async,
+    record_access,
+    shared_order,
+    swizzle_offset,
+    vector_load,
+    vector_store,
+)
+from .types import byte_size
+
+
+def plan(func_op) -> tuple[dict, int]:
+    """Byte offset of every ``ttg.local_alloc`` result (by id) and the bytes they take.
+
+    Offsets set by ``allocate-shared-memory`` (:mod:`workbench.passes.allocate_shared`, the
+    ``allocation.offset`` attribute, total in the module's ``ttg.shared``) are kept; without
+    that pass buffers are laid out one after another, 128-byte aligned (1024 for
+    ``#ttg.nvmma_shared``)."""
+    offsets, off = {}, 0
+    module = func_op.parent_op() if func_op.parent is not None else None
+    assigned = module is not None and "ttg.shared" in module.attributes
+    for op in func_op.walk():
+        if op.name == "ttg.local_alloc":
+            t = op.result.type
+            n = byte_size(t.element)
+            for s in t.shape:
+                n *= s
+            if assigned and "allocation.offset" in op.attributes:
+                start = int(op.attributes["allocation.offset"])
+            else:
+                a = 1024 if isinstance(t.encoding, NVMMASharedLayout) else 128
+                start = (off + a - 1) // a * a
+                op.attributes["allocation.offset"] = start
+            offsets[id(op.result)] = start
+            off = max(off, start + (n + 127) // 128 * 128)
+    if assigned:
+        assert module is not None
+        off = max(off, int(module.attributes["ttg.shared"]))
+    return offsets, off
+
+
+def lower_local_alloc(kl, op) -> None:
+    """``ttg.local_alloc %src``: store the registers into the buffer (skipping duplicates)."""
+    kl.set(op.result, [])
+    if not op.operands:
+        return
+    src_v = op.operands[0]
+    src_t, dst_t = src_v.type, op.result.type
+    enc = dst_t.encoding
+    base = kl.smem_offsets[id(op.result)]
+    tl = kl.layout(src_t)
+    elem_t = src_t.element
+    limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
+    v = contiguous_run(tl, shared_order(enc)[0], limit)
+    regs = kl.get(src_v)
+    coords = kl.coords(src_t)
+    kl.sync.before_write(kl)
+    seen = set()
+    for g in range(0, tl.num_regs, v):
+        if tl.regs[g] in seen:
+            continue
+        seen.add(tl.regs[g])
+        off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
+        vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
+    if isinstance(enc, NVMMASharedLayout):
+        # wgmma reads shared memory through the async proxy: order these generic-proxy
+        # stores before it (PTX ISA 9.7.13.4 membar/fence: fence.proxy.async); the barrier
+        # before the wgmma makes them visible to the other threads.
+        fence_proxy_async(kl)
+    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
+                  src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
+
+
+def lower_local_load(kl, op) -> None:
+    """``ttg.local_load %buf``: registers of the result layout (``ldmatrix`` when it fits).
+
+    Raises UnsupportedError when the buffer was not made by ``ttg.local_alloc``."""
+    src_v = op.operands[0]
+    mem_t, dst_t = src_v.type, op.result.type
+    enc = mem_t.encoding
+    base = kl.smem_offsets.get(id(src_v))
+    if base is None:
+        raise UnsupportedError("ttg.local_load of a buffer not made by ttg.local_alloc", op.loc)
+    elem_t = mem_t.element
+    kl.sync.before_read(kl)
+    lay = dst_t.encoding
+    if isinstance(lay, DotOperandLayout) and isinstance(lay.parent, MmaLayout):
+        regs = ldmatrix_load(kl, op, enc, base, elem_t)
+        if regs is not None:
+            kl.set(op.result, regs)
+            return
+    tl = kl.layout(dst_t)
+    limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
+    v = contiguous_run(tl, shared_order(enc)[0], limit)
+    coords = kl.coords(dst_t)
+    out: list = [None] * tl.num_regs
+    first: dict = {}
+    for g in range(0, tl.num_regs, v):
+        if tl.regs[g] in first:
+            src = first[tl.regs[g]]
+            out[g:g + v] = out[src:src + v]
+            continue
+        first[tl.regs[g]] = g
+        off = swizzle_offset(kl, enc, mem_t.shape, coords[g])
+        out[g:g + v] = vector_load(kl, buffer_pointer(kl, base, off, elem_t), elem_t, v)
+    record_access(kl, op, f"ttg.local_load (ld.shared, {v * byte_size(elem_t)} B/lane)", enc,
+                  lay, tuple(mem_t.shape), elem_t, v * byte_size(elem_t))
+    kl.set(op.result, out)
+
+
+__all__ = ["plan", "lower_local_alloc", "lower_local_load"]
