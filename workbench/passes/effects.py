@@ -1,4 +1,5 @@
-"""Side effects of ops, shared by CSE, DCE and canonicalize (a helper, not a pass).
+"""Side effects of ops, shared by CSE, DCE and canonicalize (a helper, not a pass), read from
+the ops' specs (:mod:`workbench.ir.dialects`: ``effects`` and the ``terminator`` trait).
 
 ``is_pure(op)``: no memory effects and no other observable behaviour; two pure ops with the
 same name, operands, attributes and result types compute the same values (CSE may merge them).
@@ -8,18 +9,16 @@ region ops whose bodies are removable), as MLIR's ``wouldOpBeTriviallyDead``.
 from __future__ import annotations
 
 from ..ir.core import Operation
+from ..ir.dialects import OPS
 
-#: Ops with memory or other side effects; never merged, never removed.
-SIDE_EFFECTS = frozenset({
-    "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert", "tt.call",
-    "ttg.local_store", "ttg.local_dealloc", "gpu.barrier", "tt.func", "builtin.module",
-    "ttng.warp_group_dot_wait",
-})
-#: Ops that read memory: removable when unused (unless volatile) but never merged by CSE.
-READS = frozenset({"tt.load", "ttg.local_load", "ttg.local_alloc", "ttng.warp_group_dot"})
+#: Ops with memory or other side effects (their specs write or free memory, or do I/O), and the
+#: function and module ops; never merged, never removed.
+SIDE_EFFECTS = frozenset({n for n, s in OPS.items() if s.writes} | {"tt.func", "builtin.module"})
+#: Ops that read (or allocate) memory and write none: removable when unused (unless volatile) but
+#: never merged by CSE.
+READS = frozenset(n for n, s in OPS.items() if s.reads)
 #: Terminators: never removed by DCE.
-TERMINATORS = frozenset({"tt.return", "scf.yield", "scf.condition", "tt.reduce.return",
-                         "tt.scan.return"})
+TERMINATORS = frozenset(n for n, s in OPS.items() if "terminator" in s.traits)
 
 
 def _body_ops(op: Operation):

@@ -37,7 +37,8 @@ SPECS = [
        doc="cp.async global -> shared (PTX ISA 9.7.9.25), for lanes where mask and pred"),
     op("ttg.async_commit_group", results=(), effects=("write:shared",), format="attr-dict",
        doc="cp.async.commit_group"),
-    op("ttg.async_wait", results=(), effects=("read:shared",),
+    op("ttg.async_wait", results=(), effects=("read:shared", "write:shared"),
        attributes=[Attr("num", "i32", 0, elide=())], format="attr-dict",
-       doc="cp.async.wait_group num"),
+       doc="cp.async.wait_group num: the copies older than the newest num groups have "
+           "landed in shared memory (a synchronisation: never removed or merged)"),
 ]
