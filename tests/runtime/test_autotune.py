@@ -1,4 +1,4 @@
-"""autotune / Config / heuristics with Triton's semantics (reference §2.4)."""
+"""autotune / Config / heuristics with Triton's semantics (triton/runtime/autotuner.py)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,6 @@
-"""Argument binding and specialisation rules (Triton §2.3), without compiling anything."""
+"""Argument binding and specialisation rules (as triton/runtime/jit.py specialises).
+
+Nothing is compiled here."""
 import numpy as np
 import pytest
 
