@@ -38,14 +38,13 @@ from ..layouts import (
 )
 from .insertion import insert_for_use
 from .manager import Pass
+from .traits import ELEMENTWISE
 from .values import block_of, shaped_type, tensor_type
 
-#: Ops whose results take whatever layout their users want (all tensor operands share it).
-_ELEMENTWISE_PREFIX = ("arith.", "math.")
-_TRANSPARENT = frozenset({"tt.addptr", "tt.splat", "tt.make_range", "tt.broadcast",
-                          "tt.expand_dims", "tt.fp_to_fp", "tt.bitcast", "tt.int_to_ptr",
-                          "tt.ptr_to_int", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf",
-                          "tt.mulhiui", "tt.extern_elementwise"})
+#: Ops whose results take whatever layout their users want (all tensor operands share it): the
+#: elementwise ops of the specs, and the producers and broadcasts that follow their users.
+_TRANSPARENT = ELEMENTWISE | {"tt.splat", "tt.make_range", "tt.broadcast", "tt.expand_dims",
+                              "arith.constant"}
 #: Producers without tensor operands: duplicated rather than converted.
 _CHEAP = frozenset({"tt.make_range", "tt.splat", "arith.constant"})
 
@@ -57,7 +56,7 @@ def _is_tensor(v: Value) -> bool:
 def _transparent(op: Operation) -> bool:
     if len(op.results) != 1 or not _is_tensor(op.result):
         return False
-    return op.name in _TRANSPARENT or op.name.startswith(_ELEMENTWISE_PREFIX)
+    return op.name in _TRANSPARENT
 
 
 def _enclosed(block, op: Operation) -> bool:

@@ -44,13 +44,12 @@ from ..layouts.encodings import DistributedEncoding
 from .effects import is_pure
 from .insertion import insert_for_use
 from .manager import Pass
+from .traits import ELEMENTWISE
 from .values import block_of, defining_op, shaped_type, tensor_type
 
-#: Ops whose tensor operands all share the result's layout (besides arith.*/math.*).
-_SAME_LAYOUT = frozenset({"tt.addptr", "tt.splat", "tt.broadcast", "tt.fp_to_fp", "tt.bitcast",
-                          "tt.int_to_ptr", "tt.ptr_to_int", "tt.clampf", "tt.precise_sqrt",
-                          "tt.precise_divf", "tt.mulhiui", "tt.extern_elementwise",
-                          "tt.make_range"})
+#: Ops whose tensor operands all share the result's layout: the elementwise ops of the specs,
+#: and the producers and broadcasts that keep their operand's layout.
+_SAME_LAYOUT = ELEMENTWISE | {"tt.splat", "tt.broadcast", "tt.make_range"}
 #: Cheap to compute again in another layout (backward rematerialisation).
 _CHEAP = frozenset({"tt.make_range", "arith.constant", "tt.splat", "tt.addptr", "tt.broadcast",
                     "tt.expand_dims", "tt.int_to_ptr", "tt.ptr_to_int", "tt.bitcast"})
@@ -66,8 +65,7 @@ def _same_layout_op(op: Operation) -> bool:
     """Elementwise in the layout sense: one tensor result, tensor operands in its layout."""
     if len(op.results) != 1 or not _tensor(op.result):
         return False
-    return op.name in _SAME_LAYOUT or (op.name.startswith(("arith.", "math."))
-                                       and op.name != "arith.constant")
+    return op.name in _SAME_LAYOUT
 
 
 def infer_dst(op: Operation, enc):
