@@ -452,3 +452,17 @@ def test_float64_sinh_cosh_near_overflow(name):
     fin = np.isfinite(want)
     assert (np.abs(got[fin] - want[fin]) <= 4e-15 * np.abs(want[fin])).all()
     assert (np.sign(got) == np.sign(want)).all()
+
+
+def test_float64_expm1_near_overflow():
+    """Finite up to e^x's own overflow at 709.78 ((u - 1) x alone overflows from about 703)."""
+    f, _ee = _host_function("expm1", 1)
+    rng = np.random.default_rng()
+    xs = np.concatenate([[36.0, 37.5, 40.0, 40.5, 700.0, 703.0, 705.0, 709.0, 709.78, 709.79,
+                          710.0], rng.uniform(30.0, 709.78, 300)])
+    got = np.array([f(x) for x in xs])
+    with np.errstate(over="ignore"):
+        want = np.expm1(xs)
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.isinf(want).sum() == 2
+    fin = np.isfinite(want)
+    assert (np.abs(got[fin] - want[fin]) <= 4e-15 * np.abs(want[fin])).all()

@@ -41,11 +41,16 @@ def _call(kl, name, args):
 
 
 def expm1(kl, x):
-    """Kahan's ``(u - 1) * x / log(u)`` with ``u = e^x`` (cancels the rounding of ``u``)."""
+    """Kahan's ``(u - 1) * x / log(u)`` with ``u = e^x`` (cancels the rounding of ``u``).
+
+    Above ``x = 40`` ``e^x > 2^53``, so ``e^x - 1`` rounds to ``e^x``: the result is ``u``
+    there, which also keeps ``(u - 1) * x`` from overflowing between ``x = 703`` and the true
+    overflow at 709.78."""
     b = kl.b
     u = exp_f64(kl, x)
     um1 = b.fsub(u, _c(1.0))
     r = b.fdiv(b.fmul(um1, x), log_f64(kl, u))
+    r = b.select(b.fcmp_ordered(">", x, _c(40.0)), u, r)
     r = b.select(b.fcmp_ordered("==", um1, _c(-1.0)), _c(-1.0), r)
     r = b.select(b.fcmp_ordered("==", u, _c(math.inf)), u, r)
     return b.select(b.fcmp_ordered("==", u, _c(1.0)), x, r)
