@@ -295,3 +295,21 @@ def test_keep_snapshots_compiles_and_still_stores(cache):
     ck = wb.compile(fresh(axpy3), x, x, x, 8, BLOCK=8, keep_snapshots=True)
     assert ck.snapshots and ck.extra["disk_cache"] == "miss"
     assert wb.compile(fresh(axpy3), x, x, x, 8, BLOCK=8).extra["disk_cache"] == "hit"
+
+
+def test_a_hit_keeps_the_compile_report(cache):
+    """The report's data (shared-memory accesses with their bank-conflict degrees, notes) comes
+    back from the disk as the compile made it."""
+    from workbench.testing.examples import matmul_fp16_kernel
+
+    def compile_matmul():
+        return wb.compile(fresh(matmul_fp16_kernel), "*fp16:16", "*fp16:16", "*fp16:16", 128,
+                          128, 128, target="cuda:80", BM=64, BN=64, BK=32, GROUP_M=8)
+
+    cold = compile_matmul()
+    warm = compile_matmul()
+    assert (cold.extra["disk_cache"], warm.extra["disk_cache"]) == ("miss", "hit")
+    accesses = cold.extra["shared_accesses"]
+    assert accesses and all(isinstance(a, dict) for a in accesses)
+    assert warm.extra["shared_accesses"] == accesses
+    assert warm.extra["notes"] == cold.extra["notes"]

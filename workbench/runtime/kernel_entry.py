@@ -26,12 +26,16 @@ def _jsonable(v):
     if isinstance(v, (list, tuple)):
         items = [_jsonable(e) for e in v]
         return _DROP if any(e is _DROP for e in items) else items
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        fields = {k: _jsonable(e) for k, e in v.items()}
+        return _DROP if any(e is _DROP for e in fields.values()) else fields
     return _DROP
 
 
 def kernel_to_bytes(kernel: CompiledKernel, backend) -> bytes | None:
     """The entry of ``kernel`` (compiled by ``backend``), or None when the backend cannot
-    reload it. ``extra`` entries that are not JSON-able (objects, dicts) are left out."""
+    reload it. ``extra`` entries that are not JSON-able (objects; dicts with other than text
+    keys) are left out."""
     launch = backend.pack(kernel)
     if launch is None:
         return None
