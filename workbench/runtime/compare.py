@@ -42,7 +42,8 @@ class Comparison:
     ``ours``/``theirs``: ``{stage: text}`` (``ttir``, ``ttgir``, ``llir``, ``ptx``);
     ``ours_facts``/``theirs_facts``: :class:`IRFacts`; ``ours_shared``/``theirs_shared``: the
     compiled kernels' shared-memory metadata (bytes); ``differences``: a list of
-    :class:`Difference`, empty when every property agrees; ``agree``: property -> bool."""
+    :class:`Difference`, empty when every property agrees; ``agree``: property -> bool;
+    ``compiled``: our CompiledKernel (its line maps colour the notebook view)."""
 
     kernel: str
     target: str
@@ -55,6 +56,7 @@ class Comparison:
     theirs_shared: int
     differences: list = field(default_factory=list)
     agree: dict = field(default_factory=dict)
+    compiled: object = field(default=None, repr=False)
 
     def summary(self) -> str:
         """One line per property: ``agree`` or the differences."""
@@ -121,7 +123,11 @@ def compare(kernel, *signature, target: str = "cuda:90", num_warps: int = 4,
     signature entry), LaunchError/CompilationError (our compile), and Triton's errors."""
     import_triton()
     jf = kernel if isinstance(kernel, JITFunction) else jit(kernel)
-    target = str(Target.parse(target))
+    parsed = Target.parse(target)
+    if parsed.backend != "cuda":
+        raise ValueError(f"Triton compiles for CUDA targets only (cuda:80, cuda:90), not "
+                         f"{parsed}")
+    target = str(parsed)
     ours_ck = wb_compile(jf, *signature, target=target, num_warps=num_warps,
                          num_stages=num_stages, **constexprs)
     values = {p.name: jf.src.defaults[p.name] for p in jf.params
@@ -134,4 +140,4 @@ def compare(kernel, *signature, target: str = "cuda:90", num_warps: int = 4,
     diffs = differences(of, tf, ours_ck.metadata.shared, theirs["shared"])
     agree = {p: not any(d.prop == p for d in diffs) for p in PROPERTIES}
     return Comparison(jf.src.name, target, num_warps, ours, theirs["asm"], of, tf,
-                      ours_ck.metadata.shared, theirs["shared"], diffs, agree)
+                      ours_ck.metadata.shared, theirs["shared"], diffs, agree, ours_ck)
