@@ -2,7 +2,7 @@
 or an NVIDIA GPU, and see the stages side by side in Jupyter.
 
 Public API (Triton's names): :func:`jit`, :func:`compile`, :func:`autotune`, :class:`Config`,
-:func:`heuristics`, :func:`cdiv`,
+:func:`heuristics`, :func:`cdiv`, :func:`compare` (beside real Triton),
 :func:`next_power_of_2`, the errors, and ``workbench.language`` (import it as ``tl``).
 Importing this package imports neither IPython nor the notebook parts; ``%load_ext
 workbench`` loads them.
@@ -21,11 +21,13 @@ from .runtime import CompiledKernel, Config, JITFunction, autotune, compile, heu
 
 __all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
-           "WorkbenchError", "__version__", "autotune", "cdiv", "compile", "heuristics", "jit",
+           "WorkbenchError", "__version__", "autotune", "cdiv", "compare", "compile", "heuristics",
+           "jit",
            "language",
            "next_power_of_2"]
 
-_LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}
+_LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils",
+         "compare": "workbench.runtime.compare"}
 
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)

@@ -178,6 +178,9 @@ class TileKernelMagics(Magics):
         compiled = self._compiled_for_view(view_opts, kernel, kernel_name, target, path, notes)
         if compiled is not None:
             self._show(compiled, opts, notes)
+            if opts.compare:
+                from .compare_cell import run_compare
+                self._failed = not run_compare(kernel, compiled, opts.stages) or self._failed
         elif view_opts is not opts:
             return  # the bench's launch failed: its error is shown once
         if opts.bench:

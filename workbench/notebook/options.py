@@ -10,7 +10,7 @@ DEFAULT_VIEW_TARGET = "cuda:90"
 USAGE = """\
 %%tilekernel [--target T] [--stages S1,S2,...] [--signature "SIG"] [-D NAME=VALUE ...]
              [--num-warps N] [--num-stages N] [--kernel NAME] [--launch "EXPR"]
-             [--passes STAGE] [--bench "EXPR"] [--help]
+             [--passes STAGE] [--bench "EXPR"] [--compare triton] [--help]
 
 Defines the @jit kernels of the cell in your namespace and shows the kernel's source and its
 compiled stages side by side, lines coloured by the source line they came from.
@@ -34,6 +34,10 @@ compiled stages side by side, lines coloured by the source line they came from.
                      and plot it on the roofline of this machine's measured ceilings (the CPU's
                      without a GPU), FLOPs and bytes counted from the IR; the stages shown are
                      the launch's when neither --launch nor --signature is given.
+  --compare triton   also compile the same specialisation with real Triton 3.6 (cuda targets;
+                     pip install "tile-workbench[triton]") and show its stages beside ours
+                     (--stages picks them; default ttgir,ptx), every difference in layouts,
+                     convert_layout count, shared bytes, barriers and vector widths marked.
   -h, --help         this text.
 
 Without --signature or --launch the cell only defines its kernels and shows their source."""
@@ -63,6 +67,7 @@ class CellOptions:
     launch: str | None = None
     passes: str | None = None
     bench: str | None = None
+    compare: str | None = None
     help: bool = False
 
     @property
@@ -84,6 +89,7 @@ def _parser() -> _Parser:
     p.add_argument("--launch")
     p.add_argument("--passes")
     p.add_argument("--bench")
+    p.add_argument("--compare")
     return p
 
 
@@ -112,8 +118,12 @@ def parse_options(line: str) -> CellOptions:
     if ns.passes is not None and ns.passes not in ("ttir", "ttgir"):
         raise OptionsError(f"--passes takes ttir or ttgir (the stages built by passes), "
                            f"got {ns.passes!r}")
+    if ns.compare is not None and ns.compare != "triton":
+        raise OptionsError(f"--compare takes triton (the one compiler to compare with), "
+                           f"got {ns.compare!r}")
     return CellOptions(
         target=ns.target, stages=split_list(ns.stages) if ns.stages else None,
         signature=split_list(ns.signature) if ns.signature is not None else None,
         defines=defines, num_warps=ns.num_warps, num_stages=ns.num_stages, kernel=ns.kernel,
-        launch=ns.launch, passes=ns.passes, help=ns.help, bench=ns.bench)
+        launch=ns.launch, passes=ns.passes, help=ns.help, bench=ns.bench,
+        compare=ns.compare)

@@ -14,7 +14,10 @@ learner reads here looks like Triton's final ttgir (compare ``ir_rowsum.txt``):
    users demand when all users agree (a backward walk), else the default one. ``expand_dims``
    of a value in ``slice(dim=axis, parent=P)`` yields ``P``; otherwise its operand is demanded
    in ``slice(axis, <result layout>)``, so ``tl.arange(0, N)[:, None]`` needs no conversion.
-3. Where an operand's layout still differs from what its user needs, a cheap producer
+3. Shape ops (``tt.trans``, ``tt.join``, ``tt.split``, ``tt.reshape``) take the layout
+   inferred from their operand's (:mod:`.shape_layouts`), as Triton's ``infer*OpEncoding``
+   do, so they move no data; where none exists they use the default layout.
+4. Where an operand's layout still differs from what its user needs, a cheap producer
    (``tt.make_range``, ``tt.splat``, ``arith.constant``) is duplicated in the needed layout,
    and anything else gets a ``ttg.convert_layout`` before the user (as Triton's type
    converter materialises it), or right after the definition when the value comes from an
@@ -38,6 +41,7 @@ from ..layouts import (
 )
 from .insertion import insert_for_use
 from .manager import Pass
+from .shape_layouts import SHAPE_OPS, infer_result, split_operand_layout
 from .traits import ELEMENTWISE
 from .values import block_of, shaped_type, tensor_type
 
@@ -141,7 +145,29 @@ class _Converter:
         if name == "tt.dot":
             self.visit_dot(op)
             return
+        if name in SHAPE_OPS and self.visit_shape(op):
+            return
         self.visit_default(op)
+
+    def visit_shape(self, op: Operation) -> bool:
+        """``tt.trans``/``join``/``split``/``reshape``: the result layout is inferred from the
+        operand's (:mod:`.shape_layouts`), so the op moves no data; a join's second operand
+        is converted to the first's layout, a split's operand first to a splittable layout.
+        Returns False (the default treatment) when no layout can be inferred."""
+        src = self.layout(op.operands[0])
+        if op.name == "tt.split" and infer_result(op, src) is None:
+            want = split_operand_layout(shaped_type(op.results[0]).shape, self.num_warps,
+                                        self.tpw)
+            self.coerce(op, 0, want)
+            src = want
+        dst = infer_result(op, src)
+        if dst is None:
+            return False
+        for i in range(1, len(op.operands)):
+            self.coerce(op, i, src)
+        for r in op.results:
+            self.set_layout(r, dst)
+        return True
 
     def visit_transparent(self, op: Operation) -> None:
         """A layout-transparent op takes the layout chosen in phase A (an ``expand_dims`` of a

@@ -9,7 +9,8 @@ steps (``RemoveLayoutConversions.cpp``):
    ``isExpensiveLoadOrStore``) and of atomics. Their layout flows to users: through
    ``ttg.convert_layout`` (the conversion becomes trivial), elementwise ops, ``tt.addptr``,
    ``tt.broadcast``, ``tt.scan``, ``tt.expand_dims`` of a matching slice (result = the slice's
-   parent) and ``tt.reduce`` (result = ``#ttg.slice<{dim = axis, parent = layout}>``). A value
+   parent), the shape ops trans/join/split/reshape (result inferred by :mod:`.shape_layouts`)
+   and ``tt.reduce`` (result = ``#ttg.slice<{dim = axis, parent = layout}>``). A value
    reached by two layouts keeps the first (``resolveConflicts``). Values are retyped in place;
    wherever an operand no longer has the layout its user needs, a conversion is inserted, so
    the program stays valid whatever was propagated.
@@ -44,6 +45,7 @@ from ..layouts.encodings import DistributedEncoding
 from .effects import is_pure
 from .insertion import insert_for_use
 from .manager import Pass
+from .shape_layouts import SHAPE_OPS, infer_operand, infer_result
 from .traits import ELEMENTWISE
 from .values import block_of, defining_op, shaped_type, tensor_type
 
@@ -81,6 +83,8 @@ def infer_dst(op: Operation, enc):
         if not op.results or not _tensor(op.results[0]) or getattr(enc, "rank", 0) < 2:
             return None
         return SliceLayout(op.attributes["axis"], enc)
+    if name in SHAPE_OPS:
+        return infer_result(op, enc)
     if _same_layout_op(op):
         return enc
     return None
@@ -118,6 +122,8 @@ def required(op: Operation, i: int, old_enc):
             enc = shaped_type(r0).encoding
             return cast(SliceLayout, enc).parent if name == "tt.reduce" else enc
         return ANY if i == 0 else shaped_type(op.operands[0]).encoding
+    if name in SHAPE_OPS and _tensor(op.results[0]):
+        return infer_operand(op, shaped_type(op.results[0]).encoding) or old_enc
     if _same_layout_op(op):
         return shaped_type(op.result).encoding
     return old_enc

@@ -1,0 +1,5 @@
+"""Makes ``fidelity_kernels`` importable by the tests of this folder."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,309 @@
+"""The fidelity suite's kernels: small kernels written for the purpose, each exercising one
+decision Triton makes (layouts of loads, broadcasts, reductions, scans, shape ops, dots,
+pipelines). ``CASES`` gives, per kernel, the signature entries and constexprs for
+``workbench.compare``, and a numpy check run on the interpreter (the reference semantics)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import workbench as wb
+import workbench.language as tl
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kernel of the suite: ``signature`` (Triton signature strings, one per runtime
+    parameter) and ``constexprs`` for both compilers."""
+
+    name: str
+    kernel: object
+    signature: tuple
+    constexprs: dict = field(default_factory=dict)
+
+
+F32, F16, I32 = "*fp32:16", "*fp16:16", "i32:16"
+
+
+@wb.jit
+def add_k(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m),
+             mask=m)
+
+
+@wb.jit
+def silu_f16_k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
+    tl.store(out_ptr + offs, (x * tl.sigmoid(x)).to(tl.float16), mask=offs < n)
+
+
+@wb.jit
+def bias_cols_k(x_ptr, b_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    b = tl.load(b_ptr + rn)
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], x + b[None, :])
+
+
+@wb.jit
+def scale_rows_k(x_ptr, s_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    s = tl.load(s_ptr + rm)
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], x * s[:, None])
+
+
+@wb.jit
+def row_sum_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm, tl.sum(x, axis=1))
+
+
+@wb.jit
+def col_sum_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rn, tl.sum(x, axis=0))
+
+
+@wb.jit
+def softmax_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], e / tl.sum(e, axis=1)[:, None])
+
+
+@wb.jit
+def layernorm_k(x_ptr, w_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    mean = tl.sum(x, axis=1) / BN
+    d = x - mean[:, None]
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / BN + 1e-5)
+    w = tl.load(w_ptr + rn)
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], d * rstd[:, None] * w[None, :])
+
+
+@wb.jit
+def argmax_rows_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm, tl.argmax(x, axis=1))
+
+
+@wb.jit
+def cumsum_rows_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], tl.cumsum(x, axis=1))
+
+
+@wb.jit
+def cumsum_cols_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], tl.cumsum(x, axis=0))
+
+
+@wb.jit
+def transpose_k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rn[:, None] * M + rm[None, :], tl.trans(x))
+
+
+@wb.jit
+def join_k(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    j = tl.join(tl.load(a_ptr + offs), tl.load(b_ptr + offs))
+    tl.store(out_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :], j)
+
+
+@wb.jit
+def split_k(x_ptr, a_ptr, b_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :])
+    a, b = tl.split(x)
+    tl.store(a_ptr + offs, a)
+    tl.store(b_ptr + offs, b)
+
+
+@wb.jit
+def interleave_k(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.interleave(tl.load(a_ptr + offs), tl.load(b_ptr + offs))
+    tl.store(out_ptr + tl.program_id(0) * 2 * BLOCK + tl.arange(0, 2 * BLOCK), y)
+
+
+@wb.jit
+def reshape_sum_k(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    offs = tl.program_id(0) * BM * BN + tl.arange(0, BM * BN)
+    x = tl.reshape(tl.load(x_ptr + offs), BM, BN)
+    tl.store(out_ptr + tl.program_id(0) * BM + tl.arange(0, BM), tl.sum(x, axis=1))
+
+
+@wb.jit
+def gather_rows_k(x_ptr, idx_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rows = tl.load(idx_ptr + rm)
+    x = tl.load(x_ptr + rows[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], x)
+
+
+@wb.jit
+def atomic_add_k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.atomic_add(out_ptr + offs % 64, x, mask=offs < n)
+
+
+@wb.jit
+def atomic_max_rows_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.atomic_max(out_ptr + rm, tl.max(x, axis=1))
+
+
+@wb.jit
+def tril_k(x_ptr, out_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(out_ptr + rm[:, None] * N + rn[None, :], tl.where(rm[:, None] >= rn[None, :], x, 0.0))
+
+
+@wb.jit
+def matmul_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@wb.jit
+def matmul_bias_relu_k(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                       BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    acc = tl.maximum(acc + tl.load(bias_ptr + rn)[None, :], 0.0)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@wb.jit
+def dot_single_k(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+@wb.jit
+def attention_k(q_ptr, k_ptr, v_ptr, o_ptr, L, BM: tl.constexpr, BN: tl.constexpr,
+                D: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, L, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None])
+        s = tl.dot(q, k)
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :])
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc / l_i[:, None])
+
+
+@wb.jit
+def block_ptr_copy_k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_block_ptr(x_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, 0), (BM, BN), (1, 0))
+    dst = tl.make_block_ptr(out_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, 0), (BM, BN),
+                            (1, 0))
+    tl.store(dst, tl.load(src) * 2.0)
+
+
+@wb.jit
+def block_ptr_matmul_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):
+    a_bp = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    b_bp = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, tl.program_id(1) * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_bp), tl.load(b_bp))
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = tl.advance(b_bp, (BK, 0))
+    c_bp = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (tl.program_id(0) * BM, tl.program_id(1) * BN),
+                             (BM, BN), (1, 0))
+    tl.store(c_bp, acc)
+
+
+_2D = {"BM": 32, "BN": 64}
+_MM = {"BM": 64, "BN": 64, "BK": 32}
+
+CASES = [
+    Case("add", add_k, (F32, F32, F32, I32), {"BLOCK": 1024}),
+    Case("silu_f16", silu_f16_k, (F16, F16, I32), {"BLOCK": 1024}),
+    Case("bias_cols", bias_cols_k, (F32, F32, F32, I32), _2D),
+    Case("scale_rows", scale_rows_k, (F32, F32, F32, I32), _2D),
+    Case("row_sum", row_sum_k, (F32, F32, I32), _2D),
+    Case("col_sum", col_sum_k, (F32, F32, I32), _2D),
+    Case("softmax", softmax_k, (F32, F32, I32), _2D),
+    Case("layernorm", layernorm_k, (F32, F32, F32, I32), _2D),
+    Case("argmax_rows", argmax_rows_k, (F32, "*i32:16", I32), _2D),
+    Case("cumsum_rows", cumsum_rows_k, (F32, F32, I32), _2D),
+    Case("cumsum_cols", cumsum_cols_k, (F32, F32, I32), _2D),
+    Case("transpose", transpose_k, (F32, F32, I32, I32), {"BM": 64, "BN": 64}),
+    Case("join", join_k, (F32, F32, F32), {"BLOCK": 256}),
+    Case("split", split_k, (F32, F32, F32), {"BLOCK": 256}),
+    Case("interleave", interleave_k, (F32, F32, F32), {"BLOCK": 256}),
+    Case("reshape_sum", reshape_sum_k, (F32, F32), {"BM": 16, "BN": 64}),
+    Case("gather_rows", gather_rows_k, (F32, "*i32:16", F32, I32), _2D),
+    Case("atomic_add", atomic_add_k, (F32, F32, I32), {"BLOCK": 512}),
+    Case("atomic_max_rows", atomic_max_rows_k, (F32, F32, I32), _2D),
+    Case("tril", tril_k, (F32, F32, I32), {"BM": 64, "BN": 64}),
+    Case("matmul_f16", matmul_k, (F16, F16, F16, I32, I32, I32), _MM),
+    Case("matmul_bias_relu", matmul_bias_relu_k, (F16, F16, F32, F32, I32, I32, I32), _MM),
+    Case("dot_single_f32", dot_single_k, (F32, F32, F32), {"BM": 32, "BN": 32, "BK": 32}),
+    Case("attention", attention_k, (F16, F16, F16, F32, I32), {"BM": 64, "BN": 32, "D": 64}),
+    Case("block_ptr_copy", block_ptr_copy_k, (F32, F32, I32, I32), _2D),
+    Case("block_ptr_matmul", block_ptr_matmul_k, (F16, F16, F32, I32, I32, I32), _MM),
+]
+
+TARGETS = ("cuda:80", "cuda:90")
+WARPS = (4, 8)
