@@ -42,11 +42,11 @@ def test_advanced_ops():
 CHECK: %acc = tt.trans %x_{{[0-9]+}} {order = array<i32: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
 CHECK-NEXT: %acc_{{[0-9]+}} = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
 CHECK-NEXT: %acc_{{[0-9]+}} = tt.dot %x_{{[0-9]+}}, %acc, %acc_{{[0-9]+}} : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
-CHECK: %am_{{[0-9]+}}, %am_{{[0-9]+}} = "tt.reduce"(%acc_{{[0-9]+}}, %am_{{[0-9]+}}) <{axis = 1 : i32}> ({
+CHECK: %[[AM:am_[0-9]+]]:2 = "tt.reduce"(%acc_{{[0-9]+}}, %am_{{[0-9]+}}) <{axis = 1 : i32}> ({
 CHECK-NEXT: ^bb0(%am_{{[0-9]+}}: f32, %am_{{[0-9]+}}: i32, %am_{{[0-9]+}}: f32, %am_{{[0-9]+}}: i32):
 CHECK: tt.reduce.return %{{.*}}, %{{.*}} : f32, i32
 CHECK: }) : (tensor<16x16xf32>, tensor<16x16xi32>) -> (tensor<16xf32>, tensor<16xi32>)
-CHECK: %cs = "tt.scan"(%am_{{[0-9]+}}) <{axis = 0 : i32, reverse = false}> ({
+CHECK: %cs = "tt.scan"(%[[AM]]#1) <{axis = 0 : i32, reverse = false}> ({
 CHECK: tt.scan.return
 CHECK: %r = "tt.reduce"(%acc_{{[0-9]+}}) <{axis = 0 : i32}> ({
 CHECK: arith.addf
@@ -56,7 +56,7 @@ CHECK: tt.atomic_rmw max, acq_rel, gpu
 CHECK: tt.atomic_rmw umin, acq_rel, gpu
 CHECK: arith.select
 CHECK: tt.store
-CHECK: tt.print "am " {hex = false, isSigned = array<i32: 1>} : %am_{{[0-9]+}} : tensor<16xi32>
+CHECK: tt.print "am " {hex = false, isSigned = array<i32: 1>} : %[[AM]]#1 : tensor<16xi32>
 CHECK-NOT: tt.assert
 CHECK: tt.return
 """)  # noqa: E501

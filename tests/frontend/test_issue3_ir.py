@@ -27,15 +27,15 @@ def k_while(x_ptr, n):
 def test_while_is_scf_while_with_carried_values():
     filecheck(ttir(k_while, ptr("x_ptr"), scalar("n")), """
 CHECK: %acc = tt.load %x_ptr
-CHECK: %acc_{{[0-9]+}}, %i = scf.while (%acc_{{[0-9]+}} = %acc, %i_{{[0-9]+}} = %c0_i32) : (f32, i32) -> (f32, i32) {
-CHECK-NEXT: %[[C:[0-9]+]] = arith.cmpi slt, %i_{{[0-9]+}}, %n : i32
-CHECK-NEXT: scf.condition(%[[C]]) %acc_{{[0-9]+}}, %i_{{[0-9]+}} : f32, i32
+CHECK: %[[W:acc_[0-9]+]]:2 = scf.while (%acc_{{[0-9]+}} = %acc, %i = %c0_i32) : (f32, i32) -> (f32, i32) {
+CHECK-NEXT: %[[C:[0-9]+]] = arith.cmpi slt, %i, %n : i32
+CHECK-NEXT: scf.condition(%[[C]]) %acc_{{[0-9]+}}, %i : f32, i32
 CHECK-NEXT: } do {
 CHECK-NEXT: ^bb0(%acc_{{[0-9]+}}: f32, %i_{{[0-9]+}}: i32):
 CHECK: arith.mulf
 CHECK: arith.addi
 CHECK: scf.yield
-CHECK: tt.store %x_ptr, %acc_{{[0-9]+}}
+CHECK: tt.store %x_ptr, %[[W]]#0
 """)  # noqa: E501
 
 
@@ -75,13 +75,13 @@ def k_helper_return(x_ptr):
 
 def test_helper_early_return_values_are_if_results():
     filecheck(ttir(k_helper_return, ptr("x_ptr")), """
-CHECK: %a, %b = scf.if %{{[0-9]+}} -> (f32, f32) {
+CHECK: %a:2 = scf.if %{{[0-9]+}} -> (f32, f32) {
 CHECK: %[[M:[0-9]+]] = arith.mulf
 CHECK: scf.yield %[[M]], %0 : f32, f32
 CHECK: } else {
 CHECK: %[[S:[0-9]+]] = arith.subf
 CHECK: scf.yield %[[S]], %0 : f32, f32
-CHECK: arith.addf %a, %b
+CHECK: arith.addf %a#0, %a#1
 """)
 
 

@@ -64,7 +64,7 @@ def test_triton_custom_forms():
         "%5 = ttng.warp_group_dot %4, %4, %cst_0 {inputPrecision = 0 : i32, isAsync = true} : "
         "!ttg.memdesc<64x64xf16, #shared, #smem, mutable> * !ttg.memdesc<64x64xf16, #shared, "
         "#smem, mutable> -> tensor<64x64xf32, #mma>",
-        "%9 = tt.gather %8[%cst_1] {axis = 1 : i32} : (tensor<64x64xf16, #mma>, "
+        "%8 = tt.gather %7[%cst_1] {axis = 1 : i32} : (tensor<64x64xf16, #mma>, "
         "tensor<64x64xi32, #mma>) -> tensor<64x64xf16, #mma>",
     ]:
         assert line in text

@@ -37,6 +37,22 @@ class _Namer:
                 self.used.add(cand)
                 return cand
 
+    def group(self, results) -> str:
+        """The name of a result group (the first named result's name, else a number); each
+        result is then named ``<group>#<index>``."""
+        hint = next((r.name for r in results if r.name and r.name.isidentifier()), None)
+        if hint is not None:
+            base = self._unique(hint)
+        else:
+            while str(self.next_anon) in self.used:
+                self.next_anon += 1
+            base = str(self.next_anon)
+            self.used.add(base)
+            self.next_anon += 1
+        for i, r in enumerate(results):
+            self.names[id(r)] = f"{base}#{i}"
+        return base
+
     def name(self, v: Value) -> str:
         key = id(v)
         if key in self.names:
@@ -123,7 +139,12 @@ class Printer:
 
     # ops -------------------------------------------------------------------------------------
     def results(self, op: Operation) -> str:
-        """``%a, %b = `` before an op with results, else ``""``."""
+        """``%a = `` before an op with one result, MLIR's result group ``%a:3 = `` (its results
+        then read ``%a#0``, ``%a#1``, ``%a#2``) before an op with several (``%a, %b = `` when its
+        spec has the ``named_results`` trait, as Triton prints ``tt.split``), else ``""``."""
+        spec = OPS.get(op.name)
+        if len(op.results) > 1 and not (spec and "named_results" in spec.traits):
+            return f"%{self.namer.group(op.results)}:{len(op.results)} = "
         return (self.vs(op.results) + " = ") if op.results else ""
 
     def attr_dict_text(self, op: Operation, used=()) -> str:

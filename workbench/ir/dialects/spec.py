@@ -98,7 +98,10 @@ class OpSpec:
 
     ``effects``: ``"read:global"``, ``"write:shared"``, ``"alloc:shared"``, ``"free:shared"``,
     ... (empty: no memory effect). ``traits``: ``pure``, ``commutative``, ``terminator``,
-    ``elementwise``, ``same_operands_and_result_type``, ``same_operands_type``.
+    ``elementwise``, ``same_operands_and_result_type``, ``same_operands_type``,
+    ``named_results`` (the op names each of its results, as MLIR's ``getAsmResultNames`` does,
+    so several results print as ``%a, %b = ...``; every other op with several results prints
+    MLIR's result group ``%a:2 = ...``, read as ``%a#0``, ``%a#1``).
     ``terminators``: per region, the op that must end it (``"tt.return"``; for regions that
     may be empty use a trailing ``?``). ``infer``: ``infer(operand_types, attrs) ->
     result types`` for results the format gives no type for. ``verify``: extra checks
