@@ -2,6 +2,8 @@
 custom forms from them, and the verifier's counts, attributes and terminators come from them."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.ir.samples import async_ops_module, every_op_module
@@ -72,8 +74,10 @@ def test_triton_custom_forms():
     assert '"' not in body  # no generic "op"(...) forms
     every = print_module(every_op_module(), locations=False)
     assert "tt.clampf %cst_2, %cst_2, %cst_2, propagateNan = none : tensor<128xf32>" in every
-    assert "tt.load %60, %45, %cst_2 cacheModifier = ca evictionPolicy = evict_last :" in every
-    assert "tt.dot %87, %88, %cst_4, inputPrecision = tf32 :" in every  # ieee is the default
+    # value numbers depend on how many ops the sample module holds: match them as patterns
+    assert re.search(r"tt\.load %\d+, %\d+, %cst_2 cacheModifier = ca "
+                     r"evictionPolicy = evict_last :", every)
+    assert re.search(r"tt\.dot %\d+, %\d+, %cst_4, inputPrecision = tf32 :", every)  # ieee: default
     assert "arith.select %true, %c4_i32, %0 : i32\n" in every
 
 

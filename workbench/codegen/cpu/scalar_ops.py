@@ -21,6 +21,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
+from ...ir.dialects import OPS
 from ...ir.types import FloatType, IntType, PointerType, Type
 from .extern import emit_extern
 from .llvmtypes import FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size, value_type
@@ -43,7 +44,8 @@ _BINARY_INTRINSIC = {"maxnumf": "llvm.maxnum", "minnumf": "llvm.minnum",
                      "maxsi": "llvm.smax", "minsi": "llvm.smin", "maxui": "llvm.umax",
                      "minui": "llvm.umin"}
 
-ELEMENTWISE = set()  # filled below: every op name emit_elementwise handles
+#: every op name emit_elementwise handles: the ops whose spec has the ``elementwise`` trait
+ELEMENTWISE = frozenset(n for n, s in OPS.items() if "elementwise" in s.traits)
 
 
 def _intrinsic(module: ir.Module, name: str, ty: ir.Type, nargs: int = 1):
@@ -301,17 +303,3 @@ def _emit_tt(b, module, name, attrs, args, ts, res):
         p = b.mul(b.zext(args[0], wide), b.zext(args[1], wide))
         return b.trunc(b.lshr(p, ir.Constant(wide, w)), args[0].type)
     return None
-
-
-for _n in ["addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori",
-           "shli", "shrsi", "shrui", "maxsi", "minsi", "maxui", "minui", "addf", "subf", "mulf",
-           "divf", "remf", "maxnumf", "minnumf", "maximumf", "minimumf", "cmpi", "cmpf",
-           "select", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf",
-           "truncf", "bitcast"]:
-    ELEMENTWISE.add("arith." + _n)
-for _n in ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "absf", "absi", "floor", "ceil", "sin",
-           "cos", "erf", "tanh", "fma"]:
-    ELEMENTWISE.add("math." + _n)
-ELEMENTWISE |= {"tt.addptr", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp",
-                "tt.precise_sqrt", "tt.precise_divf", "tt.clampf", "tt.mulhiui",
-                "tt.extern_elementwise"}
