@@ -17,9 +17,21 @@ from .errors import (
     UnsupportedError,
     WorkbenchError,
 )
-from .runtime import CompiledKernel, Config, JITFunction, autotune, compile, heuristics, jit
+from .runtime import (
+    CompiledKernel,
+    Config,
+    InterpreterError,
+    JITFunction,
+    TensorWrapper,
+    autotune,
+    compile,
+    heuristics,
+    jit,
+    reinterpret,
+)
 
-__all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
+__all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
+           "LaunchError", "TensorWrapper", "reinterpret",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
            "WorkbenchError", "__version__", "autotune", "cdiv", "compile", "heuristics", "jit",
            "language",

@@ -4,8 +4,11 @@ the on-disk cache, ``autotune``/``Config``/``heuristics``.
 from .aot import compile
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
-from .jit import JITFunction, jit
+from .driver import driver
+from .errors import InterpreterError
+from .jit import JITFunction, TensorWrapper, jit, reinterpret
 from .specialization import ArgSpec, Specialization
 
-__all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "JITFunction",
+__all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "InterpreterError",
+           "JITFunction", "TensorWrapper", "driver", "reinterpret",
            "Specialization", "autotune", "compile", "heuristics", "jit"]

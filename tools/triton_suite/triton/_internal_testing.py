@@ -14,7 +14,6 @@ import pytest
 import torch
 from numpy.random import RandomState
 
-import triton
 import triton.language as tl
 
 int_dtypes = ["int8", "int16", "int32", "int64"]
