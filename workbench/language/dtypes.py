@@ -21,6 +21,8 @@ _SHORT = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "
           "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
           "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16"}
 _FROM_SHORT = {v: k for k, v in _SHORT.items()}
+# Triton's own spellings of float names (``tl.dtype("fp32")``)
+_TRITON_SPELLING = {v: k for k, v in _SHORT.items() if k.startswith(("float", "bfloat"))}
 _MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52, "float8e4nv": 3,
              "float8e5": 2, "float8e4b15": 3, "float8e4b8": 3, "float8e5b16": 2}
 
@@ -28,9 +30,22 @@ KIND_BOOL, KIND_INT, KIND_FLOAT = 0, 1, 2
 
 
 class dtype:
-    """A scalar element type (``tl.float32`` ...). Compare with ``==``; hashable."""
+    """A scalar element type (``tl.float32`` ...). Compare with ``==``; hashable.
+
+    ``dtype(name)`` takes our names (``"float32"``) or Triton's spellings (``"fp32"``), and
+    the class lists Triton's spellings as ``SINT_TYPES``, ``UINT_TYPES``, ``FP_TYPES``,
+    ``STANDARD_FP_TYPES`` (``triton.language.core.dtype``). Unlike Triton, ``.name`` is
+    ``"float32"`` (Triton: ``"fp32"``); ``str()`` gives Triton's spelling."""
+
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32",
+                "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
 
     def __init__(self, name: str):
+        name = _TRITON_SPELLING.get(name, name)
         if name not in _SHORT:
             raise ValueError(f"unknown dtype {name!r}")
         self.name = name
