@@ -17,6 +17,7 @@ from .errors import (
     UnsupportedError,
     WorkbenchError,
 )
+from .errors import WorkbenchError as TritonError
 from .runtime import (
     CompiledKernel,
     Config,
@@ -33,8 +34,8 @@ from .runtime import (
 __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
            "LaunchError", "TensorWrapper", "reinterpret",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
-           "WorkbenchError", "__version__", "autotune", "cdiv", "compile", "heuristics", "jit",
-           "language",
+           "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compile",
+           "heuristics", "jit", "language",
            "next_power_of_2"]
 
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}

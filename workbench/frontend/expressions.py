@@ -135,6 +135,10 @@ class ExpressionsMixin:
         op = type(node.ops[0])
         if ce.is_const(left) and ce.is_const(right):
             return self.py_eval(node, ce.CMPOPS[op], left, right)
+        if op in (ast.Is, ast.IsNot):
+            # Triton compares the objects themselves: a tensor is never None, so
+            # ``ptr is not None`` is a compile-time True and the branch it guards folds
+            return (left is right) == (op is ast.Is)
         if op not in ce.CMP_NAMES:
             raise self.error(node, f"{op.__name__} is not supported on tensors", None,
                              UnsupportedError)

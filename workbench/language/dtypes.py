@@ -7,6 +7,7 @@ Triton's ``triton-semantics.rst``). Names and attributes follow ``triton.languag
 """
 from __future__ import annotations
 
+from ..errors import UnsupportedError
 from ..ir import types as irt
 
 SINT_TYPES = ("int8", "int16", "int32", "int64")
@@ -118,14 +119,14 @@ class dtype:
     def to_ir(self) -> irt.Type:
         """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16`` ...
 
-        Raises :class:`~workbench.language.core.LanguageError` for the fp8 dtypes, which the
+        Raises :class:`~workbench.errors.UnsupportedError` for the fp8 dtypes, which the
         workbench names but does not compile yet."""
         if self.is_fp8():
-            from .core import LanguageError
-            raise LanguageError(f"tl.{self.name} (8-bit float) is not supported by the "
-                                "workbench yet",
-                                "Use float16, bfloat16 or float32 data; fp8 conversions and "
-                                "fp8 tl.dot are listed in the README's differences from Triton.")
+            raise UnsupportedError(f"tl.{self.name} (8-bit float) is not supported by the "
+                                   "workbench yet", None,
+                                   "Use float16, bfloat16 or float32 data; fp8 conversions "
+                                   "and fp8 tl.dot are listed in the README's differences "
+                                   "from Triton.")
         if self.is_floating():
             return irt.FloatType({"float16": "f16", "bfloat16": "bf16", "float32": "f32",
                                   "float64": "f64"}[self.name])

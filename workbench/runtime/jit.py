@@ -45,6 +45,9 @@ class JITFunction:
     def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
+        if fn.__code__.co_filename.startswith("<"):
+            from ..frontend.source import recover_exec_source
+            recover_exec_source(fn)  # a kernel made by exec(text): keep its text readable
         self.fn = fn
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.debug = debug

@@ -3,10 +3,11 @@ call a function over a grid of sizes and lines, print the table, save it as CSV,
 
 The function decorated by ``@perf_report(Benchmark(...))`` takes the x argument(s), the line
 argument and ``args``, and returns a number (usually milliseconds or GB/s from ``do_bench``)
-or a tuple ``(value, min, max)``; the table keeps the first number. Plots need matplotlib
-(drawn only when ``show_plots`` or ``save_path`` asks; without matplotlib the table still
-prints); the table is a pandas DataFrame with ``return_df=True`` when pandas is installed,
-else a list of row dicts.
+or a tuple ``(value, min, max)``; the table keeps the first number. The table is a pandas
+DataFrame with ``return_df=True`` when pandas is installed, else a list of row dicts.
+Unlike Triton, nothing is plotted: ``show_plots`` is accepted and ignored (the compiler
+parts import no plotting library; :func:`workbench.testing.sweep` with
+:mod:`workbench.viz` draws such curves).
 """
 from __future__ import annotations
 
@@ -61,33 +62,11 @@ class Mark:
             rows.append(row)
         return rows
 
-    def _plot(self, bench: Benchmark, rows: list[dict], show: bool, save_path: str) -> None:
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return
-        fig, ax = plt.subplots()
-        xs = [r[bench.x_names[0]] for r in rows]
-        for i, name in enumerate(bench.line_names):
-            style = bench.styles[i] if bench.styles else None
-            kw = {"color": style[0], "linestyle": style[1]} if style else {}
-            ax.plot(xs, [r[name] for r in rows], label=name, **kw)
-        ax.set_xlabel(bench.xlabel or bench.x_names[0])
-        ax.set_ylabel(bench.ylabel if isinstance(bench.ylabel, str) else bench.ylabel[0])
-        ax.set_xscale("log" if bench.x_log else "linear")
-        ax.set_yscale("log" if bench.y_log else "linear")
-        ax.legend()
-        if save_path:
-            fig.savefig(os.path.join(save_path, f"{bench.plot_name}.png"))
-        if show:
-            plt.show()
-        plt.close(fig)
-
     def run(self, show_plots=False, print_data=False, save_path="", return_df=False,
             **kwargs):
-        """Fill every table; print them (``print_data``), save ``<plot_name>.csv`` and
-        ``.png`` under ``save_path``, plot (``show_plots``). Returns the table(s) when
-        ``return_df`` (one table, or a list for several benchmarks)."""
+        """Fill every table; print them (``print_data``), save ``<plot_name>.csv`` under
+        ``save_path`` (``show_plots`` is ignored: see the module docstring). Returns the
+        table(s) when ``return_df`` (one table, or a list for several benchmarks)."""
         benches = self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]
         tables = []
         for bench in benches:
@@ -106,8 +85,6 @@ class Mark:
                     w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else [])
                     w.writeheader()
                     w.writerows(rows)
-            if show_plots or save_path:
-                self._plot(bench, rows, show_plots, save_path)
             tables.append(_as_frame(rows) if return_df else rows)
         if return_df:
             return tables[0] if len(tables) == 1 else tables
