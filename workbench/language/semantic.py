@@ -119,7 +119,7 @@ def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
     if a.is_bf16() or b.is_bf16():
         return dt.float32
     if div_or_mod and a.is_int_signed() != b.is_int_signed():
-        raise LanguageError(f"cannot use /, // or % with {a} and {b} because they have "
+        raise LanguageError(f"Cannot use /, // or % with {a} and {b} because they have "
                             "different signedness; the result is undefined",
                             "cast one operand with .to(...) so both have the same signedness")
     return integer_promote(a, b)
@@ -280,7 +280,9 @@ class Semantic(CastRules, BroadcastRules):
     def bitwise(self, name: str, a, b) -> tensor:
         a, b = self.binary_checked(a, b)
         if not (a.dtype.is_int() and b.dtype.is_int()):
-            raise LanguageError(f"bitwise operator needs integers, got {a.dtype} and {b.dtype}")
+            raise LanguageError(f"invalid operands of type {a.dtype} and {b.dtype}: bitwise "
+                                "operators need integers (Triton's wording)",
+                                "cast the operands with .to(tl.int32) or another integer type")
         ret = integer_promote(a.dtype, b.dtype)
         a, b = self.cast(a, ret), self.cast(b, ret)
         op = _BITWISE.get(name) or ("shrsi" if ret.is_int_signed() else "shrui")
