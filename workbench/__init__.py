@@ -29,10 +29,11 @@ from .runtime import (
     heuristics,
     jit,
     reinterpret,
+    set_allocator,
 )
 
 __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
-           "LaunchError", "TensorWrapper", "reinterpret",
+           "LaunchError", "TensorWrapper", "reinterpret", "set_allocator",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
            "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compile",
            "heuristics", "jit", "language",
