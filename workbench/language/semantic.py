@@ -278,6 +278,9 @@ class Semantic(CastRules, BroadcastRules):
         return self._op("arith." + op, [a, b], a.dtype, a.shape)
 
     def bitwise(self, name: str, a, b) -> tensor:
+        # a right shift is arithmetic when the LEFT operand is signed, whatever the promoted
+        # type (Triton's tensor.__rshift__ in language/core.py): int8 >> uint32 -> ashr
+        left = getattr(unwrap(a), "dtype", None)
         a, b = self.binary_checked(a, b)
         if not (a.dtype.is_int() and b.dtype.is_int()):
             raise LanguageError(f"invalid operands of type {a.dtype} and {b.dtype}: bitwise "
@@ -285,7 +288,8 @@ class Semantic(CastRules, BroadcastRules):
                                 "cast the operands with .to(tl.int32) or another integer type")
         ret = integer_promote(a.dtype, b.dtype)
         a, b = self.cast(a, ret), self.cast(b, ret)
-        op = _BITWISE.get(name) or ("shrsi" if ret.is_int_signed() else "shrui")
+        signed = left.is_int_signed() if isinstance(left, dt.dtype) else ret.is_int_signed()
+        op = _BITWISE.get(name) or ("shrsi" if signed else "shrui")
         return self._op("arith." + op, [a, b], ret, a.shape)
 
     def compare(self, name: str, a, b) -> tensor:
