@@ -58,7 +58,7 @@ class ExpressionsMixin:
                 out.append(self.visit(e))
         return out
 
-    def _tensor_attribute(self, node, obj: tensor, attr: str):
+    def _tensor_attribute(self, node, obj, attr):
         if attr == "T":
             import workbench.language as tl
             return tl.trans(obj, _semantic=self.sem)
