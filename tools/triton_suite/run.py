@@ -27,6 +27,7 @@ import time
 
 #: a tutorial that exits 0 after printing this has skipped its own work on this device
 _GATED = re.compile(r"not supported|requires|only supported", re.IGNORECASE)
+_EXC = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
@@ -80,7 +81,8 @@ def run_tutorials(args) -> list[dict]:
                                env=_env(args.backend), cwd=tempfile.gettempdir(),
                                capture_output=True, text=True, timeout=args.timeout or 300)
             lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-            last = lines[-1] if (p.returncode and lines) else ""
+            errors = [ln for ln in lines if _EXC.match(ln)]
+            last = (errors or lines or [""])[-1] if p.returncode else ""
             outcome = "passed" if p.returncode == 0 else "failed"
             said = (p.stdout.strip().splitlines() or [""])[-1]
             if outcome == "passed" and _GATED.search(said):
