@@ -36,10 +36,11 @@ __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "
            "LaunchError", "TensorWrapper", "reinterpret", "set_allocator",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
            "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compile",
-           "heuristics", "jit", "language",
+           "heuristics", "jit", "language", "constexpr_function",
            "next_power_of_2"]
 
-_LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils"}
+_LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils",
+         "constexpr_function": "workbench.language.utils"}
 
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)

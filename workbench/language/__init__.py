@@ -120,9 +120,11 @@ from .shapes import (
     reshape,
     sort,
     split,
+    squeeze,
+    unsqueeze,
     view,
 )
-from .utils import next_power_of_2
+from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
 
@@ -136,7 +138,8 @@ __all__ = [
     "float8e4b15", "float8e4b8", "float8e5b16", "int1", "int8", "int16", "int32",
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
-    "debug_barrier", "argmax", "argmin", "assume",
+    "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
+    "constexpr_function",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
