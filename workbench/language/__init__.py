@@ -94,7 +94,7 @@ from .dtypes import (
     uint64,
 )
 from .loops import range, static_range
-from .mathops import clamp, div_rn, fdiv, sqrt_rn, to_tensor, umulhi
+from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
     pair_uniform_to_normal,
     philox,
@@ -139,7 +139,7 @@ __all__ = [
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
     "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
-    "constexpr_function",
+    "constexpr_function", "swizzle2d",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
