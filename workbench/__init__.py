@@ -17,17 +17,30 @@ from .errors import (
     UnsupportedError,
     WorkbenchError,
 )
-from .runtime import CompiledKernel, Config, JITFunction, autotune, compile, heuristics, jit
+from .errors import WorkbenchError as TritonError
+from .runtime import (
+    CompiledKernel,
+    Config,
+    InterpreterError,
+    JITFunction,
+    TensorWrapper,
+    autotune,
+    compile,
+    heuristics,
+    jit,
+    reinterpret,
+    set_allocator,
+)
 
-__all__ = ["CompilationError", "CompiledKernel", "Config", "JITFunction", "LaunchError",
+__all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
+           "LaunchError", "TensorWrapper", "reinterpret", "set_allocator",
            "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
-           "WorkbenchError", "__version__", "autotune", "cdiv", "compare", "compile", "heuristics",
-           "jit",
-           "language",
+           "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compare",
+           "compile", "heuristics", "jit", "language", "constexpr_function",
            "next_power_of_2"]
 
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils",
-         "compare": "workbench.runtime.compare"}
+         "constexpr_function": "workbench.language.utils", "compare": "workbench.runtime.compare"}
 
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)

@@ -185,7 +185,7 @@ def test_errors_for_redefined_meta_parameters_and_unknown_names():
     k = tuned_double()
     with pytest.raises(ValueError, match="Conflicting meta-parameters: REPS"):
         k[GRID](np.zeros(4, np.float32), np.zeros(4, np.float32), 4, REPS=3)
-    with pytest.raises(LaunchError, match="key names"):
+    with pytest.warns(UserWarning, match="key names"):  # Triton leaves such keys out
         wb.autotune([FAST], key=["m"])(wb.jit(double_src))
     with pytest.raises(LaunchError, match="restore_value"):
         wb.autotune([FAST], key=["n"], restore_value=["y"])(wb.jit(double_src))

@@ -11,6 +11,7 @@ import types
 from ..errors import UnsupportedError
 from ..language import builtins as lb
 from ..language import debug as ldebug
+from ..language import dtypes as ldtypes
 from ..language import loops
 from ..language.core import constexpr, tensor
 from . import constexpr as ce
@@ -56,6 +57,9 @@ class CallsMixin:
             return fn(*[ce.unwrap(a) for a in args], **{k: ce.unwrap(v) for k, v in kws.items()})
         if getattr(fn, "__workbench_constexpr_function__", False):
             return self._call_const(fn, args, kws, node)
+        if isinstance(fn, type) and issubclass(fn, ldtypes.dtype):
+            return self._call_const(fn, args, kws, node)  # tl.pointer_type(tl.int32), tl.dtype
+
         if isinstance(fn, (types.BuiltinFunctionType, type)) and \
                 getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
             return self.call_python_builtin(fn, args, kws, node)

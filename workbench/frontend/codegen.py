@@ -112,6 +112,11 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             return super().visit(node)
         except LanguageError as e:
             raise self.error(node, e.message, e.hint) from None
+        except CompilationError as e:
+            if e.loc is not None:
+                raise
+            # raised where no line was known (a dtype refusing to lower): give it this one
+            raise self.error(node, e.reason, e.hint, type(e)) from None
         except RecursionError:
             raise self.error(node, "expression nests too deeply") from None
         finally:

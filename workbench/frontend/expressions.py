@@ -58,23 +58,32 @@ class ExpressionsMixin:
                 out.append(self.visit(e))
         return out
 
+    def _tensor_attribute(self, node, obj, attr):
+        if attr == "T":
+            import workbench.language as tl
+            return tl.trans(obj, _semantic=self.sem)
+        if attr in _TENSOR_BUILTIN_METHODS:
+            import workbench.language as tl
+            fn = getattr(tl, attr)
+            return _BoundBuiltin(fn, obj)
+        if attr not in _TENSOR_ATTRS:
+            raise self.error(node, f"tensor has no attribute {attr!r}")
+        return getattr(obj, attr)
+
     def visit_Attribute(self, node):
         obj = self.visit(node.value)
         attr = node.attr
         if isinstance(obj, tensor):
-            if attr == "T":
-                import workbench.language as tl
-                return tl.trans(obj, _semantic=self.sem)
-            if attr in _TENSOR_BUILTIN_METHODS:
-                import workbench.language as tl
-                fn = getattr(tl, attr)
-                return _BoundBuiltin(fn, obj)
-            if attr not in _TENSOR_ATTRS:
-                raise self.error(node, f"tensor has no attribute {attr!r}")
-            return getattr(obj, attr)
+            return self._tensor_attribute(node, obj, attr)
         try:
             return getattr(obj, attr)
         except AttributeError:
+            plain = ce.unwrap(obj)
+            if isinstance(plain, (bool, int, float)) and (
+                    attr in _TENSOR_ATTRS or attr in _TENSOR_BUILTIN_METHODS or attr == "to"):
+                # Triton turns ``acc = 0`` into a scalar tensor, so ``acc.to(tl.int64)`` and
+                # ``value.dtype`` work there: a Python number used as a tensor becomes one
+                return self._tensor_attribute(node, self.sem.to_tensor(plain), attr)
             what = getattr(obj, "__name__", None) or type(obj).__name__
             raise self.error(node, f"{what!r} has no attribute {attr!r}") from None
 
@@ -135,6 +144,10 @@ class ExpressionsMixin:
         op = type(node.ops[0])
         if ce.is_const(left) and ce.is_const(right):
             return self.py_eval(node, ce.CMPOPS[op], left, right)
+        if op in (ast.Is, ast.IsNot):
+            # Triton compares the objects themselves: a tensor is never None, so
+            # ``ptr is not None`` is a compile-time True and the branch it guards folds
+            return (left is right) == (op is ast.Is)
         if op not in ce.CMP_NAMES:
             raise self.error(node, f"{op.__name__} is not supported on tensors", None,
                              UnsupportedError)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import types
 from dataclasses import dataclass, field
 
 from ..errors import CompilationError
@@ -131,3 +132,51 @@ class KernelSource:
         for a in tree.args.args + tree.args.kwonlyargs:
             if a.annotation is not None and ast.unparse(a.annotation) in _CONSTEXPR_NAMES:
                 self.constexprs.add(a.arg)
+
+
+def _code_objects(code):
+    yield code
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            yield from _code_objects(c)
+
+
+def _matches(text: str, fn) -> bool:
+    try:
+        top = compile(text, fn.__code__.co_filename, "exec")
+    except (SyntaxError, ValueError):
+        return False
+    want = fn.__code__
+    return any(c.co_name == want.co_name and c.co_firstlineno == want.co_firstlineno
+               and c.co_code == want.co_code for c in _code_objects(top))
+
+
+def recover_exec_source(fn, max_frames: int = 12) -> bool:
+    """Give a function made by ``exec(text)`` a readable source, as a file would have.
+
+    Such a function's ``co_filename`` is ``"<string>"`` and :mod:`linecache` has no lines for
+    it, so its source cannot be read later. While it is being decorated, the text usually
+    still sits in a local variable of a caller (Triton's tests build kernels this way), so the
+    callers' string locals that contain ``def <name>(`` are tried: the first one that compiles
+    to the same bytecode at the same line is stored in :mod:`linecache` under a file name of
+    its own (``<exec:NAME:HASH>``) and ``fn.__code__`` is pointed at that name. Returns True
+    when the source was found (or was readable already), False otherwise (the compile step
+    then reports that the source cannot be read). Only frames alive now are searched."""
+    import sys
+    file = fn.__code__.co_filename
+    if not file.startswith("<") or linecache.getlines(file):
+        return True
+    needle = f"def {fn.__name__}("
+    frame: types.FrameType | None = sys._getframe(1)
+    for _ in range(max_frames):
+        if frame is None:
+            break
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, str) and needle in value and _matches(value, fn):
+                name = f"<exec:{fn.__name__}:{abs(hash(value)):x}>"
+                lines = value.splitlines(keepends=True)
+                linecache.cache[name] = (len(value), None, lines, name)
+                fn.__code__ = fn.__code__.replace(co_filename=name)
+                return True
+        frame = frame.f_back
+    return False

@@ -61,6 +61,7 @@ from .builtins import (
 )
 from .core import LanguageError, builtin, constexpr, tensor
 from .debug import (
+    assume,
     debug_barrier,
     device_assert,
     device_print,
@@ -73,6 +74,11 @@ from .debug import (
 from .dtypes import (
     bfloat16,
     dtype,
+    float8e4b8,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
@@ -88,7 +94,7 @@ from .dtypes import (
     uint64,
 )
 from .loops import range, static_range
-from .mathops import clamp, div_rn, fdiv, sqrt_rn, to_tensor, umulhi
+from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
     pair_uniform_to_normal,
     philox,
@@ -114,9 +120,11 @@ from .shapes import (
     reshape,
     sort,
     split,
+    squeeze,
+    unsqueeze,
     view,
 )
-from .utils import next_power_of_2
+from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
 
@@ -126,10 +134,12 @@ __all__ = [
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
     "program_id", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "static_assert", "static_print",
     "store", "where", "zeros", "zeros_like", "LanguageError", "builtin", "constexpr", "tensor",
-    "bfloat16", "dtype", "float16", "float32", "float64", "int1", "int8", "int16", "int32",
+    "bfloat16", "dtype", "float16", "float32", "float64", "float8e4nv", "float8e5",
+    "float8e4b15", "float8e4b8", "float8e5b16", "int1", "int8", "int16", "int32",
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
-    "debug_barrier", "argmax", "argmin",
+    "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
+    "constexpr_function", "swizzle2d",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",

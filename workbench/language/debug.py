@@ -41,6 +41,26 @@ def max_constancy(input, values, _semantic=None):
 
 
 @builtin
+def assume(cond, _semantic=None):
+    """Hint that ``cond`` (a boolean scalar or tensor, or a compile-time bool) holds (Triton's
+    ``tl.assume``, which emits ``llvm.intr.assume`` for LLVM's optimiser). The workbench's
+    passes make no use of assumptions, so nothing is emitted and nothing is checked at run
+    time. Raises :class:`LanguageError` for a condition that is not boolean, or a
+    compile-time False (the kernel would be wrong by its own statement)."""
+    c = unwrap(cond)
+    if isinstance(c, (bool, int)):
+        if not c:
+            raise LanguageError("tl.assume(False): the assumed condition is false at compile "
+                                "time", "fix the condition or drop the assume")
+        return None
+    dtype = getattr(c, "dtype", None)
+    if dtype is None or not dtype.is_bool():
+        raise LanguageError(f"tl.assume needs a boolean condition, got {dtype or type(c)}",
+                            "compare first: tl.assume(x > 0)")
+    return None
+
+
+@builtin
 def static_print(*values, sep=" ", end="\n", _semantic=None):
     """Print compile-time values (and tensors' dtypes and shapes) while compiling."""
     if not getattr(_semantic, "quiet", False):

@@ -7,32 +7,56 @@ Triton's ``triton-semantics.rst``). Names and attributes follow ``triton.languag
 """
 from __future__ import annotations
 
+from ..errors import UnsupportedError
 from ..ir import types as irt
 
 SINT_TYPES = ("int8", "int16", "int32", "int64")
 UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")  # Triton counts bool as unsigned
 FP_TYPES = ("float16", "bfloat16", "float32", "float64")
+# Triton's 8-bit floats: the names exist, kernels using them are refused (not implemented yet)
+FP8_TYPES = ("float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16")
 
 _SHORT = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
           "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-          "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
+          "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+          "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
+          "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16"}
 _FROM_SHORT = {v: k for k, v in _SHORT.items()}
-_MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+# Triton's own spellings of float names (``tl.dtype("fp32")``)
+_TRITON_SPELLING = {v: k for k, v in _SHORT.items() if k.startswith(("float", "bfloat"))}
+_MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52, "float8e4nv": 3,
+             "float8e5": 2, "float8e4b15": 3, "float8e4b8": 3, "float8e5b16": 2}
 
 KIND_BOOL, KIND_INT, KIND_FLOAT = 0, 1, 2
 
 
 class dtype:
-    """A scalar element type (``tl.float32`` ...). Compare with ``==``; hashable."""
+    """A scalar element type (``tl.float32`` ...). Compare with ``==``; hashable.
+
+    ``dtype(name)`` takes our names (``"float32"``) or Triton's spellings (``"fp32"``), and
+    the class lists Triton's spellings as ``SINT_TYPES``, ``UINT_TYPES``, ``FP_TYPES``,
+    ``STANDARD_FP_TYPES`` (``triton.language.core.dtype``). Unlike Triton, ``.name`` is
+    ``"float32"`` (Triton: ``"fp32"``); ``str()`` gives Triton's spelling."""
+
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32",
+                "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
 
     def __init__(self, name: str):
+        name = _TRITON_SPELLING.get(name, name)
         if name not in _SHORT:
             raise ValueError(f"unknown dtype {name!r}")
         self.name = name
 
     # classification --------------------------------------------------------------------
     def is_floating(self) -> bool:
-        return self.name in FP_TYPES
+        return self.name in FP_TYPES or self.name in FP8_TYPES
+
+    def is_fp8(self) -> bool:
+        return self.name in FP8_TYPES
 
     def is_int(self) -> bool:
         return self.name in SINT_TYPES or self.name in UINT_TYPES
@@ -74,6 +98,8 @@ class dtype:
         n = self.name
         if n == "int1":
             return 1
+        if n in FP8_TYPES:
+            return 8
         if n in FP_TYPES:
             return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[n]
         return int(n.lstrip("uint"))
@@ -91,7 +117,16 @@ class dtype:
         return self
 
     def to_ir(self) -> irt.Type:
-        """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16`` ..."""
+        """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16`` ...
+
+        Raises :class:`~workbench.errors.UnsupportedError` for the fp8 dtypes, which the
+        workbench names but does not compile yet."""
+        if self.is_fp8():
+            raise UnsupportedError(f"tl.{self.name} (8-bit float) is not supported by the "
+                                   "workbench yet", None,
+                                   "Use float16, bfloat16 or float32 data; fp8 conversions "
+                                   "and fp8 tl.dot are listed in the README's differences "
+                                   "from Triton.")
         if self.is_floating():
             return irt.FloatType({"float16": "f16", "bfloat16": "bf16", "float32": "f32",
                                   "float64": "f64"}[self.name])
@@ -181,11 +216,17 @@ float16 = dtype("float16")
 bfloat16 = dtype("bfloat16")
 float32 = dtype("float32")
 float64 = dtype("float64")
+float8e4nv = dtype("float8e4nv")
+float8e5 = dtype("float8e5")
+float8e4b15 = dtype("float8e4b15")
+float8e4b8 = dtype("float8e4b8")
+float8e5b16 = dtype("float8e5b16")
 # Triton's aliases
 bool_ = int1
 
 ALL = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                           float16, bfloat16, float32, float64)}
+                           float16, bfloat16, float32, float64, float8e4nv, float8e5,
+                           float8e4b15, float8e4b8, float8e5b16)}
 
 
 def from_short_name(text: str) -> dtype:

@@ -81,3 +81,19 @@ def to_tensor(x, _semantic=None):
     """``x`` as a tensor: Python ints become int32 (uint32, int64, uint64 when larger),
     floats fp32 (fp64 when out of range), bools int1 (Triton's ``language/semantic.py``)."""
     return _semantic.to_tensor(unwrap(x))
+
+
+@builtin
+def swizzle2d(i, j, size_i, size_j, size_g, _semantic=None):
+    """Renumber a row-major ``size_i x size_j`` grid so that groups of ``size_g`` rows are
+    walked column by column (Triton's ``tl.swizzle2d``, ``language/standard.py``; the
+    grouped ordering of the matmul tutorial). Returns ``(new_i, new_j)``; integer scalars or
+    tiles. The last group holds the rows left over (``min(size_i - first_row, size_g)``)."""
+    s = _semantic
+    i, j, size_i, size_j, size_g = (unwrap(v) for v in (i, j, size_i, size_j, size_g))
+    linear = s.add(s.mul(i, size_j), j)           # position in row-major order
+    per_group = s.mul(size_g, size_j)             # cells in one group of rows
+    first_row = s.mul(s.floordiv(linear, per_group), size_g)
+    rows_here = s.minmax("min", s.sub(size_i, first_row), size_g)
+    within = s.mod(linear, per_group)             # position inside the group, column-major
+    return s.add(first_row, s.mod(within, rows_here)), s.floordiv(within, rows_here)

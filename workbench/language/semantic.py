@@ -119,7 +119,7 @@ def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
     if a.is_bf16() or b.is_bf16():
         return dt.float32
     if div_or_mod and a.is_int_signed() != b.is_int_signed():
-        raise LanguageError(f"cannot use /, // or % with {a} and {b} because they have "
+        raise LanguageError(f"Cannot use /, // or % with {a} and {b} because they have "
                             "different signedness; the result is undefined",
                             "cast one operand with .to(...) so both have the same signedness")
     return integer_promote(a, b)
@@ -278,12 +278,18 @@ class Semantic(CastRules, BroadcastRules):
         return self._op("arith." + op, [a, b], a.dtype, a.shape)
 
     def bitwise(self, name: str, a, b) -> tensor:
+        # a right shift is arithmetic when the LEFT operand is signed, whatever the promoted
+        # type (Triton's tensor.__rshift__ in language/core.py): int8 >> uint32 -> ashr
+        left = getattr(unwrap(a), "dtype", None)
         a, b = self.binary_checked(a, b)
         if not (a.dtype.is_int() and b.dtype.is_int()):
-            raise LanguageError(f"bitwise operator needs integers, got {a.dtype} and {b.dtype}")
+            raise LanguageError(f"invalid operands of type {a.dtype} and {b.dtype}: bitwise "
+                                "operators need integers (Triton's wording)",
+                                "cast the operands with .to(tl.int32) or another integer type")
         ret = integer_promote(a.dtype, b.dtype)
         a, b = self.cast(a, ret), self.cast(b, ret)
-        op = _BITWISE.get(name) or ("shrsi" if ret.is_int_signed() else "shrui")
+        signed = left.is_int_signed() if isinstance(left, dt.dtype) else ret.is_int_signed()
+        op = _BITWISE.get(name) or ("shrsi" if signed else "shrui")
         return self._op("arith." + op, [a, b], ret, a.shape)
 
     def compare(self, name: str, a, b) -> tensor:

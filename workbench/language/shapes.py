@@ -50,6 +50,29 @@ def expand_dims(input, axis, _semantic=None):
 
 
 @builtin
+def unsqueeze(input, dim, _semantic=None):
+    """A size-1 dim inserted at ``dim`` (Triton's ``tl.unsqueeze``: :func:`expand_dims` with
+    one axis)."""
+    return expand_dims(input, dim, _semantic=_semantic)
+
+
+@builtin
+def squeeze(input, dim, _semantic=None):
+    """The size-1 dim ``dim`` removed (Triton's ``tl.squeeze``; ``dim`` may be negative).
+    Raises :class:`LanguageError` when that dim is not of size 1."""
+    x = _semantic.to_tensor(unwrap(input))
+    d = unwrap(dim)
+    rank = len(x.shape)
+    if not isinstance(d, int) or not -rank <= d < rank:
+        raise LanguageError(f"squeeze: dim {d!r} is out of range for a {rank}-D tile")
+    d %= rank
+    if x.shape[d] != 1:
+        raise LanguageError(f"squeeze: dim {d} has size {x.shape[d]}, not 1",
+                            "squeeze only removes dims of size 1; use a reduction otherwise")
+    return reshape(x, [n for i, n in enumerate(x.shape) if i != d], _semantic=_semantic)
+
+
+@builtin
 def reshape(input, *shape, can_reorder=False, _semantic=None):
     """Same elements, new ``shape`` (``tt.reshape``); numel must match."""
     x = _semantic.to_tensor(unwrap(input))

@@ -15,6 +15,11 @@ def _constexpr_function(fn: _F) -> _F:
     return fn
 
 
+#: Triton's public name: ``@constexpr_function`` lets kernels call ``fn`` with compile-time
+#: arguments (the frontend runs it in Python while compiling)
+constexpr_function = _constexpr_function
+
+
 @_constexpr_function
 def cdiv(x: int, div: int) -> int:
     """ceil(x / div) for ints: ``(x + div - 1) // div``. Raises ZeroDivisionError for div 0."""

@@ -1,11 +1,15 @@
 """The runtime: ``jit``, argument binding and specialisation, grids, compile, compiled kernels,
 the on-disk cache, ``autotune``/``Config``/``heuristics``.
 """
+from ._allocation import set_allocator
 from .aot import compile
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
-from .jit import JITFunction, jit
+from .driver import driver
+from .errors import InterpreterError
+from .jit import JITFunction, TensorWrapper, jit, reinterpret
 from .specialization import ArgSpec, Specialization
 
-__all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "JITFunction",
+__all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "InterpreterError",
+           "JITFunction", "TensorWrapper", "driver", "reinterpret", "set_allocator",
            "Specialization", "autotune", "compile", "heuristics", "jit"]

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import time
+import warnings
 
 from ..config import env_flag
 from ..errors import CompilationError, LaunchError
@@ -158,7 +159,13 @@ class Autotuner(KernelInterface):
         self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
         names = set(self.arg_names)
-        for group, what in ((self.keys, "key"), (reset_to_zero or [], "reset_to_zero"),
+        unknown = [k for k in self.keys if k not in names]
+        if unknown:  # Triton leaves such keys out of the tuning key; so do we, and say so
+            warnings.warn(f"autotune key names {unknown} are not parameters of "
+                          f"'{self.base_fn.fn.__name__}' and are left out of the tuning key",
+                          stacklevel=3)
+            self.keys = [k for k in self.keys if k in names]
+        for group, what in ((reset_to_zero or [], "reset_to_zero"),
                             (restore_value or [], "restore_value")):
             bad = [k for k in group if k not in names]
             if bad:

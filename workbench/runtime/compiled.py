@@ -53,6 +53,22 @@ class CompiledKernel:
         return self._launcher
 
     @property
+    def n_regs(self):
+        """Registers per thread from ptxas (Triton's ``kernel.n_regs``); None when ptxas did
+        not run (host targets, or no ptxas installed)."""
+        return self.metadata.n_regs
+
+    @property
+    def n_spills(self):
+        """Bytes spilled per thread from ptxas (Triton's ``kernel.n_spills``); None when
+        ptxas did not run."""
+        return self.metadata.n_spills
+
+    def _init_handles(self) -> None:
+        """Triton loads the module onto the device here; the workbench's backends load at
+        compile time, so there is nothing left to do (kept so Triton's scripts run)."""
+
+    @property
     def stages(self) -> list[str]:
         """Stage names in pipeline order: ``["source", "ttir", ...backend stages]``."""
         return list(self.asm)

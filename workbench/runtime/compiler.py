@@ -18,6 +18,11 @@ from .compiled import CompiledKernel
 from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
+#: Triton launch options of other targets or of features the workbench does not model
+#: (registers per thread, cooperative grids, programmatic dependent launch on CUDA; AMD's
+#: waves per EU, MFMA shape, k-pack): accepted so Triton's scripts run, and without effect
+IGNORED_OPTIONS = frozenset({"maxnreg", "launch_cooperative_grid", "launch_pdl",
+                             "waves_per_eu", "matrix_instr_nonkdim", "kpack"})
 
 _SIG = re.compile(r"^\s*(\*?)([a-z]+\d*)((?::\d+)*)\s*$")
 
@@ -106,7 +111,8 @@ def _fit_line_map(locs, text: str) -> list:
 
 def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, Options]:
     """Separate launch/compile options (``num_warps``, ``num_stages``, ``enable_fp_fusion``,
-    ``debug``, ``bounds_check``; ``num_ctas`` must be 1) from parameter kwargs; returns
+    ``debug``, ``bounds_check``; ``num_ctas`` must be 1; :data:`IGNORED_OPTIONS` are dropped)
+    from parameter kwargs; returns
     ``(param_kwargs, options)``. Raises :class:`LaunchError` for a bad option value."""
     params, overrides = {}, {}
     for k, v in kwargs.items():
@@ -114,6 +120,8 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
             params[k] = v
         elif k in OPTION_NAMES:
             overrides[k] = v
+        elif k in IGNORED_OPTIONS:
+            continue
         elif k == "num_ctas":
             if v != 1:
                 raise launch_error(fn, f"num_ctas={v!r} is not supported; only 1 CTA per "

@@ -11,6 +11,7 @@ element, and a strided view is passed without a copy), plus anything numpy wraps
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import sys
 from dataclasses import dataclass
 
@@ -176,12 +177,24 @@ def _from_dlpack_cuda(v) -> ArrayInfo:
                      _short_dtype(name), v)
 
 
+def _reinterpreted(w) -> ArrayInfo:
+    """A :class:`~workbench.runtime.jit.TensorWrapper`: the base array's memory with the
+    wrapper's element type (same size; :func:`~workbench.runtime.jit.reinterpret` checked)."""
+    info = array_info(w.base)
+    if info is None:
+        raise ArrayTypeError(f"reinterpret wraps an array, not {type(w.base).__name__}")
+    return dataclasses.replace(info, dtype=_short_dtype(getattr(w.dtype, "name", str(w.dtype))),
+                               obj=w)
+
+
 def array_info(v) -> ArrayInfo | None:
     """Describe ``v`` if it is an array a kernel takes as a pointer, else None.
 
     Raises :class:`ArrayTypeError` for arrays of an unsupported element type."""
     if isinstance(v, np.ndarray):
         return _from_numpy(v)
+    if type(v).__name__ == "TensorWrapper" and hasattr(v, "base"):
+        return _reinterpreted(v)
     if isinstance(v, np.generic):
         return None  # numpy scalars are scalars
     if _is_torch_tensor(v):

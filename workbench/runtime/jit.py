@@ -45,6 +45,9 @@ class JITFunction:
     def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
+        if fn.__code__.co_filename.startswith("<"):
+            from ..frontend.source import recover_exec_source
+            recover_exec_source(fn)  # a kernel made by exec(text): keep its text readable
         self.fn = fn
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.debug = debug
@@ -215,3 +218,88 @@ def jit(fn=None, *, do_not_specialize=None, debug=None, noinline=None):
         return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
                            noinline=noinline)
     return decorate(fn) if fn is not None else decorate
+
+
+class TensorWrapper:
+    """An array seen by kernels as another element type of the same size (Triton's
+    ``triton.runtime.jit.TensorWrapper``): ``base`` is the array (numpy, torch, a CUDA
+    array), ``dtype`` the :mod:`workbench.language` dtype kernels see (``tl.uint32`` over
+    an int32 tensor, ``tl.float8e5`` over int8). Made by :func:`reinterpret`.
+
+    Shape, strides, device and ``data_ptr()`` are the base's; launches pass the base's
+    memory with ``dtype`` as the pointer's element type."""
+
+    def __init__(self, base, dtype):
+        self.base = base
+        self.dtype = dtype
+        self.data = base
+
+    def data_ptr(self) -> int:
+        """The base array's first element's address (torch's ``data_ptr``)."""
+        return int(self.base.data_ptr())
+
+    @property
+    def shape(self):
+        return self.base.shape
+
+    @property
+    def device(self):
+        return self.base.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return bool(getattr(self.base, "is_cuda", False))
+
+    def stride(self, *args):
+        """The base's strides, in elements (torch's ``stride``)."""
+        return self.base.stride(*args)
+
+    def element_size(self) -> int:
+        """Bytes per element (the base's)."""
+        return int(self.base.element_size())
+
+    def numel(self) -> int:
+        """Number of elements (the base's)."""
+        return int(self.base.numel())
+
+    def dim(self) -> int:
+        """Number of dimensions (the base's)."""
+        return len(self.base.shape)
+
+    def copy_(self, other):
+        """Copy ``other``'s bits into the base (``other``: a wrapper or an array)."""
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+        return self
+
+    def clone(self):
+        """A wrapper over a copy of the base."""
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def to(self, device):
+        """A wrapper over the base moved to ``device``."""
+        return TensorWrapper(self.base.to(device), self.dtype)
+
+    def cpu(self):
+        """A wrapper over the base on the host."""
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
+    def __str__(self) -> str:
+        return f"TensorWrapper[{self.dtype}]({self.base})"
+
+
+def reinterpret(tensor, dtype):
+    """``tensor`` seen by kernels as ``dtype`` (a :mod:`workbench.language` dtype of the same
+    element size), as Triton's ``triton.reinterpret``: a :class:`TensorWrapper`, or the base
+    array itself when ``dtype`` is the base's own element type. Raises :class:`LaunchError`
+    for a dtype of another size (the bits would not line up)."""
+    if isinstance(tensor, TensorWrapper):
+        if dtype == tensor.base.dtype or getattr(dtype, "name", None) == \
+                str(tensor.base.dtype).replace("torch.", ""):
+            return tensor.base
+        tensor = tensor.base
+    bits = getattr(dtype, "primitive_bitwidth", None)
+    size = tensor.element_size() if hasattr(tensor, "element_size") else tensor.itemsize
+    if bits is not None and bits != 8 * int(size):
+        raise LaunchError(f"reinterpret: {dtype} has {bits} bits but the array's elements "
+                          f"have {8 * int(size)}; pick a dtype of the same size")
+    return TensorWrapper(tensor, dtype)

@@ -10,10 +10,12 @@ point), :func:`launch` / :func:`measure` (time one launch) and :func:`sweep` (Tr
 plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``, ``autotune_view``).
 """
 from ..runtime.bench import do_bench
+from ..runtime.perf_report import Benchmark, Mark, perf_report
 from .ceilings import Ceilings, ceilings
 from .sweep import Launch, SweepResult, launch, measure, sweep
 from .tuned import NotTunedError
 from .work import Run, Work, WorkCountError, count_work
 
-__all__ = ["Ceilings", "Launch", "NotTunedError", "Run", "SweepResult", "Work", "WorkCountError",
+__all__ = ["Benchmark", "Ceilings", "Launch", "Mark", "NotTunedError", "Run", "SweepResult",
+           "Work", "WorkCountError", "perf_report",
            "ceilings", "count_work", "do_bench", "launch", "measure", "sweep"]

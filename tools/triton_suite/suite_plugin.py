@@ -1,0 +1,50 @@
+"""A pytest plugin the runner loads (``-p suite_plugin``): keeps every Nth collected case
+(``SUITE_EVERY``, ``SUITE_OFFSET``) and writes one JSON line per case to ``SUITE_OUT``:
+node id, test function, outcome, and for failures the exception type and first line."""
+from __future__ import annotations
+
+import json
+import os
+
+
+def pytest_collection_modifyitems(session, config, items):
+    every = int(os.environ.get("SUITE_EVERY", "1"))
+    offset = int(os.environ.get("SUITE_OFFSET", "0"))
+    if every > 1:
+        items[:] = [it for i, it in enumerate(items) if i % every == offset % every]
+
+
+def _reason(report) -> tuple[str, str]:
+    exc = getattr(report.longrepr, "reprcrash", None)
+    text = exc.message if exc is not None else str(report.longrepr)
+    lines = text.strip().splitlines()
+    errs = [ln[1:].strip() for ln in str(report.longrepr).splitlines() if ln.startswith("E ")]
+    first = errs[-1] if exc is None and errs else (lines[0] if lines else "")
+    kind = first.split(":", 1)[0] if ":" in first else first[:60]
+    return kind, first[:300]
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("SUITE_OUT")
+    if not path:
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        outcome = report.outcome
+        if report.when == "setup" and outcome == "failed":
+            outcome = "error"
+        kind, msg = _reason(report) if outcome in ("failed", "error") else ("", "")
+        if outcome == "skipped":
+            msg = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+        func = report.nodeid.split("::")[-1].split("[")[0]
+        with open(path, "a") as f:
+            f.write(json.dumps({"id": report.nodeid, "func": func, "outcome": outcome,
+                                "kind": kind, "msg": msg}) + "\n")
+
+
+def pytest_collectreport(report):
+    path = os.environ.get("SUITE_OUT")
+    if path and report.outcome == "failed":
+        kind, msg = _reason(report)
+        with open(path, "a") as f:
+            f.write(json.dumps({"id": report.nodeid, "func": "<collect>", "outcome": "error",
+                                "kind": kind, "msg": msg}) + "\n")

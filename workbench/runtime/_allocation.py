@@ -1,0 +1,43 @@
+"""The global-memory allocator for kernels that need scratch memory at launch
+(``workbench.set_allocator``, Triton's ``triton.set_allocator``).
+
+An allocator is called as ``allocator(size_bytes, alignment_bytes, stream)`` and returns an
+object with ``data_ptr()`` (a torch tensor, a numpy-backed buffer...). The default,
+:class:`NullAllocator`, refuses. The setting is per context (a ``contextvars.ContextVar``),
+as in Triton. No kernel the workbench compiles today asks for scratch memory (device-side
+tensor descriptors, which would, are not implemented yet), so the allocator is recorded and
+:func:`get_allocator` returns it, but launches do not call it.
+"""
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from ..errors import LaunchError
+
+
+class NullAllocator:
+    """The default allocator: any request raises :class:`LaunchError`."""
+
+    def __call__(self, size: int, alignment: int, stream):
+        raise LaunchError("this kernel needs global scratch memory at launch but no allocator "
+                          "was set; call workbench.set_allocator(fn) with "
+                          "fn(size, alignment, stream) returning a buffer")
+
+
+_NULL = NullAllocator()
+_allocator: ContextVar = ContextVar("workbench_allocator", default=None)
+
+
+def set_allocator(allocator) -> None:
+    """Set the allocator called for launch-time scratch memory (see the module docstring).
+    Raises TypeError when ``allocator`` is not callable."""
+    if not callable(allocator):
+        raise TypeError(f"set_allocator takes a callable (size, alignment, stream) -> buffer, "
+                        f"not {allocator!r}")
+    _allocator.set(allocator)
+
+
+def get_allocator():
+    """The allocator set in this context (:class:`NullAllocator` by default)."""
+    got = _allocator.get()
+    return _NULL if got is None else got

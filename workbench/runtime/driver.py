@@ -1,0 +1,87 @@
+"""``driver.active``: the device a launch would use, under Triton's names
+(``triton.runtime.driver``), for scripts that ask which device and target they run on.
+
+With a CUDA device (``workbench.cuda.is_available()``) and without ``WORKBENCH_INTERPRET``, the
+active target is ``cuda`` with the device's compute capability and 32 threads per warp, and
+the torch device is ``"cuda"``; otherwise it is the host: backend ``"cpu"``, arch 0, warp size 1,
+torch device ``"cpu"`` (the workbench runs the same kernels there; Triton would have no driver).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .jit import interpret_enabled
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """A target as Triton describes it: ``backend`` ("cuda" or "cpu"), ``arch`` (the compute
+    capability as an int, 90 for sm_90; 0 on the host), ``warp_size`` (threads per warp)."""
+
+    backend: str
+    arch: int
+    warp_size: int
+
+
+def _cuda_index_capability() -> tuple[int, int] | None:
+    if interpret_enabled():
+        return None
+    from .. import cuda
+    if not cuda.is_available():
+        return None
+    from .devices import _query_capability
+    return _query_capability(0, None)
+
+
+class _Utils:
+    def get_device_properties(self, index=0) -> dict:
+        """Properties Triton's tutorials read, asked of the CUDA driver (cuDeviceGetAttribute):
+        ``multiprocessor_count``, ``max_shared_mem`` (opt-in bytes per block),
+        ``max_num_regs`` (32-bit registers per SM), ``warpSize``. On the host: CPU cores,
+        0 bytes, 65536, 1."""
+        cap = _cuda_index_capability()
+        if cap is None:
+            return {"multiprocessor_count": os.cpu_count() or 1, "max_shared_mem": 0,
+                    "max_num_regs": 65536, "warpSize": 1}
+        from cuda.bindings import driver as drv
+        attr = drv.CUdevice_attribute
+        dev = drv.cuDeviceGet(int(index or 0))[1]
+
+        def ask(a) -> int:
+            return int(drv.cuDeviceGetAttribute(a, dev)[1])
+        return {"multiprocessor_count": ask(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                "max_shared_mem":
+                    ask(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+                "max_num_regs": ask(attr.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
+                "warpSize": ask(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE)}
+
+
+class _ActiveDriver:
+    utils = _Utils()
+
+    def get_current_target(self) -> GPUTarget:
+        """The :class:`GPUTarget` launches use now (see the module docstring)."""
+        cap = _cuda_index_capability()
+        if cap is None:
+            return GPUTarget("cpu", 0, 1)
+        return GPUTarget("cuda", cap[0] * 10 + cap[1], 32)
+
+    def get_active_torch_device(self):
+        """``torch.device("cuda")`` when a CUDA target is active, else ``torch.device("cpu")``.
+        Raises ImportError without torch."""
+        import torch
+        return torch.device("cuda" if _cuda_index_capability() else "cpu")
+
+    def get_current_device(self) -> int:
+        """The device index (0; the workbench launches on device 0 unless arrays say else)."""
+        return 0
+
+
+class _Driver:
+    """``driver.active`` (Triton's ``triton.runtime.driver``)."""
+
+    active = _ActiveDriver()
+
+
+driver = _Driver()
