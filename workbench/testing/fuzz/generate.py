@@ -12,7 +12,7 @@ import numpy as np
 
 from . import info as fi
 from . import types as ft
-from .program import Info, Input, Program, Stmt
+from .program import Info, Program, Stmt
 
 KINDS = ("binop", "binop", "cmp", "where", "bitop", "shift", "divmod", "minmax", "minmax",
          "unary", "cast", "cast", "math", "reduce", "scan", "trans", "joinsplit", "dot", "loop",
@@ -59,6 +59,8 @@ def make_binop(g: Gen):
     if a is None:
         return None
     op = str(g.rng.choice(["+", "-", "*"]))
+    x: Info | None
+    y: Info | None
     if g.rng.random() < 0.4:
         v = g.lit_for(a[1].dtype)
         d = ft.promote_scalar(a[1].dtype, v)
@@ -77,7 +79,8 @@ def make_binop(g: Gen):
         x, y = fi.as_type(a[1], d), fi.as_type(b[1], d)
         if x is None or y is None:
             return None
-    return Stmt("binop", "", args, {"op": op}, fi.arith(op, x, y, d))
+    res = fi.arith(op, x, y, d)
+    return None if res is None else Stmt("binop", "", args, {"op": op}, res)
 
 
 def make_cmp(g: Gen):
@@ -100,7 +103,8 @@ def make_where(g: Gen):
     x, y = fi.as_type(a[1], d), fi.as_type(b[1], d)
     if x is None or y is None:
         return None
-    return Stmt("where", "", (c[0], a[0], b[0]), {}, fi.union(x, y, d))
+    res = fi.union(x, y, d)
+    return None if res is None else Stmt("where", "", (c[0], a[0], b[0]), {}, res)
 
 
 def make_bitop(g: Gen):
@@ -110,7 +114,7 @@ def make_bitop(g: Gen):
     d = ft.int_promote(a[1].dtype, b[1].dtype)
     x, y = fi.as_type(a[1], d), fi.as_type(b[1], d)
     op = str(g.rng.choice(["&", "|", "^"]))
-    res = fi.full(d)
+    res: Info | None = fi.full(d)
     if x is not None and y is not None and x.lo >= 0 and y.lo >= 0:
         top = (1 << max(int(x.hi).bit_length(), int(y.hi).bit_length())) - 1
         res = fi.make(d, 0, top, 0, True, 0.0)

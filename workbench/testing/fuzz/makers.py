@@ -37,6 +37,7 @@ def make_reduce(g: Gen):
     if x is None or (fn == "argmax" and not x.exact):
         return None
     n = _axis_len(g, axis)
+    res: Info | None
     if fn == "argmax":
         res = Info("i32", 0, n - 1)
     elif fn == "sum":
@@ -84,7 +85,7 @@ def make_dot(g: Gen):
     p = g.prog
     if not p.two_d or p.BM < 16 or p.BN < 16 or p.uses("dot"):
         return None
-    src = "fp16" if g.rng.random() < 0.6 else "i8"
+    src = "fp16" if g.rng.random() < 0.6 or p.BK < 32 else "i8"  # 8-bit dots need K >= 32
     d = "fp32" if src == "fp16" else "i32"
     b = 16 * p.BK
     return Stmt("dot", "", (), {"src": src}, Info(d, -b, b, True, 0))

@@ -6,6 +6,8 @@ returns the statement's value as a numpy tile given ``env`` (name -> (array, dty
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import types as ft
@@ -46,12 +48,13 @@ def emit(s: Stmt, prog: Program) -> list:
         return [f"{o} = {a[0]} {p['op']} {p['k']}"]
     if k == "divmod":
         return [f"{o} = {a[0]} {p['op']} (({a[1]}.to({ft.TL_NAME[p['t']]}) & 15) + 1)"]
-    simple = {"where": f"tl.where({', '.join(a)})", "minmax": f"tl.{p.get('fn')}({', '.join(a)})",
-              "cast": f"{a[0]}.to({ft.TL_NAME.get(p.get('t', ''), '')})",
-              "trans": f"tl.trans({a[0]})",
-              "scan": f"tl.cumsum({a[0]}, axis={p.get('axis')})"}
+    simple = {"where": lambda: f"tl.where({', '.join(a)})",
+              "minmax": lambda: f"tl.{p['fn']}({', '.join(a)})",
+              "cast": lambda: f"{a[0]}.to({ft.TL_NAME[p['t']]})",
+              "trans": lambda: f"tl.trans({a[0]})",
+              "scan": lambda: f"tl.cumsum({a[0]}, axis={p['axis']})"}
     if k in simple:
-        return [f"{o} = {simple[k]}"]
+        return [f"{o} = {simple[k]()}"]
     if k == "unary":
         return [f"{o} = -{a[0]}" if p["op"] == "neg" else f"{o} = tl.abs({a[0]})"]
     if k == "math":
@@ -127,7 +130,7 @@ def _arith(s: Stmt, env: dict, ctx: dict, d: str):
         return x
 
 
-def _evaluate_more(s: Stmt, env: dict, ctx: dict, d: str):
+def _evaluate_more(s: Stmt, env: dict, ctx: dict, d: str) -> Any:
     k, p = s.kind, s.p
     if k == "minmax":
         fn = np.minimum if p["fn"] == "minimum" else np.maximum
@@ -141,7 +144,8 @@ def _evaluate_more(s: Stmt, env: dict, ctx: dict, d: str):
             return -x if p["op"] == "neg" else np.abs(x)
     if k == "math":
         with np.errstate(all="ignore"):
-            return ft.store(MATH_NP[p["fn"]](operand(env, s, 0, d)), d)
+            math_fn: Any = MATH_NP[p["fn"]]
+        return ft.store(math_fn(operand(env, s, 0, d)), d)
     if k == "trans":
         return operand(env, s, 0, d).T
     if k == "reduce":

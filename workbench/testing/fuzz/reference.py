@@ -1,10 +1,11 @@
 """Inputs of a program and their expected outputs, by numpy alone."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from . import build
-from . import ops
+from . import build, ops
 from . import types as ft
 from .program import Program
 
@@ -25,7 +26,7 @@ def make_args(prog: Program, rng) -> dict:
                              inp.dtype != "u64" else np.uint64, endpoint=True)
             a = a.astype(ft.NP[inp.dtype])
         ins.append(a)
-    out = np.full(size, POISON[np.dtype(ft.NP[prog.out_dtype]).kind], ft.NP[prog.out_dtype])
+    out: Any = np.full(size, POISON[np.dtype(ft.NP[prog.out_dtype]).kind], ft.NP[prog.out_dtype])
     args = {"inputs": ins, "out": out, "atom": np.zeros(8, np.int32)}
     dot = [s for s in prog.stmts if s.kind == "dot"]
     if dot:

@@ -9,6 +9,8 @@ rounded to bf16 (round to nearest even) after every operation that makes one.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 INTS = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
@@ -86,7 +88,7 @@ def literal_dtype(lit) -> str:
 def round_bf16(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bf16 (ties to even), kept in float32."""
     x = np.asarray(x, np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
+    u: Any = x.view(np.uint32).astype(np.uint64)
     u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
     return u.astype(np.uint32).view(np.float32)
 
@@ -109,7 +111,8 @@ def cast(x: np.ndarray, src: str, dst: str) -> np.ndarray:
                 return y
             return round_bf16(y.astype(np.float32)) if dst == "bf16" else y.astype(NP[dst])
         if is_float(src):
-            return np.trunc(x).astype(np.int64 if signed(dst) else np.uint64).astype(NP[dst])
+            wide: Any = np.int64 if signed(dst) else np.uint64
+            return np.trunc(x).astype(wide).astype(NP[dst])
         return x.astype(NP[dst])
 
 
