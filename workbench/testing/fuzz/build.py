@@ -100,9 +100,11 @@ def source(prog: Program) -> str:
 
 
 def grid(prog: Program) -> tuple:
+    """The launch grid: (cdiv(M, BM),) or (cdiv(M, BM), cdiv(N, BN))."""
     gm_ = -(-prog.M // prog.BM)
     return (gm_, -(-prog.N // prog.BN)) if prog.two_d else (gm_,)
 
 
 def stride(prog: Program) -> int:
+    """Elements between rows (2-D, N plus padding) or between lanes (1-D, 1 or 2)."""
     return prog.N + prog.stride_extra if prog.two_d else 1 + prog.stride_extra % 2

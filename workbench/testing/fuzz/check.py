@@ -28,6 +28,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """True when every stage agreed."""
         return not self.failures
 
 
@@ -96,6 +97,8 @@ def compare(prog: Program, got: dict, want: dict) -> str | None:
 
 
 def run_backend(prog: Program, kern, args: dict, interpret: bool) -> dict:
+    """Launch ``kern`` on copies of ``args`` (the interpreter when ``interpret``, else the CPU
+    backend); returns the ``{"out", "atom"}`` arrays it left behind."""
     mine = {"inputs": [a.copy() for a in args["inputs"]], "out": args["out"].copy(),
             "atom": args["atom"].copy(), **{k: args[k] for k in ("da", "db") if k in args}}
     pos, kw = launch_args(prog, mine)

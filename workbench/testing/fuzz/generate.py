@@ -30,6 +30,7 @@ class Gen:
         self.values: list = []  # (name, Info)
 
     def pick(self, pred=lambda v: True):
+        """A ``(name, Info)`` satisfying ``pred``, recent values more likely; None if none."""
         cands = [(n, v) for n, v in self.values if pred(v)]
         if not cands:
             return None
@@ -37,10 +38,12 @@ class Gen:
         return cands[self.rng.choice(len(cands), p=w / w.sum())]
 
     def int_lit(self, d: str) -> int:
+        """A small int literal that fits ``d`` (non-negative for unsigned ``d``)."""
         lo = 0 if not ft.signed(d) else -5
         return int(self.rng.integers(lo, 6))
 
     def lit_for(self, d: str):
+        """A literal to combine with a tile of dtype ``d`` (sometimes a float)."""
         if ft.is_float(d) or self.rng.random() < 0.15 and ft.is_int(d) and ft.signed(d):
             return float(self.rng.choice(FLOAT_LITS))
         return self.int_lit(d)
@@ -55,6 +58,7 @@ def _int(v: Info) -> bool:
 
 
 def make_binop(g: Gen):
+    """``a + b``, ``a - b``, ``a * b`` between two values or a value and a literal."""
     a = g.pick(_num)
     if a is None:
         return None
@@ -84,6 +88,7 @@ def make_binop(g: Gen):
 
 
 def make_cmp(g: Gen):
+    """A comparison of two exact values (bool result)."""
     a, b = g.pick(_num), g.pick(_num)
     if a is None or b is None:
         return None
@@ -96,6 +101,7 @@ def make_cmp(g: Gen):
 
 
 def make_where(g: Gen):
+    """``tl.where(cond, a, b)`` with a bool value as the condition."""
     c, a, b = g.pick(lambda v: v.dtype == "i1"), g.pick(_num), g.pick(_num)
     if c is None or a is None or b is None:
         return None
@@ -108,6 +114,7 @@ def make_where(g: Gen):
 
 
 def make_bitop(g: Gen):
+    """``a & b``, ``a | b``, ``a ^ b`` of two integer values."""
     a, b = g.pick(_int), g.pick(_int)
     if a is None or b is None:
         return None
@@ -122,6 +129,7 @@ def make_bitop(g: Gen):
 
 
 def make_shift(g: Gen):
+    """``a << k`` or ``a >> k`` with ``0 <= k <`` the bit width."""
     a = g.pick(_int)
     if a is None:
         return None
@@ -133,6 +141,7 @@ def make_shift(g: Gen):
 
 
 def make_divmod(g: Gen):
+    """``a // d`` or ``a % d`` with the divisor ``(b.to(T) & 15) + 1`` (never 0 or -1)."""
     a, b = g.pick(_int), g.pick(_num)
     if a is None or b is None:
         return None
@@ -146,6 +155,7 @@ def make_divmod(g: Gen):
 
 
 def make_minmax(g: Gen):
+    """``tl.minimum``/``tl.maximum`` of two values or a value and a literal."""
     a = g.pick(_num)
     if a is None:
         return None
@@ -170,6 +180,7 @@ def make_minmax(g: Gen):
 
 
 def make_unary(g: Gen):
+    """``-a`` or ``tl.abs(a)`` of a signed integer or float value."""
     a = g.pick(lambda v: _num(v) and (ft.is_float(v.dtype) or ft.signed(v.dtype)))
     if a is None:
         return None
@@ -183,6 +194,7 @@ def make_unary(g: Gen):
 
 
 def make_cast(g: Gen):
+    """``a.to(T)`` when it is defined for ``a``'s bounds."""
     a = g.pick()
     if a is None:
         return None
@@ -192,6 +204,7 @@ def make_cast(g: Gen):
 
 
 def make_math(g: Gen):
+    """exp, sqrt, log, sin or cos of an fp32/fp64 value with a safe range."""
     a = g.pick(lambda v: v.dtype in ("fp32", "fp64") and v.bound <= 100)
     if a is None:
         return None

@@ -27,6 +27,7 @@ def _reduce_dtype(fn: str, d: str) -> str:
 
 
 def make_reduce(g: Gen):
+    """``tl.sum/max/min/argmax(a, axis, keep_dims=True)`` broadcast back to the tile."""
     a = g.pick(_num)
     if a is None:
         return None
@@ -50,6 +51,7 @@ def make_reduce(g: Gen):
 
 
 def make_scan(g: Gen):
+    """``tl.cumsum(a, axis)``."""
     a = g.pick(_num)
     if a is None:
         return None
@@ -65,6 +67,7 @@ def make_scan(g: Gen):
 
 
 def make_trans(g: Gen):
+    """``tl.trans(a)`` of a square 2-D tile."""
     if not g.prog.two_d or g.prog.BM != g.prog.BN:
         return None
     a = g.pick()
@@ -72,6 +75,7 @@ def make_trans(g: Gen):
 
 
 def make_joinsplit(g: Gen):
+    """One half of ``tl.split(tl.join(a, b))`` (same dtypes)."""
     a = g.pick()
     if a is None:
         return None
@@ -82,6 +86,7 @@ def make_joinsplit(g: Gen):
 
 
 def make_dot(g: Gen):
+    """``tl.dot`` of fp16 or int8 operands loaded for it (small integers: exact sums)."""
     p = g.prog
     if not p.two_d or p.BM < 16 or p.BN < 16 or p.uses("dot"):
         return None
@@ -100,6 +105,7 @@ def _same_pair(g: Gen):
 
 
 def make_loop(g: Gen):
+    """``acc = a; for i in range(0, it): acc = acc + b``."""
     a, b = _same_pair(g)
     if a is None or b is None:
         return None
@@ -111,6 +117,7 @@ def make_loop(g: Gen):
 
 
 def make_ifelse(g: Gen):
+    """``a + b`` when the runtime ``flag > 0``, else ``a - b``."""
     a, b = _same_pair(g)
     if a is None or b is None:
         return None
@@ -121,6 +128,7 @@ def make_ifelse(g: Gen):
 
 
 def make_atomic(g: Gen):
+    """``tl.atomic_add`` of an integer value into 8 int32 slots (order-independent)."""
     a = g.pick(_int)
     if a is None:
         return None

@@ -27,10 +27,12 @@ def _name(a) -> str:
 
 
 def shape_text(prog: Program) -> str:
+    """The tile shape as source text."""
     return "(BM, BN)" if prog.two_d else "(BM,)"
 
 
 def index_text(prog: Program) -> str:
+    """The element offsets of the tile as source text."""
     return "rm[:, None] * stride + rn[None, :]" if prog.two_d else "offs * stride"
 
 

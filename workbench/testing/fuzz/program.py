@@ -29,6 +29,7 @@ class Info:
 
     @property
     def bound(self) -> float:
+        """The largest magnitude of any lane."""
         return max(abs(self.lo), abs(self.hi))
 
 
@@ -75,9 +76,11 @@ class Program:
     stride_extra: int = 3
 
     def uses(self, kind: str) -> bool:
+        """True when a statement of ``kind`` is in the program."""
         return any(s.kind == kind for s in self.stmts)
 
     def info(self, name: str) -> Info:
+        """The Info of value ``name``; KeyError when there is none."""
         for s in self.stmts:
             if s.out == name:
                 assert s.info is not None

@@ -69,11 +69,13 @@ def _context(prog, args, rm, rn, mask, flat, atom) -> dict:
     safe = np.where(mask, flat, 0)
 
     def load(i, other):
+        """The masked load of input ``i`` (``other`` in masked lanes)."""
         a = args["inputs"][i]
         d = prog.inputs[i].dtype
         return np.where(mask, a[safe], ft.store(np.asarray(other), d)).astype(ft.NP[d])
 
     def dot():
+        """This program's dot operands, zero outside the logical sizes."""
         rows = np.clip(rm, 0, prog.M - 1)
         cols = np.clip(rn, 0, prog.N - 1)
         a = np.where((rm < prog.M)[:, None], args["da"][rows], 0)
@@ -81,6 +83,7 @@ def _context(prog, args, rm, rn, mask, flat, atom) -> dict:
         return a, b
 
     def atomic(vals):
+        """Add the masked lanes of ``vals`` into the atomic buffer."""
         idx = (rm[:, None] * prog.N + rn[None, :]) if prog.two_d else rm
         np.add.at(atom, (idx % 8)[mask], vals[mask].astype(np.int32))
 

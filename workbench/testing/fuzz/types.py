@@ -28,14 +28,17 @@ EPS = {"fp16": 2.0**-10, "bf16": 2.0**-7, "fp32": 2.0**-23, "fp64": 2.0**-52}
 
 
 def is_float(d: str) -> bool:
+    """True for fp16, bf16, fp32, fp64."""
     return d in FLOATS
 
 
 def is_int(d: str) -> bool:
+    """True for the signed and unsigned integer dtypes (not bool)."""
     return d in INTS
 
 
 def signed(d: str) -> bool:
+    """True for i8..i64."""
     return d.startswith("i") and d != "i1"
 
 
