@@ -14,7 +14,9 @@ from workbench.testing.fuzz.reference import expected, make_args
 
 N_PROGRAMS = 300
 N_PTX = 6
-FIXED_SEEDS = [0, 1, 2, 3, 19, 36, 4242, 31337]
+# 5015 5073 5119 5125 5136 5186: tl.minimum/maximum with a Python number kept the tile's narrow
+# dtype before the language took Triton's rule (wrong values, or fp16 rejected by tl.cos)
+FIXED_SEEDS = [0, 1, 2, 3, 19, 36, 4242, 31337, 5015, 5073, 5119, 5125, 5136, 5186]
 
 
 def _seeds(n: int) -> list:
