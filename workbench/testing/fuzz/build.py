@@ -13,7 +13,8 @@ MAKERS = {"binop": gm.make_binop, "cmp": gm.make_cmp, "where": gm.make_where,
           "bitop": gm.make_bitop, "shift": gm.make_shift, "divmod": gm.make_divmod,
           "minmax": gm.make_minmax, "unary": gm.make_unary, "cast": gm.make_cast,
           "math": gm.make_math, "reduce": mk.make_reduce, "scan": mk.make_scan,
-          "trans": mk.make_trans, "joinsplit": mk.make_joinsplit, "dot": mk.make_dot,
+          "trans": mk.make_trans, "reshape": mk.make_reshape, "joinsplit": mk.make_joinsplit,
+          "dot": mk.make_dot,
           "loop": mk.make_loop, "ifelse": mk.make_ifelse, "atomic": mk.make_atomic}
 
 

@@ -15,8 +15,8 @@ from . import types as ft
 from .program import Info, Program, Stmt
 
 KINDS = ("binop", "binop", "cmp", "where", "bitop", "shift", "divmod", "minmax", "minmax",
-         "unary", "cast", "cast", "math", "reduce", "scan", "trans", "joinsplit", "dot", "loop",
-         "ifelse", "atomic")
+         "unary", "cast", "cast", "math", "reduce", "scan", "trans", "reshape", "joinsplit",
+         "dot", "loop", "ifelse", "atomic")
 INPUT_DTYPES = ft.INTS + ("fp16", "fp32", "fp64")
 CAST_DTYPES = ft.INTS + ft.FLOATS + ("i1",)
 FLOAT_LITS = (0.5, -1.5, 2.0, 0.25, -3.0)

@@ -74,6 +74,13 @@ def make_trans(g: Gen):
     return None if a is None else Stmt("trans", "", (a[0],), {}, a[1])
 
 
+def make_reshape(g: Gen):
+    """Lanes permuted by reshape and trans: 2-D ``tl.trans(tl.reshape(a, (BN, BM)))``, 1-D
+    ``tl.reshape(tl.trans(tl.reshape(a, (2, BM // 2))), (BM,))``."""
+    a = g.pick()
+    return None if a is None else Stmt("reshape", "", (a[0],), {}, a[1])
+
+
 def make_joinsplit(g: Gen):
     """One half of ``tl.split(tl.join(a, b))`` (same dtypes)."""
     a = g.pick()

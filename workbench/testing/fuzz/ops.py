@@ -54,6 +54,9 @@ def emit(s: Stmt, prog: Program) -> list:
               "minmax": lambda: f"tl.{p['fn']}({', '.join(a)})",
               "cast": lambda: f"{a[0]}.to({ft.TL_NAME[p['t']]})",
               "trans": lambda: f"tl.trans({a[0]})",
+              "reshape": lambda: (f"tl.trans(tl.reshape({a[0]}, (BN, BM)))" if prog.two_d else
+                                  f"tl.reshape(tl.trans(tl.reshape({a[0]}, (2, BM // 2))), "
+                                  "(BM,))"),
               "scan": lambda: f"tl.cumsum({a[0]}, axis={p['axis']})"}
     if k in simple:
         return [f"{o} = {simple[k]()}"]
@@ -150,6 +153,10 @@ def _evaluate_more(s: Stmt, env: dict, ctx: dict, d: str) -> Any:
         return ft.store(math_fn(operand(env, s, 0, d)), d)
     if k == "trans":
         return operand(env, s, 0, d).T
+    if k == "reshape":
+        x = operand(env, s, 0, d)
+        return x.reshape(x.shape[1], x.shape[0]).T if x.ndim == 2 else \
+            x.reshape(2, -1).T.reshape(-1)
     if k == "reduce":
         return _reduce(s, env, d)
     if k == "scan":
