@@ -34,13 +34,17 @@ def main() -> None:
     ptxas = find_tool("ptxas")
     runs: collections.Counter = collections.Counter()
     agree: collections.Counter = collections.Counter()
+    gaps: collections.Counter = collections.Counter()
     t0 = time.perf_counter()
     for seed in range(a.seed, a.seed + a.n):
         prog = generate(seed)
         ptx = (80, 90) if a.ptx_every and (seed - a.seed) % a.ptx_every == 0 else ()
         out = check(prog, ptx_archs=ptx, ptxas=ptxas)
-        for stage in out.passed + list(out.failures):
+        for stage in out.passed + list(out.failures) + list(out.unsupported):
             runs[stage] += 1
+        for stage, msg in out.unsupported.items():
+            gaps[stage] += 1
+            print(f"UNSUPPORTED seed {seed} {stage}: {msg.splitlines()[0][:300]}", flush=True)
         for stage in out.passed:
             agree[stage] += 1
         for stage, msg in out.failures.items():
@@ -50,14 +54,16 @@ def main() -> None:
         done = seed - a.seed + 1
         if done % 250 == 0:
             print(f"progress: {done} programs, {time.perf_counter() - t0:.0f} s, "
-                  + ", ".join(f"{k} {agree[k]}/{runs[k]}" for k in sorted(runs)), flush=True)
+                  + ", ".join(f"{k} {agree[k]}/{runs[k]}" for k in sorted(runs))
+                  + f"; unsupported {dict(gaps)}", flush=True)
     dt = time.perf_counter() - t0
     print(f"\nprograms: {a.n} (seeds {a.seed}..{a.seed + a.n - 1}), {dt:.0f} s, "
           f"{dt / max(a.n, 1):.2f} s per program; ptxas: {ptxas or 'not found'}")
-    print(f"{'stage':<12} {'run':>6} {'agree':>6} {'fail':>6}")
+    print(f"{'stage':<12} {'run':>6} {'agree':>6} {'fail':>6} {'unsupported':>11}")
     for stage in ("interpreter", "cpu", "cuda:80", "cuda:90", "generator"):
         if runs[stage]:
-            print(f"{stage:<12} {runs[stage]:>6} {agree[stage]:>6} {runs[stage] - agree[stage]:>6}")
+            fail = runs[stage] - agree[stage] - gaps[stage]
+            print(f"{stage:<12} {runs[stage]:>6} {agree[stage]:>6} {fail:>6} {gaps[stage]:>11}")
 
 
 if __name__ == "__main__":

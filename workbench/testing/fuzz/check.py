@@ -21,10 +21,13 @@ _DIR = None
 @dataclass
 class Outcome:
     """What happened to one program: ``failures`` maps a stage ("interpreter", "cpu",
-    "cuda:80", ...) to its message; ``passed`` lists the stages that agreed."""
+    "cuda:80", ...) to its message; ``passed`` lists the stages that agreed; ``unsupported``
+    maps a stage to the backend's own "not implemented" message (a known gap, reported, not
+    a wrong result)."""
     seed: int
     passed: list = field(default_factory=list)
     failures: dict = field(default_factory=dict)
+    unsupported: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -131,7 +134,9 @@ def check(prog: Program, ptx_archs=(80, 90), ptxas: str | None = None,
 
 
 def _record(res: Outcome, stage: str, msg: str | None) -> None:
-    if msg is None:
+    if msg is not None and msg.startswith("UnsupportedError") and "not implemented" in msg:
+        res.unsupported[stage] = msg
+    elif msg is None:
         res.passed.append(stage)
     else:
         res.failures[stage] = msg
