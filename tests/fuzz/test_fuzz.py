@@ -16,8 +16,8 @@ N_PROGRAMS = 300
 N_PTX = 6
 # 5059 5096 5136: tl.minimum/maximum with a Python number kept the tile's narrow
 # dtype before the language took Triton's rule (wrong values, a loop-carried type mismatch, fp16
-# rejected by tl.sqrt)
-FIXED_SEEDS = [0, 1, 2, 3, 19, 36, 4242, 31337, 5059, 5096, 5136]
+# rejected by tl.sqrt); 202323: a bf16 cumsum summed in bf16 instead of fp32
+FIXED_SEEDS = [0, 1, 2, 3, 19, 36, 4242, 31337, 5059, 5096, 5136, 202323]
 
 
 def _seeds(n: int) -> list:
