@@ -68,11 +68,12 @@ CHECK: math.exp2
 CHECK: math.absf
 CHECK: "tt.reduce"
 CHECK: math.rsqrt
-CHECK: %z_{{[0-9]+}} = arith.constant dense<1.200000e+01> : tensor<16xf32>
+CHECK: %c12_i32 = arith.constant 12 : i32
+CHECK-NEXT: %z_{{[0-9]+}} = arith.sitofp %c12_i32 : i32 to f32
 CHECK: arith.minnumf
 CHECK: arith.maxnumf
-CHECK: %c12_i32 = arith.constant 12 : i32
-CHECK: %c = arith.addi %n, %c12_i32
+CHECK: %c12_i32_{{[0-9]+}} = arith.constant 12 : i32
+CHECK: %c = arith.addi %n, %c12_i32_{{[0-9]+}}
 CHECK: arith.subi
 CHECK: %c_{{[0-9]+}} = arith.divsi
 CHECK: tt.store

@@ -246,7 +246,7 @@ def casts(x_ptr, rtz_ptr, rtne_ptr, bits_ptr, back_ptr, N: tl.constexpr):
     tl.store(rtne_ptr + r, tl.cast(x, tl.float16))
     b = x.to(tl.int32, bitcast=True)
     tl.store(bits_ptr + r, b)
-    tl.store(back_ptr + r, tl.cast(b ^ (1 << 31), tl.float32, bitcast=True))
+    tl.store(back_ptr + r, tl.cast(b ^ -2147483648, tl.float32, bitcast=True))
 
 
 def _f16_rtz(x):

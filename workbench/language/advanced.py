@@ -91,6 +91,10 @@ def associative_scan(input, axis, combine_fn, reverse=False, _semantic=None):
                       _semantic, reverse)
 
 
+def _bf16_to_fp32(x, sem):
+    return sem.cast(x, dt.float32) if x.dtype == dt.bfloat16 else x
+
+
 def _acc_dtype(x, dtype):
     dtype = unwrap(dtype)
     if dtype is None and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
@@ -100,8 +104,9 @@ def _acc_dtype(x, dtype):
 
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None):
-    """Inclusive prefix sum along ``axis`` (ints narrower than 32 bits accumulate in int32)."""
-    x = _tile(input, _semantic, "cumsum")
+    """Inclusive prefix sum along ``axis``: bf16 is summed in fp32, ints narrower than 32
+    bits in int32/uint32 (Triton's ``language/standard.py``)."""
+    x = _bf16_to_fp32(_tile(input, _semantic, "cumsum"), _semantic)
     d = _acc_dtype(x, dtype)
     if d is not None:
         x = _semantic.cast(x, d)
@@ -110,8 +115,8 @@ def cumsum(input, axis=0, reverse=False, dtype=None, _semantic=None):
 
 @builtin
 def cumprod(input, axis=0, reverse=False, dtype=None, _semantic=None):
-    """Inclusive prefix product along ``axis``."""
-    x = _tile(input, _semantic, "cumprod")
+    """Inclusive prefix product along ``axis`` (bf16 multiplied in fp32, as Triton does)."""
+    x = _bf16_to_fp32(_tile(input, _semantic, "cumprod"), _semantic)
     d = _acc_dtype(x, dtype)
     if d is not None:
         x = _semantic.cast(x, d)

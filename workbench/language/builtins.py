@@ -246,16 +246,33 @@ class PropagateNan:
     ALL = 0xFFFF
 
 
+def minmax_operands(sem, *values):
+    """Each value as a tensor (Python numbers typed by ``to_tensor``), bf16 cast to fp32: the
+    operands of minimum, maximum and clamp before promotion (Triton's ``language/core.py``,
+    ``_promote_bfloat16_to_float32``: the hardware has no bf16 min/max)."""
+    out = []
+    for v in values:
+        t = sem.to_tensor(unwrap(v))
+        out.append(sem.cast(t, dt.float32) if t.dtype == dt.bfloat16 else t)
+    return out
+
+
 @builtin
 def minimum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
-    """Elementwise minimum (``arith.minnumf`` / ``minsi`` / ``minui``)."""
-    return _semantic.minmax("min", unwrap(x), unwrap(y), unwrap(propagate_nan) == PropagateNan.ALL)
+    """Elementwise minimum (``arith.minnumf`` / ``minsi`` / ``minui``). A Python number first
+    becomes a tensor (int32/uint32/int64/uint64, fp32/fp64) and bf16 becomes fp32, then the
+    usual promotion applies, so ``minimum(int8_tile, -2)`` is int32 (Triton's
+    ``language/core.py``)."""
+    x, y = minmax_operands(_semantic, x, y)
+    return _semantic.minmax("min", x, y, unwrap(propagate_nan) == PropagateNan.ALL)
 
 
 @builtin
 def maximum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
-    """Elementwise maximum (``arith.maxnumf`` / ``maxsi`` / ``maxui``)."""
-    return _semantic.minmax("max", unwrap(x), unwrap(y), unwrap(propagate_nan) == PropagateNan.ALL)
+    """Elementwise maximum (``arith.maxnumf`` / ``maxsi`` / ``maxui``); operands typed as in
+    :func:`minimum`, so ``maximum(fp16_tile, 0.5)`` is fp32."""
+    x, y = minmax_operands(_semantic, x, y)
+    return _semantic.minmax("max", x, y, unwrap(propagate_nan) == PropagateNan.ALL)
 
 
 def _fp_only(x, sem):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import dtypes as dt
-from .builtins import PropagateNan
+from .builtins import PropagateNan, minmax_operands
 from .core import LanguageError, builtin
 from .semantic import unwrap
 
@@ -64,11 +64,15 @@ def sqrt_rn(x, _semantic=None):
 @builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE, _semantic=None):  # noqa: A002
     """``min(max(x, min), max)`` elementwise (``tt.clampf`` for floats; undefined when
-    min > max). NaN in ``x`` is ignored unless ``propagate_nan=PropagateNan.ALL``. Integer
-    tiles are clamped with maxsi/minsi (Triton only accepts floats)."""
+    min > max). NaN in ``x`` is ignored unless ``propagate_nan=PropagateNan.ALL``. Python
+    numbers first become tensors and bf16 becomes fp32, as in :func:`minimum`; then min/max
+    are promoted together, then with ``x`` (Triton's ``language/semantic.py``). Integer tiles
+    are clamped with maxsi/minsi (Triton only accepts floats)."""
     sem = _semantic
-    x, lo = sem.binary_checked(unwrap(x), unwrap(min))
-    x, hi = sem.binary_checked(x, unwrap(max))
+    x, lo, hi = minmax_operands(sem, x, min, max)
+    lo, hi = sem.binary_checked(lo, hi)
+    x, lo = sem.binary_checked(x, lo)
+    x, hi = sem.binary_checked(x, hi)
     x, lo = sem.binary_checked(x, lo)
     if x.dtype.is_floating():
         prop = "all" if unwrap(propagate_nan) == PropagateNan.ALL else "none"

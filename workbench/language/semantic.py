@@ -125,6 +125,25 @@ def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
     return integer_promote(a, b)
 
 
+def check_scalar_range(value, ret: dt.dtype) -> None:
+    """Raise when a Python number cannot take the integer dtype ``ret`` of a binary op with a
+    tensor: a negative number against an unsigned tensor, or a number outside ``ret``'s range
+    (``uint8_tile + -1``, ``int8_tile + 300``), the checks of Triton's
+    ``binary_op_type_checking_impl`` (``language/semantic.py``)."""
+    if not ret.is_int() or ret.is_bool() or isinstance(value, float):
+        return
+    if value < 0 and ret.is_int_unsigned():
+        raise LanguageError(f"cannot combine an unsigned {ret.name} tensor with the negative "
+                            f"scalar {value}",
+                            "cast one of them explicitly, e.g. x.to(tl.int32)")
+    w = ret.int_bitwidth
+    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if ret.is_int_signed() else (0, (1 << w) - 1)
+    if not lo <= value <= hi:
+        raise LanguageError(f"scalar {value} is out of range for type {ret.name} "
+                            f"([{lo}, {hi}])",
+                            "cast the tensor to a wider type first, e.g. x.to(tl.int32)")
+
+
 class Semantic(CastRules, BroadcastRules):
     """Builds typed ttir for the language's operations at ``builder``'s insertion point."""
 
@@ -192,6 +211,9 @@ class Semantic(CastRules, BroadcastRules):
         self._check_ptr(bd, ad, allow_rhs_ptr)
         if arithmetic and not ad.is_ptr() and not bd.is_ptr():
             ret = computation_type(ad, a_py, bd, b_py, div_or_mod)
+            for v, is_py in ((a, a_py), (b, b_py)):
+                if is_py:
+                    check_scalar_range(v, ret)
             a = PyScalar(a, ret) if a_py else self._cast_any(a, ret)
             b = PyScalar(b, ret) if b_py else self._cast_any(b, ret)
         else:

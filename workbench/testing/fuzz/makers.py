@@ -1,0 +1,142 @@
+"""Makers of the tile-shaped and structured statements: reductions, scans, trans,
+join/split, dot, runtime loops and branches, atomics (see :mod:`.generate`)."""
+from __future__ import annotations
+
+from . import info as fi
+from . import types as ft
+from .generate import Gen, _int, _num
+from .program import Info, Stmt
+
+
+def _axis_len(g: Gen, axis: int) -> int:
+    return g.prog.BM if axis == 0 else g.prog.BN
+
+
+def _reduce_dtype(fn: str, d: str) -> str:
+    if fn == "sum":
+        if ft.is_int(d) and ft.bits(d) < 32:
+            return "i32" if ft.signed(d) else "u32"
+        return d
+    if d == "bf16":
+        return "fp32"
+    if fn != "argmax" and d in ("fp16",):
+        return "fp32"
+    if fn != "argmax" and ft.is_int(d) and ft.bits(d) < 32:
+        return "i32"
+    return d
+
+
+def make_reduce(g: Gen):
+    """``tl.sum/max/min/argmax(a, axis, keep_dims=True)`` broadcast back to the tile."""
+    a = g.pick(_num)
+    if a is None:
+        return None
+    fn = str(g.rng.choice(["sum", "max", "min", "argmax"]))
+    axis = int(g.rng.integers(0, 2)) if g.prog.two_d else 0
+    t = _reduce_dtype(fn, a[1].dtype)
+    x = fi.as_type(a[1], t)
+    if x is None or (fn == "argmax" and not x.exact):
+        return None
+    n = _axis_len(g, axis)
+    res: Info | None
+    if fn == "argmax":
+        res = Info("i32", 0, n - 1)
+    elif fn == "sum":
+        res = fi.make(t, n * min(x.lo, 0), n * max(x.hi, 0), x.q, x.exact, x.eps * n)
+    else:
+        res = x
+    if res is None:
+        return None
+    return Stmt("reduce", "", (a[0],), {"fn": fn, "axis": axis, "t": t}, res)
+
+
+def make_scan(g: Gen):
+    """``tl.cumsum(a, axis)``."""
+    a = g.pick(_num)
+    if a is None:
+        return None
+    axis = int(g.rng.integers(0, 2)) if g.prog.two_d else 0
+    d = a[1].dtype
+    t = "fp32" if d == "bf16" else _reduce_dtype("sum", d)
+    x = fi.as_type(a[1], t)
+    if x is None:
+        return None
+    n = _axis_len(g, axis)
+    res = fi.make(t, n * min(x.lo, 0), n * max(x.hi, 0), x.q, x.exact, x.eps * n)
+    return None if res is None else Stmt("scan", "", (a[0],), {"axis": axis}, res)
+
+
+def make_trans(g: Gen):
+    """``tl.trans(a)`` of a square 2-D tile."""
+    if not g.prog.two_d or g.prog.BM != g.prog.BN:
+        return None
+    a = g.pick()
+    return None if a is None else Stmt("trans", "", (a[0],), {}, a[1])
+
+
+def make_reshape(g: Gen):
+    """Lanes permuted by reshape and trans: 2-D ``tl.trans(tl.reshape(a, (BN, BM)))``, 1-D
+    ``tl.reshape(tl.trans(tl.reshape(a, (2, BM // 2))), (BM,))``."""
+    a = g.pick()
+    return None if a is None else Stmt("reshape", "", (a[0],), {}, a[1])
+
+
+def make_joinsplit(g: Gen):
+    """One half of ``tl.split(tl.join(a, b))`` (same dtypes)."""
+    a = g.pick()
+    if a is None:
+        return None
+    b = g.pick(lambda v: v.dtype == a[1].dtype)
+    side = "l" if g.rng.random() < 0.5 else "r"
+    assert b is not None
+    return Stmt("joinsplit", "", (a[0], b[0]), {"side": side}, a[1] if side == "l" else b[1])
+
+
+def make_dot(g: Gen):
+    """``tl.dot`` of fp16 or int8 operands loaded for it (small integers: exact sums)."""
+    p = g.prog
+    if not p.two_d or p.BM < 16 or p.BN < 16 or p.uses("dot"):
+        return None
+    src = "fp16" if g.rng.random() < 0.6 or p.BK < 32 else "i8"  # 8-bit dots need K >= 32
+    d = "fp32" if src == "fp16" else "i32"
+    b = 16 * p.BK
+    return Stmt("dot", "", (), {"src": src}, Info(d, -b, b, True, 0))
+
+
+def _same_pair(g: Gen):
+    a = g.pick(_num)
+    if a is None:
+        return None, None
+    b = g.pick(lambda v: v.dtype == a[1].dtype)
+    return a, b
+
+
+def make_loop(g: Gen):
+    """``acc = a; for i in range(0, it): acc = acc + b``."""
+    a, b = _same_pair(g)
+    if a is None or b is None:
+        return None
+    x, y = a[1], b[1]
+    k = 3  # the runtime trip count is at most 3
+    res = fi.make(x.dtype, x.lo + k * min(y.lo, 0), x.hi + k * max(y.hi, 0), max(x.q, y.q),
+                  x.exact and y.exact, 4 * max(x.eps, y.eps))
+    return None if res is None else Stmt("loop", "", (a[0], b[0]), {}, res)
+
+
+def make_ifelse(g: Gen):
+    """``a + b`` when the runtime ``flag > 0``, else ``a - b``."""
+    a, b = _same_pair(g)
+    if a is None or b is None:
+        return None
+    x, y = a[1], b[1]
+    res = fi.make(x.dtype, min(x.lo + y.lo, x.lo - y.hi), max(x.hi + y.hi, x.hi - y.lo),
+                  max(x.q, y.q), x.exact and y.exact, 2 * max(x.eps, y.eps))
+    return None if res is None else Stmt("ifelse", "", (a[0], b[0]), {}, res)
+
+
+def make_atomic(g: Gen):
+    """``tl.atomic_add`` of an integer value into 8 int32 slots (order-independent)."""
+    a = g.pick(_int)
+    if a is None:
+        return None
+    return Stmt("atomic", "", (a[0],), {}, Info("i32", 0, 0))
