@@ -2,18 +2,10 @@
 sums that bf16 cannot hold stay exact. Found by the differential fuzzer (a bf16 cumsum of
 integers gave -272 where -273 was right)."""
 import numpy as np
-import pytest
 from lang_helpers import launch
 
 import workbench as wb
 import workbench.language as tl
-
-
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"seed {seed}")
-    return np.random.default_rng(seed)
 
 
 @wb.jit

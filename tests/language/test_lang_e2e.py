@@ -8,13 +8,6 @@ import workbench as wb
 import workbench.language as tl
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"seed {seed}")
-    return np.random.default_rng(seed)
-
-
 # control flow ---------------------------------------------------------------------------------
 @wb.jit
 def collatz_steps(x_ptr, out_ptr, n):

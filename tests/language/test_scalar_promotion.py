@@ -10,13 +10,6 @@ import workbench.language as tl
 from workbench.errors import CompilationError
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"seed {seed}")
-    return np.random.default_rng(seed)
-
-
 @wb.jit
 def min_then_add(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -37,6 +37,15 @@ class _Namer:
                 self.used.add(cand)
                 return cand
 
+    def _anonymous(self) -> str:
+        """The next free number, as MLIR names values without a name (``%0``, ``%1``...)."""
+        while str(self.next_anon) in self.used:
+            self.next_anon += 1
+        n = str(self.next_anon)
+        self.used.add(n)
+        self.next_anon += 1
+        return n
+
     def group(self, results) -> str:
         """The name of a result group (the first named result's name, else a number); each
         result is then named ``<group>#<index>``."""
@@ -44,11 +53,7 @@ class _Namer:
         if hint is not None:
             base = self._unique(hint)
         else:
-            while str(self.next_anon) in self.used:
-                self.next_anon += 1
-            base = str(self.next_anon)
-            self.used.add(base)
-            self.next_anon += 1
+            base = self._anonymous()
         for i, r in enumerate(results):
             self.names[id(r)] = f"{base}#{i}"
         return base
@@ -75,11 +80,7 @@ class _Namer:
             elif op is not None and op.name == "arith.constant":
                 n = self._unique("cst")
             else:
-                while str(self.next_anon) in self.used:
-                    self.next_anon += 1
-                n = str(self.next_anon)
-                self.used.add(n)
-                self.next_anon += 1
+                n = self._anonymous()
         self.names[key] = n
         return n
 
