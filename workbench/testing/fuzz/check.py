@@ -6,11 +6,12 @@ import importlib.util
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...backends import nvidia_tools
+from ...runtime.aot import compile as wb_compile
 from . import build, reference
 from . import types as ft
 from .program import Program
@@ -54,22 +55,6 @@ def load_kernel(prog: Program):
     return mod.kern
 
 
-@contextmanager
-def _interpret(on: bool):
-    old = os.environ.get("WORKBENCH_INTERPRET")
-    if on:
-        os.environ["WORKBENCH_INTERPRET"] = "1"
-    else:
-        os.environ.pop("WORKBENCH_INTERPRET", None)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("WORKBENCH_INTERPRET", None)
-        else:
-            os.environ["WORKBENCH_INTERPRET"] = old
-
-
 def launch_args(prog: Program, args: dict) -> tuple:
     """Positional arguments of ``kern`` and its constexpr keywords."""
     pos = list(args["inputs"]) + [args["out"]]
@@ -105,8 +90,8 @@ def run_backend(prog: Program, kern, args: dict, interpret: bool) -> dict:
     mine = {"inputs": [a.copy() for a in args["inputs"]], "out": args["out"].copy(),
             "atom": args["atom"].copy(), **{k: args[k] for k in ("da", "db") if k in args}}
     pos, kw = launch_args(prog, mine)
-    with _interpret(interpret):
-        kern[build.grid(prog)](*pos, **kw)
+    compiled = wb_compile(kern, *pos, target="interpreter" if interpret else "cpu", **kw)
+    compiled[build.grid(prog)](*pos, **kw)
     return {"out": mine["out"], "atom": mine["atom"]}
 
 
@@ -143,8 +128,6 @@ def _record(res: Outcome, stage: str, msg: str | None) -> None:
 
 
 def _ptx(prog, kern, args, arch, ptxas):
-    from ...backends import nvidia_tools
-    from ...runtime.aot import compile as wb_compile
     pos, kw = launch_args(prog, args)
     try:
         ck = wb_compile(kern, *pos, target=f"cuda:{arch}", **kw)
