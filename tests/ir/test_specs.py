@@ -132,14 +132,22 @@ def test_specs_reject_duplicates_and_give_operand_slots():
         registry([spec], [spec])
 
 
-def test_spec_effects_agree_with_the_passes_effect_tables():
+def test_effect_tables_read_from_the_specs_classify_real_ops():
     from workbench.passes import effects
-    for name in effects.SIDE_EFFECTS - {"tt.func", "builtin.module"}:
-        assert OPS[name].writes, name
-    for name in effects.READS:
-        assert OPS[name].reads, name
-    for name in effects.TERMINATORS:
-        assert "terminator" in OPS[name].traits, name
+    # ops that must never be merged or removed
+    for name in ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert",
+                 "tt.call", "ttg.local_store", "ttg.local_dealloc", "gpu.barrier",
+                 "ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.async_wait",
+                 "ttng.warp_group_dot_wait", "tt.func", "builtin.module"):
+        assert name in effects.SIDE_EFFECTS, name
+    # ops that read memory: removable when unused, never merged
+    assert {"tt.load", "ttg.local_load", "ttg.local_alloc",
+            "ttng.warp_group_dot"} <= effects.READS
+    assert {"tt.return", "scf.yield", "scf.condition", "tt.reduce.return",
+            "tt.scan.return"} <= effects.TERMINATORS
+    # pure arithmetic is in none of them
+    for name in ("arith.addf", "arith.constant", "tt.splat", "tt.addptr", "math.exp"):
+        assert name not in effects.SIDE_EFFECTS | effects.READS | effects.TERMINATORS, name
     pure = {n for n, s in OPS.items() if "pure" in s.traits}
     assert not pure & (effects.SIDE_EFFECTS | effects.READS)
     assert all(not OPS[n].effects for n in pure)
