@@ -218,7 +218,9 @@ def test_scf_for_and_if(batch):
         launcher = k.interpret((P,), x, out, n, flagv, batch_elems=batch)
         xr = x.reshape(n, B).astype(np.float64)
         ref = sum(xr[i] if i % 2 else -xr[i] for i in range(n)) * (2 if flagv else 1)
-        np.testing.assert_allclose(out, np.tile(ref, P), rtol=1e-5)
+        # fp32 sums with cancellation: the error bound is n * eps * sum |x|, not relative
+        bound = n * np.finfo(np.float32).eps * np.abs(xr).sum(axis=0) * (2 if flagv else 1)
+        np.testing.assert_array_less(np.abs(out - np.tile(ref, P)), np.tile(bound, P) + 1e-30)
         assert launcher.last_batch == (P if batch else 1)
 
 
