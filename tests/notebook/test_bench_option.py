@@ -59,7 +59,7 @@ def test_bench_shows_view_and_roofline(shell, stubbed):
     html = shell.html('%%tilekernel --target cpu --bench "add[(4,)](x, y, o, 1024, BLOCK=256)"\n'
                       + CELL)
     assert 'data-wb-view="ir"' in html and 'data-wb-view="roofline"' in html
-    assert "data:image/png;base64," in html
+    assert "<svg" in html and "<title>#1 add" in html   # the plot, with its tooltip
     assert "AI 0.0833 FLOP/B" in html                 # 1024 FLOP / 12288 bytes
     assert "0.00614 GB/s" in html                     # 12288 B / 2 ms
     assert "data-wb-error" not in html

@@ -93,3 +93,31 @@ def test_llc_and_sizes(tmp_path):
     assert cm.llc_bytes() >= 1 << 20
     assert cm._parse_size("49152K") == 48 << 20 and cm._parse_size(" 48 MiB") == 48 << 20
     assert cm.default_working_set(48 << 20) >= min(256 << 20, 4 * (48 << 20))
+
+
+def test_remeasure_keeps_the_higher_roof_and_caches_it(fast):
+    """A roof measured while the machine was busy (here: set absurdly low) is measured again
+    with the same working set, the higher figure kept, the note says old -> new, and the
+    cache holds the new ceilings; a roof already above anything measurable stays."""
+    c = cm.ceilings("cpu", **TINY)
+    low = cm.Ceilings(**{**cm.asdict(c), "bandwidth": 1.0,
+                         "compute": {**c.compute, "fp32": 1.0}})
+    again, notes = cm.remeasure(low, memory=True, dtypes=["fp32"])
+    assert again.bandwidth > 1e6 and again.compute["fp32"] > 1e6
+    assert again.compute["fp64"] == c.compute["fp64"]              # not asked: unchanged
+    assert again.details["triad"]["bytes"] == c.details["triad"]["bytes"]
+    assert again.details["triad"]["threads"] >= 1
+    assert notes[0].startswith("memory roof re-measured: 1e-09 -> ")
+    assert notes[1].startswith("fp32 roof re-measured: ")
+    assert cm.ceilings("cpu").bandwidth == again.bandwidth          # cached
+    high = cm.Ceilings(**{**cm.asdict(c), "bandwidth": 1e18})
+    assert cm.remeasure(high)[0].bandwidth == 1e18
+
+
+def test_gpu_working_set_is_large_enough_to_hide_the_launch(monkeypatch):
+    """On the GPU the triad moves 2 GiB (a 256 MiB one lasts ~60 us on an H200, where launch
+    latency and the tail cost ~10%), bounded by a quarter of the free device memory."""
+    monkeypatch.setattr(cm, "_gpu_free_bytes", lambda: 100 << 30)
+    assert cm.default_working_set(60 << 20, "cuda") == 2048 << 20
+    monkeypatch.setattr(cm, "_gpu_free_bytes", lambda: 4 << 30)
+    assert cm.default_working_set(60 << 20, "cuda") == 1 << 30

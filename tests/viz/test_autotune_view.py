@@ -61,6 +61,7 @@ def test_table_winner_plot_and_report():
     fig = view.figure()
     d = fig.workbench_data
     assert d["ms"] == [3.0, 1.0, 2.0] and d["best"] == [1] and d["failed"] == []
+    assert fig.axes[0].get_yscale() == "log"      # a slow config must not flatten the rest
     assert d["labels"][0] == "BLOCK=64, warps=2, stages=3"
     compiled = view.report(2)
     consts = {a.name: a.value for a in compiled.spec.args if a.kind == "constexpr"}

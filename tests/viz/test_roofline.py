@@ -69,8 +69,9 @@ def test_figure_data():
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     lo, hi = d["xlim"]
     assert lo <= 0.25 and hi >= 100
-    labels = [t.get_text() for t in ax.texts]
-    assert any(lbl.startswith("wrong") and "ABOVE ROOF" in lbl for lbl in labels)
+    # each drawn point is labelled by its number only (the table says the rest)
+    labels = sorted(t.get_text() for t in ax.texts)
+    assert labels == ["1", "2", "3", "4"]
     assert "triad" in d["text"] and "ABOVE ROOF" in d["text"]
 
 
@@ -113,3 +114,53 @@ def test_tl_dot_runs_use_the_dot_roof():
               dtype=work.dtype)                                    # 60 GFLOP/s
     (p,) = roofline_points([run], ceil)
     assert p["roof"] == 100e9 and not p["above_roof"] and p["fraction"] == pytest.approx(0.6)
+
+
+def test_view_table_and_tooltips():
+    """The HTML view: an SVG whose every drawn point carries a <title> tooltip with its
+    figures, and a table row per point (numbered as on the plot), flagged rows in red."""
+    import re
+
+    view = roofline([Run("triad", 1.0, 0.5e9, 2e9, config={"BLOCK": 1024, "num_warps": 4}),
+                     Run("wrong", 0.01, 1e9, 1e9)], CEIL)
+    page = view._repr_html_()
+    assert "<svg" in page and "tex2jax_ignore" in page
+    tips = dict(re.findall(r'<g id="wb-roofline-point-(\d+)"[^>]*><title>([^<]*)</title>', page))
+    assert set(tips) == {"1", "2"}
+    assert "BLOCK=1024, num_warps=4" in tips["1"] and "time 1000 ms" in tips["1"]
+    assert "intensity 0.25 FLOP/B" in tips["1"] and "20% of the memory roof" in tips["1"]
+    assert "1000% of the memory roof" in tips["2"] and "above its roof" in tips["2"]
+    rows = re.findall(r'<tr data-point="(\d+)"[^>]*?(style="color:#c00")?>', page)
+    assert rows == [("1", ""), ("2", 'style="color:#c00"')]
+    assert view.workbench_data["flagged"] == ["wrong"]          # the figure's data, through
+
+
+def test_point_above_its_roof_remeasures_the_roof():
+    """A roof measured on a busy machine is low; a point above it makes the view measure the
+    roof again (here a stand-in re-measurement that finds 4x the bandwidth), keep the higher
+    figure, judge the point against it, and say so in its notes."""
+    seen = []
+
+    def again(ceilings, points):
+        seen.append([p["name"] for p in points if p["above_roof"]])
+        better = Ceilings(target="cpu", machine="test", bandwidth=4 * ceilings.bandwidth,
+                          compute=dict(ceilings.compute))
+        return better, ["memory roof re-measured: 10 -> 40 GB/s (best of both)"]
+
+    fast = Run("vector add", seconds=0.01, flops=0.25e9, bytes=0.3e9)     # 30 GB/s vs 10
+    view = roofline([fast], CEIL, remeasure=again)
+    assert seen == [["vector add"]]
+    d = view.workbench_data
+    assert d["bandwidth"] == 40e9 and d["flagged"] == []
+    assert "vector add landed above its roof, so the roofs were measured again" in d["notes"][0]
+    assert "now under its roof" in d["notes"][1] and "re-measured" in view._repr_html_()
+    still = roofline([Run("wrong", 0.001, 1e9, 1e9)], CEIL, remeasure=again)
+    assert still.workbench_data["flagged"] == ["wrong"]
+    assert "still above the re-measured roof" in still.workbench_data["notes"][1]
+    assert roofline([fast], CEIL, remeasure=False).workbench_data["flagged"] == ["vector add"]
+
+
+def test_ceilings_of_another_machine_are_not_remeasured():
+    from workbench.viz.roofline import default_remeasure
+    pts = roofline_points([Run("wrong", 0.01, 1e9, 1e9)], CEIL)
+    assert default_remeasure(CEIL, pts) == (CEIL, [])

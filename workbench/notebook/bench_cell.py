@@ -11,9 +11,7 @@ figure (a PNG inside HTML, so any front end shows it) and its figures as text.
 from __future__ import annotations
 
 import ast
-import base64
 import html
-import io
 
 from .display import box_html, show, show_error
 
@@ -51,14 +49,6 @@ def split_launch(expr: str, ns: dict):
     return Launch(kernel, grid, *args, **kwargs)
 
 
-def figure_html(fig) -> str:
-    """A matplotlib figure as an ``<img>`` with an inline PNG."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="roofline" src="data:image/png;base64,{data}"/>'
-
-
 def run_bench(expr: str, ns: dict, warmup: float = 25, rep: float = 100):
     """Time ``expr``, count its work, draw the roofline and display both. Returns the
     roofline figure (its ``workbench_data`` has the point), or None after showing an error
@@ -93,9 +83,9 @@ def run_bench(expr: str, ns: dict, warmup: float = 25, rep: float = 100):
             f"{run.flops:.4g} FLOP, {run.bytes:.4g} bytes ({mode} count), "
             f"{run.bytes_per_s / 1e9:.3g} GB/s, {run.flops_per_s / 1e9:.3g} GFLOP/s\n"
             + data["text"] + "\n" + ceil.to_text())
-    notes = "".join(box_html("note", f"{p['name']} is above its roof: a counting error?",
+    notes = "".join(box_html("note", f"{p['name']} is above its roof",
                              p["reason"]) for p in data["points"] if p["above_roof"])
-    body = (f'<div data-wb-view="roofline">{figure_html(fig)}'
-            f'<pre style="font-size:12px">{html.escape(text)}</pre>{notes}</div>')
+    body = (f'{fig._repr_html_()}'
+            f'<pre style="font-size:12px">{html.escape(text)}</pre>{notes}')
     show(body, text)
     return fig

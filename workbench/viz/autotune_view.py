@@ -121,8 +121,9 @@ class AutotuneView:
         return compile_report(self.compiled(i, key))
 
     def figure(self, key=None):
-        """A bar plot (matplotlib Figure) of every configuration's median time for ``key``,
-        with p20-p80 error bars, the winner in green and failed configs marked.
+        """A bar plot (matplotlib Figure) of every configuration's median time for ``key`` on a
+        logarithmic time axis (so one slow configuration does not flatten the rest), with
+        p20-p80 error bars, the winner in green and failed configs marked.
         ``fig.workbench_data``: ``{"labels", "ms", "best", "failed", "key"}``."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -145,7 +146,8 @@ class AutotuneView:
                 ax.annotate(note, (i, heights[i]), ha="center", va="bottom", fontsize=8)
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels([r.label for r in rows], rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel("median time (ms)")
+        ax.set_yscale("log")        # one slow configuration must not flatten the others
+        ax.set_ylabel("median time (ms, log scale)")
         ax.set_title(f"{self.name}: autotuning, key {self._key(key)}", fontsize=9)
         fig.tight_layout()
         fig.workbench_data = {"labels": [r.label for r in rows], "ms": [r.ms for r in rows],

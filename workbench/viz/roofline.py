@@ -8,8 +8,11 @@ fraction of that bound reached, which roof limits it, and whether it sits above 
 more than ``tolerance``). A point above its roof means the FLOPs or bytes were counted wrong
 (or the ceilings were measured on a busy machine, or the working set lived in a cache, which
 the reason says when it fits in the last-level cache). :func:`roofline` draws them on log-log
-axes with the measured roofs (solid) and datasheet roofs (dotted grey), and keeps everything
-drawn in ``fig.workbench_data``.
+axes with the measured roofs (solid) and datasheet roofs (dotted grey), each point marked by its
+number only (the table beside the plot, and a hover tooltip, give its figures: see
+:mod:`workbench.viz.roofline_view`), and keeps everything drawn in ``workbench_data``. When a
+point lands above the roof of this machine, that roof is measured again first (a roof measured
+while the machine was busy is low), and the view says so.
 """
 from __future__ import annotations
 
@@ -34,9 +37,10 @@ def roofline_points(runs, ceilings, tolerance: float = DEFAULT_TOLERANCE) -> lis
     ``fraction`` (achieved / bound; for a run without FLOPs, achieved bytes/s over the
     bandwidth), ``limiter`` (``"memory"`` or ``"compute"``), ``above_roof`` (bool: achieved
     > bound x (1 + tolerance)), ``reason`` (why it was flagged), ``drawn`` (False for runs
-    that cannot sit on log axes: no FLOPs or no bytes), ``label``."""
+    that cannot sit on log axes: no FLOPs or no bytes), ``label``, ``number`` (1-based, as drawn
+    and tabled), ``config`` (the run's meta-parameters)."""
     points = []
-    for r in _as_runs(runs):
+    for number, r in enumerate(_as_runs(runs), start=1):
         roof = ceilings.roof(r.dtype)
         intensity = r.intensity
         achieved = r.flops_per_s
@@ -65,7 +69,8 @@ def roofline_points(runs, ceilings, tolerance: float = DEFAULT_TOLERANCE) -> lis
                        "bound": bound, "fraction": fraction, "limiter": limiter,
                        "above_roof": above, "reason": reason, "drawn": drawn,
                        "label": label, "seconds": r.seconds, "flops": r.flops,
-                       "bytes": r.bytes})
+                       "bytes": r.bytes, "number": number,
+                       "config": dict(getattr(r, "config", None) or {})})
     return points
 
 
@@ -82,29 +87,57 @@ def roofline_text(points, ceilings) -> str:
     return "\n".join(lines)
 
 
-def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
-             tolerance: float = DEFAULT_TOLERANCE, target: str | None = None):
-    """A log-log roofline (matplotlib Figure) of ``runs`` (a Run, a list of Runs, or a
-    SweepResult) against ``ceilings`` (default: :func:`workbench.testing.ceilings` of the
-    first run's target, measured or cached). One labelled point per run (intensity and
-    fraction of its bound in the label); points above their roof are drawn as red crosses and
-    listed in ``fig.workbench_data["flagged"]``. ``fig.workbench_data`` also holds
-    ``points`` (see :func:`roofline_points`), ``roofs`` (name -> FLOP/s), ``bandwidth``
-    (bytes/s), ``datasheet``, ``ceilings``, ``xlim``/``ylim`` and ``text``."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def _on_this_machine(ceilings) -> bool:
+    from ..testing.ceilings import machine_id
+    try:
+        return ceilings.machine == machine_id(ceilings.target)
+    except Exception:  # noqa: BLE001 - no GPU to name: not this machine's cuda ceilings
+        return False
 
-    runs = _as_runs(runs)
-    if ceilings is None:
-        from ..testing.ceilings import ceilings as measure
-        ceilings = measure(target or (runs[0].target if runs else "cpu"))
+
+def default_remeasure(ceilings, points: list):
+    """Re-measure the roofs that points landed above (see
+    :func:`workbench.testing.ceilings.remeasure`) when the ceilings are this machine's;
+    returns ``(ceilings, notes)``, unchanged with no notes otherwise."""
+    if not _on_this_machine(ceilings):
+        return ceilings, []
+    from ..testing.ceilings import remeasure
+    above = [p for p in points if p["above_roof"]]
+    memory = any(p["limiter"] == "memory" for p in above)
+    dtypes = sorted({p["dtype"] for p in above if p["limiter"] == "compute"})
+    return remeasure(ceilings, memory=memory, dtypes=dtypes)
+
+
+def _with_remeasured(runs, ceilings, tolerance, remeasure):
+    """Points against ``ceilings``; when some are above their roof and ``remeasure`` is on,
+    the roofs are measured again and the points recomputed, with a note naming the points
+    that caused it."""
     points = roofline_points(runs, ceilings, tolerance)
-    if ax is None:
-        fig = Figure(figsize=(8, 5.2))
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot(1, 1, 1)
+    above = [p["name"] for p in points if p["above_roof"]]
+    if not above or remeasure is False:
+        return points, ceilings, []
+    fn = default_remeasure if remeasure is True else remeasure
+    try:
+        ceilings, notes = fn(ceilings, points)
+    except Exception as e:  # noqa: BLE001 - a failed re-measurement keeps the first roofs
+        return points, ceilings, [f"the roofs could not be re-measured ({type(e).__name__}: "
+                                  f"{str(e).splitlines()[0][:160]})"]
+    if not notes:
+        return points, ceilings, []
+    points = roofline_points(runs, ceilings, tolerance)
+    still = [p["name"] for p in points if p["above_roof"]]
+    why = f"{', '.join(above)} landed above {'its' if len(above) == 1 else 'their'} roof"
+    notes = [f"{why}, so the roofs were measured again: " + "; ".join(notes)]
+    if still:
+        notes.append(f"{', '.join(still)} still above the re-measured roof: the FLOPs or "
+                     "bytes counted for it are probably wrong, or its data stayed in a cache")
     else:
-        fig = ax.figure
+        notes.append("every point is now under its roof: the first roof was measured while "
+                     "the machine was busy")
+    return points, ceilings, notes
+
+
+def _limits(points, ceilings):
     bw = ceilings.bandwidth
     roofs = dict(ceilings.compute)
     ds = getattr(ceilings, "datasheet", None) or {}
@@ -118,8 +151,14 @@ def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
         top = max([top] + list(ds["compute"].values()))
     y_lo = 10 ** math.floor(math.log10(min([bw * x_lo] + [p["flops_per_s"] for p in drawn])))
     y_hi = 10 ** math.ceil(math.log10(top * 2))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    return (x_lo, x_hi), (y_lo, y_hi)
+
+
+def _draw_roofs(ax, ceilings, xlim) -> None:
+    x_lo, x_hi = xlim
+    bw = ceilings.bandwidth
+    roofs = dict(ceilings.compute)
+    ds = getattr(ceilings, "datasheet", None) or {}
     colours = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
     peak = max(roofs.values()) if roofs else bw * x_hi
     ax.plot([x_lo, peak / bw], [bw * x_lo, peak], color="#d62728", lw=2,
@@ -136,26 +175,72 @@ def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
             ax.plot([v / dbw, x_hi], [v, v], color="grey", ls=":", lw=1)
             ax.annotate(f"{name} (datasheet)", (x_hi, v), fontsize=7, color="grey",
                         ha="right", va="bottom")
-    flagged = []
-    for i, p in enumerate(drawn):
-        if p["above_roof"]:
-            flagged.append(p["name"])
-            ax.plot([p["intensity"]], [p["flops_per_s"]], "x", color="red", ms=10, mew=2.5)
-        else:
-            ax.plot([p["intensity"]], [p["flops_per_s"]], "o", color="black", ms=5)
-        label = p["label"] + ("\nABOVE ROOF: counting error?" if p["above_roof"] else "")
-        ax.annotate(label, (p["intensity"], p["flops_per_s"]), fontsize=7,
-                    xytext=(6, -4 - 10 * (i % 3)), textcoords="offset points",
-                    color="red" if p["above_roof"] else "black")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
+
+
+def _draw_points(ax, drawn: list) -> None:
+    """Each point as a marker (red cross when above its roof) carrying the gid the SVG view
+    hangs its tooltip on, and its number as the only label."""
+    from .roofline_view import POINT_GID
+    for p in drawn:
+        above = p["above_roof"]
+        (line,) = ax.plot([p["intensity"]], [p["flops_per_s"]], "x" if above else "o",
+                          color="red" if above else "black", ms=10 if above else 6,
+                          mew=2.5 if above else 1)
+        line.set_gid(POINT_GID.format(p["number"]))
+        ax.annotate(str(p["number"]), (p["intensity"], p["flops_per_s"]), fontsize=8,
+                    xytext=(5, 4), textcoords="offset points",
+                    color="red" if above else "black")
+
+
+def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
+             tolerance: float = DEFAULT_TOLERANCE, target: str | None = None,
+             remeasure=True):
+    """A log-log roofline of ``runs`` (a Run, a list of Runs, or a SweepResult) against
+    ``ceilings`` (default: :func:`workbench.testing.ceilings` of the first run's target,
+    measured or cached), as a :class:`~workbench.viz.roofline_view.RooflineView` (the
+    notebook shows the plot as SVG with a tooltip per point and a numbered table beside it;
+    the matplotlib Figure is ``view.figure`` and its attributes are the view's). Each point is
+    marked with its number; points above their roof are red crosses, listed in
+    ``workbench_data["flagged"]``. ``remeasure``: when a point lands above a roof of this
+    machine, measure that roof again (best of the old and new figure) before judging it
+    (``False``: never; a callable ``(ceilings, points) -> (ceilings, notes)``: instead of
+    :func:`default_remeasure`); ``workbench_data["notes"]`` then says so. ``workbench_data``
+    also holds ``points`` (see :func:`roofline_points`), ``roofs`` (name -> FLOP/s),
+    ``bandwidth`` (bytes/s), ``datasheet``, ``ceilings``, ``xlim``/``ylim`` and ``text``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from .roofline_view import RooflineView
+
+    runs = _as_runs(runs)
+    if ceilings is None:
+        from ..testing.ceilings import ceilings as measure
+        ceilings = measure(target or (runs[0].target if runs else "cpu"))
+    points, ceilings, notes = _with_remeasured(runs, ceilings, tolerance, remeasure)
+    if ax is None:
+        fig = Figure(figsize=(7, 4.6))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    drawn = [p for p in points if p["drawn"]]
+    xlim, ylim = _limits(points, ceilings)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _draw_roofs(ax, ceilings, xlim)
+    _draw_points(ax, drawn)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("performance (FLOP/s)")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title(title or f"roofline: {ceilings.machine} ({ceilings.target})", fontsize=9)
-    return attach(fig, workbench_data={
-        "points": points, "roofs": roofs, "bandwidth": bw, "datasheet": ds,
-        "ceilings": ceilings, "flagged": flagged,
-        "not_drawn": [p["name"] for p in points if not p["drawn"]],
-        "xlim": (x_lo, x_hi), "ylim": (y_lo, y_hi), "text": roofline_text(points, ceilings)})
+    text = "\n".join([roofline_text(points, ceilings)] + notes)
+    attach(fig, workbench_data={
+        "points": points, "roofs": dict(ceilings.compute), "bandwidth": ceilings.bandwidth,
+        "datasheet": getattr(ceilings, "datasheet", None) or {}, "ceilings": ceilings,
+        "flagged": [p["name"] for p in drawn if p["above_roof"]],
+        "not_drawn": [p["name"] for p in points if not p["drawn"]], "notes": notes,
+        "xlim": xlim, "ylim": ylim, "text": text})
+    return RooflineView(fig, points, notes)
