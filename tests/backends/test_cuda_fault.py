@@ -22,11 +22,11 @@ ILLEGAL_ADDRESS = 700
 @pytest.fixture
 def clean_fault_state():
     """The process-wide record, emptied for the test and put back after it."""
-    saved = (list(cuda_fault._LAST), list(cuda_fault._FAULT))
-    cuda_fault._LAST.clear()
-    cuda_fault._FAULT.clear()
+    saved = (list(cuda_fault.LAST), list(cuda_fault.FAULT))
+    cuda_fault.LAST[:] = [None]
+    cuda_fault.FAULT.clear()
     yield
-    cuda_fault._LAST[:], cuda_fault._FAULT[:] = saved
+    cuda_fault.LAST[:], cuda_fault.FAULT[:] = saved
 
 
 def _pointer(a: np.ndarray) -> PointerArg:

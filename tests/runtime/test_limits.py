@@ -135,6 +135,27 @@ def test_grid_over_the_device_limits_on_every_backend(backend, grid, axis, most)
         assert out[0] == 1 + 1 + 65534 and (out[1:] == 1).all()
 
 
+def test_the_fast_grid_leaves_grids_over_the_limits_to_the_checked_path():
+    from workbench.runtime.grid import grid3_fast, normalize_grid
+    for g in [(2 ** 31 - 1,), (1, 65535), (1, 1, 65535), 2 ** 31 - 1]:
+        assert grid3_fast(g) == normalize_grid(g)
+    for g, full in [((2 ** 31,), (2 ** 31, 1, 1)), ((1, 65536), (1, 65536, 1)),
+                    ((1, 1, 65536), (1, 1, 65536)), (2 ** 31, (2 ** 31, 1, 1))]:
+        assert grid3_fast(g) is None and normalize_grid(g) == full
+
+
+@pytest.mark.gpu
+def test_the_gpu_reports_the_tables_figures():
+    """On the H200 (and any GPU in the table), the driver's answers equal the table's."""
+    from workbench.runtime import driver
+    arch = driver.active.get_current_target().arch
+    got, table = limits.gpu_limits(arch), limits.table_limits(arch)
+    assert "as its driver reports" in got.source
+    assert (got.shared_optin, got.threads_per_block, got.regs_per_block, got.grid) == \
+        (table.shared_optin, 1024, 65536, limits.MAX_GRID)
+    assert driver.active.utils.get_device_properties()["max_shared_mem"] == got.shared_optin
+
+
 def test_grid_limit_is_checked_before_the_missing_gpu():
     k = wb.compile(fill, "*i32", "i32", target="cuda:90", BLOCK=64)
     with pytest.raises(OutOfResources, match="grid size along y"):

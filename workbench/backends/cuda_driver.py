@@ -154,7 +154,8 @@ class CudaLauncher:
         (a CUstream handle as an int; None: :func:`~workbench.backends.cuda_launch.
         current_stream`). Raises LaunchError for bad arguments or a failing launch,
         DeviceFaultError when a kernel faulted (now or earlier in this process)."""
-        cuda_fault.raise_if_faulted()
+        if cuda_fault.FAULT:  # a kernel faulted earlier: the context is unusable
+            cuda_fault.raise_if_faulted()
         if self._func is None:
             self._load()
         gx, gy, gz = grid3
@@ -182,7 +183,7 @@ class CudaLauncher:
             if fault is not None:  # an earlier kernel faulted: its launch is the last one
                 raise fault
             raise LaunchError(f"{what} failed with CUDA error {rc} ({name})")
-        cuda_fault.record_launch(self.name, grid3, args, self.param_kinds)
+        cuda_fault.LAST[0] = (self.name, grid3, args, self.param_kinds)  # for a fault report
 
 
 def _error_name(drv, code: int) -> str:

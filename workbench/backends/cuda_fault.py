@@ -29,19 +29,17 @@ RESTART = ("The CUDA context of this process is now unusable: every later launch
            "allocation would fail. Restart the notebook's kernel (or the Python process) to "
            "get a new one.")
 
-#: [the last launch: (kernel name, grid3, args, parameter kinds)] (empty before any)
-_LAST: list = []
+#: [the last launch: (kernel name, grid3, args, parameter kinds)], [None] before any
+LAST: list = [None]
 #: [the DeviceFaultError] once a kernel faulted (empty while the context works)
-_FAULT: list = []
+FAULT: list = []
 
 
 def record_launch(name: str, grid3, args, kinds) -> None:
-    """Remember a launch (called after every successful ``cuLaunchKernel``; costs one list
-    store, the description is made only when a fault is reported)."""
-    if _LAST:
-        _LAST[0] = (name, grid3, args, kinds)
-    else:
-        _LAST.append((name, grid3, args, kinds))
+    """Remember a launch (after every successful ``cuLaunchKernel``; the launcher stores
+    into :data:`LAST` directly, one list store, and the description is made only when a
+    fault is reported)."""
+    LAST[0] = (name, grid3, args, kinds)
 
 
 def _describe_arg(i: int, a, kind: str) -> str:
@@ -58,9 +56,9 @@ def _describe_arg(i: int, a, kind: str) -> str:
 def describe_last_launch() -> str | None:
     """The last launch in words: ``kernel 'k' over grid (x, y, z) with arg 0 (ptr): shape
     (1024,) dtype float32 at 0x..., arg 1 (i32): 1024``; None before any launch."""
-    if not _LAST:
+    if LAST[0] is None:
         return None
-    name, grid3, args, kinds = _LAST[0]
+    name, grid3, args, kinds = LAST[0]
     parts = [_describe_arg(i, a, k) for i, (a, k) in enumerate(zip(args, kinds, strict=False))]
     return f"kernel '{name}' over grid {tuple(grid3)} with " + (", ".join(parts) or "no arguments")
 
@@ -71,11 +69,11 @@ def fault_from(code: int, what: str, code_name: str | None = None) -> DeviceFaul
     The first fault is kept (later calls only see its echo)."""
     if int(code) not in STICKY:
         return None
-    if _FAULT:
-        return _FAULT[0]
+    if FAULT:
+        return FAULT[0]
     name = code_name if code_name and code_name != "unknown" else STICKY[int(code)]
     launch = describe_last_launch()
-    kernel = _LAST[0][0] if _LAST else None
+    kernel = LAST[0][0] if LAST[0] is not None else None
     culprit = f"the last launch: {launch}" if launch else "no kernel was launched by the " \
         "workbench before it"
     err = DeviceFaultError(
@@ -84,20 +82,20 @@ def fault_from(code: int, what: str, code_name: str | None = None) -> DeviceFaul
         "(arrays on the host, or WORKBENCH_INTERPRET=1): out-of-bounds accesses are "
         "reported there with the program id, the offset and the source line.",
         int(code), name, kernel, launch)
-    _FAULT.append(err)
+    FAULT.append(err)
     return err
 
 
 def faulted() -> DeviceFaultError | None:
     """The recorded fault, or None while the context works."""
-    return _FAULT[0] if _FAULT else None
+    return FAULT[0] if FAULT else None
 
 
 def raise_if_faulted() -> None:
     """Raise the recorded :class:`DeviceFaultError` (a new instance with the same message,
     saying the context is unusable) when a kernel faulted earlier in this process."""
-    if _FAULT:
-        old = _FAULT[0]
+    if FAULT:
+        old = FAULT[0]
         raise DeviceFaultError(f"cannot use the GPU: an earlier kernel faulted and the CUDA "
                                f"context is unusable.\n{old}", old.code, old.code_name,
                                old.kernel, old.launch)
