@@ -207,3 +207,24 @@ def test_cpu_launcher_runs_fewer_workers_when_arenas_would_not_fit(monkeypatch):
     k[(3,)](a, out)
     np.testing.assert_array_equal(out, a.T)
     assert len(launcher._pool[0].arenas) == 2
+
+
+def test_the_autotuner_counts_a_config_over_the_limits_as_failed():
+    """Triton's autotuner skips configs raising OutOfResources; so does ours. Here a small
+    BLOCK needs more than 65535 programs along y."""
+    import math
+
+    @wb.autotune(configs=[wb.Config({"BLOCK": 8}), wb.Config({"BLOCK": 1024})], key=["n"])
+    @wb.jit
+    def double(x, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out + offs, 2 * tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+    n = 8 * 65535 + 1  # BLOCK=8: 65536 programs along y, one too many
+    x = np.random.default_rng().standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    double[lambda meta: (1, wb.cdiv(n, meta["BLOCK"]))](x, out, n)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert double.best_config.kwargs == {"BLOCK": 1024}
+    assert double.autotune_results[0][1] == math.inf
+    assert math.isfinite(double.autotune_results[1][1])
