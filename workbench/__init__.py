@@ -10,8 +10,10 @@ workbench`` loads them.
 from .config import VERSION as __version__
 from .errors import (
     CompilationError,
+    DeviceFaultError,
     LaunchError,
     OutOfBoundsError,
+    OutOfResources,
     TargetError,
     ToolMissingError,
     UnsupportedError,
@@ -34,7 +36,8 @@ from .runtime import (
 
 __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
            "LaunchError", "TensorWrapper", "reinterpret", "set_allocator",
-           "OutOfBoundsError", "TargetError", "ToolMissingError", "UnsupportedError",
+           "DeviceFaultError", "OutOfBoundsError", "OutOfResources", "TargetError",
+           "ToolMissingError", "UnsupportedError",
            "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compare",
            "compile", "heuristics", "jit", "language", "constexpr_function",
            "next_power_of_2"]

@@ -154,7 +154,8 @@ def env_reader(names: tuple) -> Callable[[], tuple]:
 class Options:
     """Options that change compiled code (all part of the cache key).
 
-    ``num_warps``: warps per program (power of two, GPU); ``num_stages``: software pipelining
+    ``num_warps``: warps per program (power of two, GPU; more than 32 compiles for the
+    host targets, and a GPU target raises OutOfResources); ``num_stages``: software pipelining
     depth; ``bounds_check``: CPU backend checks every memory access against the launch's arrays
     (``WORKBENCH_BOUNDS_CHECK=0`` turns it off); ``debug``: compile ``device_assert``;
     ``enable_fp_fusion``: allow mul+add -> fma; ``cuda_mma``: which tensor-core instructions
@@ -172,8 +173,9 @@ class Options:
 
     def __post_init__(self):
         nw = self.num_warps
-        if not isinstance(nw, int) or nw < 1 or nw & (nw - 1) or nw > 32:
-            raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
+        if not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
+            raise ValueError(f"num_warps must be a power of two, got {nw!r} (a GPU block "
+                             "holds at most 1024 threads: 32 warps)")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
         if self.cuda_mma not in CUDA_MMA_CHOICES:

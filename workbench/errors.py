@@ -94,6 +94,51 @@ class OutOfBoundsError(WorkbenchError):
         super().__init__(format_at(loc, message))
 
 
+class OutOfResources(WorkbenchError):
+    """A kernel needs more of a resource than the device (or the host) allows: shared memory,
+    registers, threads per block, grid size, scratch memory (Triton's
+    ``triton.runtime.errors.OutOfResources``, with the same ``required``, ``limit`` and
+    ``name`` attributes).
+
+    ``required`` and ``limit``: the amounts (ints, in ``unit``); ``name``: the resource
+    ("shared memory", "registers per thread", "threads per block", ...); ``kernel``: the
+    kernel's name; ``hint``: what to change; ``loc``: the kernel's ``def`` line when known
+    (the message then points at it); ``source``: where the limit comes from (the device's
+    answer or the table of architectures)."""
+
+    def __init__(self, required, limit, name: str, kernel: str | None = None,
+                 hint: str | None = None, unit: str = "", loc=None, source: str | None = None):
+        self.required, self.limit, self.name = required, limit, name
+        self.kernel, self.hint, self.unit, self.loc, self.source = kernel, hint, unit, loc, source
+        who = f"kernel '{kernel}'" if kernel else "the kernel"
+        units = f" {unit}" if unit else ""
+        where = f" ({source})" if source else ""
+        text = (f"out of resource: {name}: {who} needs {required}{units}; the limit is "
+                f"{limit}{units}{where}")
+        super().__init__(format_at(loc, text, hint or "Use smaller blocks or fewer stages."))
+
+    def __reduce__(self):
+        return (_rebuild_out_of_resources, (self.required, self.limit, self.name, self.kernel,
+                                            self.hint, self.unit, self.source))
+
+
+def _rebuild_out_of_resources(required, limit, name, kernel, hint, unit, source):
+    """Unpickle an :class:`OutOfResources` (its source location is not kept)."""
+    return OutOfResources(required, limit, name, kernel, hint, unit, None, source)
+
+
+class DeviceFaultError(WorkbenchError):
+    """A kernel faulted on the GPU (an illegal address, a trap...): the CUDA context is
+    unusable from now on. ``code`` and ``code_name``: the driver's error (e.g. 700,
+    ``CUDA_ERROR_ILLEGAL_ADDRESS``); ``kernel``: the name of the kernel launched last;
+    ``launch``: text describing that launch (grid, arguments' shapes and dtypes)."""
+
+    def __init__(self, message: str, code: int = 0, code_name: str = "", kernel=None,
+                 launch: str | None = None):
+        self.code, self.code_name, self.kernel, self.launch = code, code_name, kernel, launch
+        super().__init__(message)
+
+
 class TargetError(WorkbenchError):
     """Unknown target, or a target whose tools (GPU, driver, ptxas) are missing here."""
 

@@ -178,9 +178,9 @@ def test_launcher_turns_driver_errors_and_bad_arguments_into_launch_errors():
     from types import SimpleNamespace
 
     from workbench.errors import LaunchError
-    drv, packed = _packed(["ptr", "f32"], rc=700)
+    drv, packed = _packed(["ptr", "f32"], rc=1)
     launcher = _launcher_with(packed, SimpleNamespace())
-    with pytest.raises(LaunchError, match=r"cuLaunchKernel\(k\) failed with CUDA error 700"):
+    with pytest.raises(LaunchError, match=r"cuLaunchKernel\(k\) failed with CUDA error 1 "):
         launcher((1, 1, 1), [16, 2.0], stream=0)
     with pytest.raises(LaunchError, match="kernel k: argument 1 .str. cannot be passed as f32"):
         launcher((1, 1, 1), [16, "x"], stream=0)

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from workbench.errors import LaunchError
+from workbench.errors import LaunchError, OutOfResources
 from workbench.testing.examples import add_kernel
 
 pytestmark = pytest.mark.gpu
@@ -89,9 +89,11 @@ def test_a_new_thread_without_a_current_context_can_launch():
 def test_a_failing_launch_raises_launch_error_with_the_driver_error():
     torch = pytest.importorskip("torch")
     x, y, out = _tensors(torch, 1024)
-    add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)
-    with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_VALUE"):
-        add_kernel[(1, 70_000)](x, y, out, 1024, BLOCK_SIZE=1024)  # gridDim.y > 65535
+    ck = add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)
+    with pytest.raises(OutOfResources, match="grid size along y"):  # checked before the driver
+        add_kernel[(1, 70_000)](x, y, out, 1024, BLOCK_SIZE=1024)
+    with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_VALUE"):  # gridDim.y > 65535
+        ck.launcher((1, 70_000, 1), [x.data_ptr(), y.data_ptr(), out.data_ptr(), 1024])
     out.fill_(float("nan"))
     add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)  # the context is still usable
     torch.cuda.synchronize()

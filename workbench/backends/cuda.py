@@ -23,7 +23,7 @@ from ..ir.core import Operation, functions, module_op
 from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorType
-from . import cuda_driver, nvidia_tools
+from . import cuda_driver, cuda_fault, limits, nvidia_tools
 from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
 from .entry import pack_parts, unpack_parts
 
@@ -89,6 +89,16 @@ def param_kind(t) -> str:
     raise ToolMissingError(f"cannot pass a parameter of type {t} to a CUDA kernel")
 
 
+def _check_threads(module: Operation, num_warps: int, device) -> None:
+    """Raise OutOfResources (pointing at the kernel's ``def``) when ``num_warps`` warps of 32
+    threads are more than a block may have; checked before any layout is chosen."""
+    check = limits.gpu_checks(num_warps, 0, None, device)[0]
+    if not check.ok:
+        funcs = functions(module)
+        name = funcs[0].attributes.get("sym_name") if funcs else None
+        raise check.error(name, funcs[0].loc if funcs else None)
+
+
 class _Unavailable:
     """Launcher of a target that cannot run here: raises ToolMissingError(reason)."""
 
@@ -96,6 +106,7 @@ class _Unavailable:
         self.reason = reason
 
     def __call__(self, grid3, args, stream=0):
+        cuda_fault.raise_if_faulted()  # the GPU is here but its context is broken
         raise ToolMissingError(self.reason)
 
 
@@ -138,6 +149,8 @@ class CudaBackend(Backend):
         if timings is None:
             timings = {}
         arch = self.target.arch or 90
+        device = limits.gpu_limits(arch)
+        _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
         mod = clone_module(ttir_module)
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
@@ -181,6 +194,8 @@ class CudaBackend(Backend):
         else:
             extra["notes"].append("cubin and sass omitted: ptxas is not installed "
                                   "(pip install 'tile-workbench[sass]')")
+        extra["limits"] = [c.to_json() for c in limits.gpu_checks(
+            out.num_warps, out.shared, meta.n_regs, device)]
         func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
         kinds = [param_kind(a.type) for a in func.regions[0].block.args]
         reason = cuda_driver.driver_status()

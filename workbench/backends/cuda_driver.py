@@ -10,6 +10,9 @@ cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction, cuFuncSetAttribute
 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, needed above 48 KiB), cuLaunchKernel,
 cuMemAlloc/cuMemcpyHtoD/cuMemcpyDtoH/cuMemsetD8/cuMemFree (for :class:`DeviceArray`),
 cuEvent* (timing).
+A kernel that faults leaves the context unusable; :mod:`workbench.backends.cuda_fault` keeps
+the last launch and the fault, and every later launch or allocation raises
+:class:`~workbench.errors.DeviceFaultError` instead of using the broken context.
 Launches themselves go through :mod:`workbench.backends.cuda_launch` (a native trampoline
 calling ``cuLaunchKernel`` from ``libcuda.so.1`` with a packed parameter block), or through
 cuda-bindings' ``cuLaunchKernel`` where the trampoline cannot be built.
@@ -21,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LaunchError, ToolMissingError
-from . import cuda_launch
+from ..errors import DeviceFaultError, LaunchError, ToolMissingError
+from . import cuda_fault, cuda_launch
 from .base import PointerArg
 
 INSTALL_HINT = "pip install 'tile-workbench[cuda]'"
@@ -44,10 +47,15 @@ def import_driver():
 
 
 def check(result, what: str):
-    """Unpack a cuda-bindings result tuple ``(err, *values)``; raise LaunchError on an error."""
+    """Unpack a cuda-bindings result tuple ``(err, *values)``; raise DeviceFaultError when the
+    error says a kernel faulted (the context is then unusable: see
+    :mod:`~workbench.backends.cuda_fault`), LaunchError on another error."""
     err, *vals = result if isinstance(result, tuple) else (result,)
     code = int(err)
     if code != 0:
+        fault = cuda_fault.fault_from(code, what, getattr(err, "name", None))
+        if fault is not None:
+            raise fault
         raise LaunchError(f"{what} failed with CUDA error {code} ({getattr(err, 'name', err)})")
     if not vals:
         return None
@@ -70,7 +78,9 @@ class Device:
 
 def open_device(ordinal: int = 0) -> Device:
     """cuInit + primary context of device ``ordinal``. Raises ToolMissingError when the
-    bindings are missing or no GPU answers (the message says which)."""
+    bindings are missing or no GPU answers (the message says which), DeviceFaultError when a
+    kernel faulted earlier in this process."""
+    cuda_fault.raise_if_faulted()
     drv = import_driver()
     try:
         err = drv.cuInit(0)[0]
@@ -93,7 +103,7 @@ def driver_status() -> str | None:
     """None when a kernel can be launched here, else the sentence saying why not."""
     try:
         open_device()
-    except ToolMissingError as e:
+    except (ToolMissingError, DeviceFaultError) as e:
         return str(e)
     except LaunchError as e:
         return f"no NVIDIA GPU usable ({e})"
@@ -142,7 +152,10 @@ class CudaLauncher:
     def __call__(self, grid3, args, stream=None) -> None:
         """Launch over ``grid3`` (3 ints >= 0; an empty grid launches nothing) on ``stream``
         (a CUstream handle as an int; None: :func:`~workbench.backends.cuda_launch.
-        current_stream`). Raises LaunchError for bad arguments or a failing launch."""
+        current_stream`). Raises LaunchError for bad arguments or a failing launch,
+        DeviceFaultError when a kernel faulted (now or earlier in this process)."""
+        if cuda_fault.FAULT:  # a kernel faulted earlier: the context is unusable
+            cuda_fault.raise_if_faulted()
         if self._func is None:
             self._load()
         gx, gy, gz = grid3
@@ -164,8 +177,13 @@ class CudaLauncher:
         except ValueError as e:
             raise LaunchError(f"kernel {self.name}: {e}") from None
         if rc:
-            raise LaunchError(f"cuLaunchKernel({self.name}) failed with CUDA error {rc} "
-                              f"({_error_name(dev.driver, rc)})")
+            what = f"cuLaunchKernel({self.name})"
+            name = _error_name(dev.driver, rc)
+            fault = cuda_fault.fault_from(rc, what, name)
+            if fault is not None:  # an earlier kernel faulted: its launch is the last one
+                raise fault
+            raise LaunchError(f"{what} failed with CUDA error {rc} ({name})")
+        cuda_fault.LAST[0] = (self.name, grid3, args, self.param_kinds)  # for a fault report
 
 
 def _error_name(drv, code: int) -> str:

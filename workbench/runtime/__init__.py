@@ -6,10 +6,11 @@ from .aot import compile
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .compiled import CompiledKernel
 from .driver import driver
-from .errors import InterpreterError
+from .errors import InterpreterError, OutOfResources
 from .jit import JITFunction, TensorWrapper, jit, reinterpret
 from .specialization import ArgSpec, Specialization
 
 __all__ = ["ArgSpec", "Autotuner", "CompiledKernel", "Config", "Heuristics", "InterpreterError",
-           "JITFunction", "TensorWrapper", "driver", "reinterpret", "set_allocator",
+           "JITFunction", "OutOfResources", "TensorWrapper", "driver", "reinterpret",
+           "set_allocator",
            "Specialization", "autotune", "compile", "heuristics", "jit"]

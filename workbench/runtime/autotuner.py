@@ -23,7 +23,7 @@ import time
 import warnings
 
 from ..config import env_flag
-from ..errors import CompilationError, LaunchError
+from ..errors import CompilationError, LaunchError, OutOfResources
 
 _FAILED = [math.inf, math.inf, math.inf]
 _NO_DTYPE = object()
@@ -255,10 +255,10 @@ class Autotuner(KernelInterface):
             bench = functools.partial(base, device=_device_of(full.values()))
         try:
             out = bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
-        except CompilationError:
+        except (CompilationError, OutOfResources):  # the config cannot run: it failed
             return list(_FAILED)
         except Exception as e:  # ptxas rejecting a config counts as a failed compile
-            if type(e).__name__ in ("PtxasError", "OutOfResources"):
+            if type(e).__name__ == "PtxasError":
                 return list(_FAILED)
             raise
         return [float(v) for v in (out if isinstance(out, (list, tuple)) else [out])]

@@ -4,9 +4,10 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from ..errors import LaunchError, ToolMissingError, user_facing
+from ..backends.limits import MAX_GRID, LimitCheck, grid_checks
+from ..errors import LaunchError, OutOfResources, ToolMissingError, user_facing
 from . import views
-from .binding import bind_arguments, launch_error, specialize
+from .binding import bind_arguments, launch_error, param_location, specialize
 from .fastpath import FastBinder, FastEntry
 from .grid import normalize_grid
 
@@ -42,6 +43,11 @@ class CompiledKernel:
         self.extra = extra if extra is not None else {}
         self._launcher = launcher
         self._launch_error = launch_error
+        #: the first resource the kernel needs more of than the device allows, or None; such
+        #: a kernel has no launcher, and launch() raises OutOfResources
+        self.over_limit = next((c for c in self.limits if not c.ok), None)
+        if self.over_limit is not None:
+            self._launcher = None
         self._fast = None    # FastBinder for run(): a launch key from the raw arguments
         self._fits = set()   # keys whose arguments passed _check_fits
         self._entry = None   # FastEntry of this kernel for FastBinder.launch
@@ -51,6 +57,21 @@ class CompiledKernel:
         """The backend's launcher ``(grid3, runtime_args)``, or None when this target cannot
         run here (see :meth:`launch`)."""
         return self._launcher
+
+    @property
+    def limits(self) -> list[LimitCheck]:
+        """The resource checks the backend made (``extra["limits"]``): per resource what the
+        kernel needs and what the device allows (see :mod:`workbench.backends.limits`)."""
+        return [LimitCheck.from_json(d) for d in self.extra.get("limits") or ()]
+
+    def resource_error(self, check: LimitCheck) -> OutOfResources:
+        """The :class:`OutOfResources` of a failed ``check``, pointing at the kernel's
+        ``def`` line."""
+        try:
+            loc = param_location(self.fn, None)
+        except Exception:  # noqa: BLE001 - a kernel without readable source
+            loc = None
+        return check.error(self.name, loc)
 
     @property
     def n_regs(self):
@@ -77,7 +98,14 @@ class CompiledKernel:
     def launch(self, grid3: tuple, runtime_args) -> None:
         """Run the kernel over ``grid3`` (3 ints) with already specialised runtime arguments
         (``PointerArg`` per pointer, Python scalars; passed params only). An empty grid runs
-        nothing. Raises :class:`ToolMissingError` when this target cannot run here."""
+        nothing. Raises :class:`OutOfResources` when the kernel needs more than the device
+        allows (shared memory, registers, threads) or the grid is larger than the device's
+        (x < 2**31, y and z <= 65535, on every backend), :class:`ToolMissingError` when this
+        target cannot run here."""
+        if self.over_limit is not None:
+            raise self.resource_error(self.over_limit)
+        if grid3[0] > MAX_GRID[0] or grid3[1] > MAX_GRID[1] or grid3[2] > MAX_GRID[2]:
+            raise self.resource_error(grid_checks(grid3)[0])
         if self._launcher is None:
             raise ToolMissingError(
                 f"kernel '{self.name}' was compiled for {self.target} but cannot run here: "

@@ -17,6 +17,9 @@ it, the backend's: :meth:`~workbench.backends.base.Backend.pack`). Entries are w
 temporary file in the same folder and renamed with ``os.replace`` (atomic): processes
 compiling the same kernel at once each get a valid result, a reader never sees half a file,
 and a bad header, length or checksum (corruption, truncation) makes a miss that is rebuilt.
+A writer killed mid-write leaves only its temporary file (``<entry>.<random>.tmp``), never a
+partial entry; the next write of that entry removes such files once they are older than
+:data:`STALE_TMP_SECONDS` (a younger one may belong to a live writer).
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ from .compiler import compile_specialization
 from .kernel_entry import kernel_from_bytes, kernel_to_bytes
 
 FORMAT_VERSION = 2
+#: a temporary entry file older than this (seconds) belongs to a writer that died
+STALE_TMP_SECONDS = 600.0
 _MAGIC = b"WBCACHE"
 _SKIP_DIRS = ("notebook", "viz", "testing")
 _DROP = object()  # "no value": a name the kernel reads that is missing
@@ -178,9 +183,23 @@ def write_bytes(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        tmp = None
+        _remove_stale_temps(path)
     except OSError:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Remove temporary files of ``path``'s entry left by writers that died (older than
+    :data:`STALE_TMP_SECONDS`)."""
+    now = time.time()
+    for old in path.parent.glob(path.name + ".*.tmp"):
+        try:
+            if now - old.stat().st_mtime > STALE_TMP_SECONDS:
+                old.unlink()
+        except OSError:  # removed by another process meanwhile
+            pass
 
 
 def read_bytes(path: Path) -> bytes | None:

@@ -5,10 +5,14 @@ kernel's code is wrong. The workbench's interpreter first compiles the kernel li
 backend, so the same mistakes raise :class:`~workbench.errors.CompilationError` (with the
 caret message); ``InterpreterError`` is that class under Triton's name, so
 ``pytest.raises(InterpreterError)`` catches what our interpreter raises.
+
+``OutOfResources``: a kernel needs more shared memory, registers or threads than the device
+allows, or a grid is larger than the device's (:class:`workbench.errors.OutOfResources`; the
+autotuner counts such a config as failed, as Triton's does).
 """
-from ..errors import CompilationError, LaunchError, WorkbenchError
+from ..errors import CompilationError, LaunchError, OutOfResources, WorkbenchError
 
 InterpreterError = CompilationError
 TritonError = WorkbenchError
 
-__all__ = ["InterpreterError", "LaunchError", "TritonError"]
+__all__ = ["InterpreterError", "LaunchError", "OutOfResources", "TritonError"]

@@ -173,15 +173,17 @@ class FastBinder:
         """Launch ``entry``'s kernel over ``grid`` with the runtime values ``rts``; returns
         the kernel. Raises what the grid function or the launcher raise."""
         grid3 = grid3_fast(grid)
+        checked = grid3 is not None  # within the grid limits
         if grid3 is None:
             meta = dict(zip(self.names, vals, strict=False))
             opts = entry.options
             meta["num_warps"], meta["num_stages"] = opts.num_warps, opts.num_stages
             grid3 = normalize_grid(grid, meta)
+            checked = grid3_fast(grid3) is not None
         kernel = entry.kernel
         runtime = [rts[i] for i in entry.passed]
         launcher = kernel._launcher
-        if launcher is None or not (grid3[0] and grid3[1] and grid3[2]):
+        if launcher is None or not checked or not (grid3[0] and grid3[1] and grid3[2]):
             kernel.launch(grid3, runtime)
         else:
             launcher(grid3, runtime)

@@ -5,29 +5,33 @@ import numbers
 
 from ..errors import LaunchError
 
+#: largest grid per axis on every backend (CUDA's limits: x < 2**31, y and z <= 65535)
+_MX, _MYZ = 2 ** 31 - 1, 65535
+
 
 def grid3_fast(grid):
     """The 3-D grid of a plain ``grid``: an int >= 0 or a tuple/list of 1 to 3 ints >= 0
-    (exactly ``int``, not bool or numpy ints); None for anything else (then
-    :func:`normalize_grid` decides, with its errors). The launch fast path's grid."""
+    (exactly ``int``, not bool or numpy ints) within the device limits (x < 2**31, y and
+    z <= 65535); None for anything else (then :func:`normalize_grid` decides, with its
+    errors, and the kernel's launch checks the limits). The launch fast path's grid."""
     t = type(grid)
     if t is tuple or t is list:
         n = len(grid)
         if n == 1:
             x = grid[0]
-            if type(x) is int and x >= 0:
+            if type(x) is int and 0 <= x <= _MX:
                 return (x, 1, 1)
         elif n == 2:
             x, y = grid
-            if type(x) is int and type(y) is int and x >= 0 and y >= 0:
+            if type(x) is int and type(y) is int and 0 <= x <= _MX and 0 <= y <= _MYZ:
                 return (x, y, 1)
         elif n == 3:
             x, y, z = grid
             if type(x) is int and type(y) is int and type(z) is int and \
-                    x >= 0 and y >= 0 and z >= 0:
+                    0 <= x <= _MX and 0 <= y <= _MYZ and 0 <= z <= _MYZ:
                 return (x, y, z)
         return None
-    if t is int and grid >= 0:
+    if t is int and 0 <= grid <= _MX:
         return (grid, 1, 1)
     return None
 

@@ -107,8 +107,10 @@ def _fmt_seconds(t) -> str:
 def compile_report(compiled) -> list[tuple[str, str]]:
     """``(label, value)`` pairs of what the compiler decided and how long it took: kernel
     name, target, num_warps, num_stages, shared memory (bytes), registers and spills (when
-    ptxas ran), layouts declared in ttgir, compile times (``compiled.timings``: step -> s; its
-    ``total`` entry, when present, is the compile time, else the steps are summed)."""
+    ptxas ran), the resource checks (``extra["limits"]``: per resource "N of M unit", marked
+    when over the device's limit), layouts declared in ttgir, compile times
+    (``compiled.timings``: step -> s; its ``total`` entry, when present, is the compile
+    time, else the steps are summed)."""
     md = getattr(compiled, "metadata", None)
     out: list[tuple[str, str]] = []
     for label, attr, unit in (("kernel", "name", ""), ("target", "target", ""),
@@ -118,6 +120,10 @@ def compile_report(compiled) -> list[tuple[str, str]]:
         v = getattr(md, attr, None) if md is not None else None
         if v is not None:
             out.append((label, f"{v}{unit}"))
+    for check in (getattr(compiled, "extra", None) or {}).get("limits") or ():
+        over = check["need"] > check["allow"]
+        out.append((check["resource"], f"{check['need']} of {check['allow']} {check['unit']}"
+                    + (" \u2014 over the limit" if over else "")))
     asm = getattr(compiled, "asm", {}) or {}
     ttgir = asm.get("ttgir")
     if isinstance(ttgir, str):
@@ -183,6 +189,10 @@ def render_compiled(compiled, stages=None, *, view_id: str | None = None) -> str
     name = getattr(src, "name", None) or getattr(md, "name", "kernel")
     from .shared_report import backend_notes, shared_access_table
     notes += backend_notes(compiled)
+    over = getattr(compiled, "over_limit", None)
+    if over is not None:
+        notes.insert(0, f"cannot launch: {over.resource} {over.need} {over.unit}, the limit is "
+                        f"{over.allow} {over.unit}. {over.hint}")
     view = render_stages(panes, source_text, source_file, first,
                          title=f"{name} \u2014 {target}", report=compile_report(compiled),
                          notes=notes, view_id=view_id)

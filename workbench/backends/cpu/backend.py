@@ -22,6 +22,7 @@ from ...codegen.lineinfo import directive_line_locs, llir_line_locs
 from ...ir.parser import TypeParser
 from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
 from ..entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
+from ..limits import host_scratch_check
 from .launcher import CpuLauncher
 
 
@@ -58,7 +59,8 @@ class CpuBackend(Backend):
                               num_warps=options.num_warps, num_stages=options.num_stages,
                               shared=0)
         return BackendResult(stages, meta, launcher, None,
-                             {"scratch_bytes": lw.arena_bytes})
+                             {"scratch_bytes": lw.arena_bytes,
+                              "limits": [host_scratch_check(lw.arena_bytes).to_json()]})
 
     def cache_key(self) -> tuple:
         return (str(self.target), llvmlite.__version__, llvm.get_host_cpu_name(),

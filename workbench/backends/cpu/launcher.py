@@ -36,6 +36,7 @@ from ...errors import LaunchError, OutOfBoundsError
 from ...ir.types import FloatType, IntType, PointerType
 from ..base import PointerArg
 from ..interp.errors import DeviceAssertionError, InterpreterError
+from ..limits import host_scratch_check, host_scratch_limit
 from .hostcalls import PrintSession
 from .workers import run_parallel
 
@@ -148,6 +149,17 @@ class CpuLauncher:
         self._pool: list[_Resources] = []
         self._serial = False  # run on the calling thread only (set from past launches)
 
+    def _resources(self) -> _Resources:
+        """New per-launch memory: as many workers' scratch arenas as fit in
+        :func:`~workbench.backends.limits.host_scratch_limit` (at least one). Raises
+        OutOfResources when even one arena cannot be allocated."""
+        fit = host_scratch_limit() // max(1, self.arena_bytes + 64)
+        workers = max(1, min(self.workers, fit))
+        try:
+            return _Resources(self._nslots, self.arena_bytes, workers)
+        except MemoryError:
+            raise host_scratch_check(self.arena_bytes).error(self.name) from None
+
     def _pack(self, slots, args) -> None:
         if len(args) != len(self._plan):
             raise LaunchError(f"kernel `{self.name}` takes {len(self.param_types)} run-time "
@@ -169,8 +181,7 @@ class CpuLauncher:
             gx, gy, gz = int(gx), int(gy), int(gz)
         if min(gx, gy, gz) < 0 or max(gx, gy, gz) > _MAX_I32:
             raise LaunchError(f"grid {tuple(grid3)} must have dimensions in [0, 2^31)")
-        res = self._pool.pop() if self._pool else \
-            _Resources(self._nslots, self.arena_bytes, self.workers)
+        res = self._pool.pop() if self._pool else self._resources()
         try:
             self._pack(res.slots, args)
             total = gx * gy * gz
@@ -180,7 +191,7 @@ class CpuLauncher:
             self._pool.append(res)
 
     def _run(self, res, total, gx, gy, gz, args) -> None:
-        nw = 1 if self.prints else max(1, min(self.workers, total))
+        nw = 1 if self.prints else max(1, min(len(res.arenas), total))
         if nw > 1 and self._serial:
             nw = 1  # too little work to pay for waking helper threads
         t0 = time.perf_counter()
