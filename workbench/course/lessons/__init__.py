@@ -1,0 +1,13 @@
+"""The course's exercises, lesson by lesson (each lesson module defines ``EXERCISES``)."""
+from __future__ import annotations
+
+from . import l01_blocks, l02_tiles, l03_reductions
+
+LESSONS = {
+    1: "program ids, blocks and masks",
+    2: "2-D tiles, strides and broadcasting",
+    3: "reductions: row sum, softmax, layer norm",
+}
+
+EXERCISES = {e.name: e for mod in (l01_blocks, l02_tiles, l03_reductions)
+             for e in mod.EXERCISES}
