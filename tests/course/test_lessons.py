@@ -64,3 +64,30 @@ def test_lesson_with_solutions_passes(path, tmp_path, monkeypatch):
     views = [o for c in nb.cells for o in c.get("outputs", [])
              if 'data-wb-view="ir"' in o.get("data", {}).get("text/html", "")]
     assert views, "the lesson shows no stage view"
+
+
+def test_grade_script_grades_a_completed_release(tmp_path):
+    """The release's grade.py runs a completed copy of lesson 1 and grades each exercise."""
+    import subprocess
+    import sys
+
+    from workbench.course.release import release
+    out = tmp_path / "student"
+    release(out)
+    lesson = sorted(out.glob("01_*.ipynb"))[0]
+    nb = nbformat.read(lesson, as_version=4)
+    answers = [c for c in nb.cells if c.metadata.get("course", {}).get("role") == "answer"]
+    for cell in answers[:-1]:                    # the last exercise is left as its stub
+        cell.source = solution(cell.metadata["course"]["exercise"]).replace("@jit", "@wb.jit")
+    nbformat.write(nb, lesson)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+        WORKBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, str(out / "grade.py"), str(lesson)], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names = [c.metadata["course"]["exercise"] for c in answers]
+    for name in names[:-1]:
+        assert f"{lesson}: {name}: pass" in res.stdout
+    assert f"{lesson}: {names[-1]}: fail" in res.stdout
+    assert res.stdout.strip().endswith(f"{len(names) - 1} / {len(names)}")
