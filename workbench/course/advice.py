@@ -22,7 +22,8 @@ class Facts:
     ``shared`` (bytes), ``barriers`` (``bar.sync`` in the PTX), ``conflict`` (worst
     shared-memory bank-conflict degree, 1 = none), ``registers`` (per thread, None without
     ptxas), ``flops``, ``bytes`` (counted from the IR) and ``seconds`` (estimated on an
-    H200: max(FLOPs / compute roof, bytes / bandwidth))."""
+    H200: max(FLOPs / compute roof, bytes / bandwidth)), ``dot_inputs`` (the element type of
+    the first ``tl.dot``'s operands in ttgir, e.g. ``"f16"``; '' without a dot)."""
 
     load_bytes: int = 0
     store_bytes: int = 0
@@ -34,9 +35,12 @@ class Facts:
     flops: float = 0.0
     bytes: float = 0.0
     seconds: float = 0.0
+    dot_inputs: str = ""
     notes: list = field(default_factory=list)
 
 
+_DOT = re.compile(r"\b(?:tt\.dot|ttng\.warp_group_dot)\b.*?:\s*(?:!ttg\.memdesc|tensor)"
+                  r"<(?:\d+x)+([a-z0-9]+)")
 _ACCESS = re.compile(r"\b(ld|st)\.global(?:\.[a-z0-9:]+)*?(?:\.v(\d))?\.([bfsu])(\d+)\b")
 
 
@@ -48,6 +52,17 @@ def widest_access(ptx: str, kind: str) -> int:
         if m.group(1) == kind:
             best = max(best, int(m.group(2) or 1) * int(m.group(4)) // 8)
     return best
+
+
+def dot_inputs(ttgir: str) -> str:
+    """The element type (``"f16"``, ``"f32"``...) of the first dot's operands in ``ttgir``."""
+    m = _DOT.search(ttgir)
+    return m.group(1) if m else ""
+
+
+def _bits(t: str) -> int:
+    m = re.search(r"(\d+)", t)
+    return int(m.group(1)) if m else 0
 
 
 def _roofline_seconds(flops: float, nbytes: float, dtype: str) -> float:
@@ -75,6 +90,7 @@ def facts(kernel, case: Case) -> Facts:
                  barriers=len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx)),
                  conflict=max(degrees, default=1.0),
                  registers=getattr(md, "n_regs", None), flops=work.flops, bytes=work.bytes,
+                 dot_inputs=dot_inputs(ck.asm.get("ttgir", "")),
                  seconds=_roofline_seconds(work.flops, work.bytes, work.dtype))
 
 
@@ -88,6 +104,11 @@ def compare(mine: Facts, good: Facts) -> list:
     if good.tensor_cores and not mine.tensor_cores:
         out.append("your kernel multiplies with scalar FMAs where tl.dot on whole tiles runs "
                    "on the tensor cores (mma/wgmma in the PTX): use tl.dot(a, b, acc)")
+    if mine.dot_inputs and good.dot_inputs and _bits(mine.dot_inputs) > _bits(good.dot_inputs):
+        out.append(f"your tl.dot multiplies {mine.dot_inputs} tiles where the data is "
+                   f"{good.dot_inputs}: converting the inputs up first runs the tensor cores "
+                   f"at the wider type's rate (tf32 is half of fp16's on an H200); pass the "
+                   f"{good.dot_inputs} tiles to tl.dot and accumulate in fp32")
     if mine.load_bytes and mine.load_bytes < good.load_bytes:
         out.append(f"your loads use {mine.load_bytes}-byte accesses where {good.load_bytes} "
                    "are possible: the offsets are not known to be contiguous (build the "
