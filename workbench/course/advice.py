@@ -23,7 +23,8 @@ class Facts:
     shared-memory bank-conflict degree, 1 = none), ``registers`` (per thread, None without
     ptxas), ``flops``, ``bytes`` (counted from the IR) and ``seconds`` (estimated on an
     H200: max(FLOPs / compute roof, bytes / bandwidth)), ``dot_inputs`` (the element type of
-    the first ``tl.dot``'s operands in ttgir, e.g. ``"f16"``; '' without a dot)."""
+    the first ``tl.dot``'s operands in ttgir, e.g. ``"f16"``; '' without a dot),
+    ``bytes_issued`` (every load and store counted, re-reads included)."""
 
     load_bytes: int = 0
     store_bytes: int = 0
@@ -36,6 +37,7 @@ class Facts:
     bytes: float = 0.0
     seconds: float = 0.0
     dot_inputs: str = ""
+    bytes_issued: float = 0.0
     notes: list = field(default_factory=list)
 
 
@@ -91,6 +93,7 @@ def facts(kernel, case: Case) -> Facts:
                  conflict=max(degrees, default=1.0),
                  registers=getattr(md, "n_regs", None), flops=work.flops, bytes=work.bytes,
                  dot_inputs=dot_inputs(ck.asm.get("ttgir", "")),
+                 bytes_issued=work.bytes_issued,
                  seconds=_roofline_seconds(work.flops, work.bytes, work.dtype))
 
 
@@ -117,6 +120,10 @@ def compare(mine: Facts, good: Facts) -> list:
     if mine.store_bytes and mine.store_bytes < good.store_bytes:
         out.append(f"your stores use {mine.store_bytes}-byte accesses where "
                    f"{good.store_bytes} are possible: the stored offsets are not contiguous")
+    if mine.bytes_issued > 1.3 * good.bytes_issued:
+        out.append(f"your kernel issues {mine.bytes_issued / 1e6:.3g} MB of loads and stores "
+                   f"where the solution issues {good.bytes_issued / 1e6:.3g} MB: it reads the "
+                   "same data more than once (keep what you loaded in registers and reuse it)")
     if mine.conflict > good.conflict:
         out.append(f"your shared-memory accesses are {mine.conflict:g}-way bank-conflicted "
                    f"(the solution's: {good.conflict:g}): lanes of a warp hit the same bank")

@@ -4,11 +4,10 @@ one tile of BLOCK = next_power_of_2(N) elements, masked.
 The slow row sum walks its row one element at a time (scalar loads). The slow softmax and
 layer norm are right but walk their row in chunks of 64, once per pass (three passes), reading
 it from memory three times where one read into registers is enough: on a memory-bound kernel,
-bytes moved are time. The check's advice names what the compiler shows for them: a chunk's
-start is a run-time value not known to be a multiple of 4, so each thread moves 4 bytes per
-access where the one-tile solution moves 16 (the roofline estimate counts the bytes a kernel
-touches, not how often it re-reads them, so it does not see the three reads). Reading the same
-whole-row tile three times would not be slow: the compiler merges identical loads.
+bytes moved are time (the check counts the bytes each kernel issues, re-reads included; a
+chunk's start is also a run-time value not known to be a multiple of 4, so each thread moves 4
+bytes per access where the one-tile solution moves 16). Reading the same whole-row tile three
+times would not be slow: the compiler merges identical loads.
 """
 from __future__ import annotations
 
@@ -158,7 +157,7 @@ def _make_layer_norm(rng, size) -> Case:
 
 
 ROW = ("row = tl.program_id(0)\ncols = tl.arange(0, BLOCK)\nmask = cols < N\n")
-CHUNKED = "4-byte accesses where 16 are possible"
+REREAD = "it reads the same data more than once"
 
 EXERCISES = (
     Exercise(
@@ -189,7 +188,7 @@ def softmax(x_ptr, out_ptr, N, stride, BLOCK: tl.constexpr):
     # TODO: load the row once, subtract its max, exponentiate, divide by the sum, store
     pass
 ''',
-        solution=softmax, slow=softmax_three_passes, slow_advice=CHUNKED,
+        solution=softmax, slow=softmax_three_passes, slow_advice=REREAD,
         make=_make_softmax, sizes=SIZES,
         hints=("Read the row once; everything else happens in registers.",
                "Masked lanes must not win the max nor add to the sum: load them as -inf "
@@ -208,7 +207,7 @@ def layer_norm(x_ptr, w_ptr, b_ptr, out_ptr, N, stride, eps, BLOCK: tl.constexpr
     # TODO: mean, variance (masked lanes must not count), normalise, scale by w, shift by b
     pass
 ''',
-        solution=layer_norm, slow=layer_norm_two_passes, slow_advice=CHUNKED,
+        solution=layer_norm, slow=layer_norm_two_passes, slow_advice=REREAD,
         make=_make_layer_norm, sizes=SIZES,
         hints=("Two reductions over the same row: the mean, then the mean of squared "
                "deviations.",
