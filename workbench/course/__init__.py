@@ -83,7 +83,7 @@ def _judge_speed(report: CheckReport, ex: Exercise, kernel) -> None:
     try:
         mine, good = advice.facts(kernel, case), advice.facts(ex.solution, case)
     except Exception as e:  # noqa: BLE001 - speed advice is a bonus; say why it is missing
-        report.advice_error = (f"compiling for {advice.TARGET} failed: {type(e).__name__}: "
+        report.advice_error = (f"judging it for {advice.TARGET} failed: {type(e).__name__}: "
                                f"{str(e).splitlines()[0][:200]}")
         return
     report.advice = advice.compare(mine, good)
