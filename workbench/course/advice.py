@@ -117,9 +117,10 @@ def compare(mine: Facts, good: Facts) -> list:
                    f"{good.dot_inputs} tiles to tl.dot and accumulate in fp32")
     if mine.load_bytes and mine.load_bytes < good.load_bytes:
         out.append(f"your loads use {mine.load_bytes}-byte accesses where {good.load_bytes} "
-                   "are possible: the offsets are not known to be contiguous (build the "
-                   "fastest-moving offsets from tl.arange with a stride of 1 known at compile "
-                   "time, so each thread loads a vector)")
+                   "are possible: the offsets are not known to be contiguous, or not known to "
+                   "start on a 16-byte boundary (build the fastest-moving offsets from "
+                   "tl.arange with a stride of 1 known at compile time, and promise what you "
+                   "know with tl.multiple_of, so each thread loads a vector)")
     if mine.store_bytes and mine.store_bytes < good.store_bytes:
         out.append(f"your stores use {mine.store_bytes}-byte accesses where "
                    f"{good.store_bytes} are possible: the stored offsets are not contiguous")
