@@ -30,7 +30,7 @@ MAX_LINES = 500
 FACE_ONLY_LIBRARIES = ("IPython", "ipywidgets", "matplotlib")
 
 #: the part of each top-level name under ``workbench`` (the package itself is Runtime)
-PARTS = {"notebook": "Face", "viz": "Face", "__main__": "Face",
+PARTS = {"notebook": "Face", "viz": "Face", "__main__": "Face", "course": "Face",
          "runtime": "Runtime", "cuda": "Runtime",
          "testing": "Testing",
          "frontend": "Frontend", "language": "Frontend",

@@ -72,9 +72,18 @@ def main(argv=None) -> int:
                    help="whose stages to show: cuda:90 (default), cuda:80, cpu, interpreter")
     q.add_argument("--html", help="where to write the HTML view")
     q.add_argument("--lines", type=int, default=40, help="lines per column in the terminal")
+    c = sub.add_parser("course", help="the course's tools for instructors")
+    c.add_argument("--release", metavar="DIR", required=True,
+                   help="write the student notebooks (nbgrader metadata, no solutions) and "
+                        "grade.py into DIR")
     args = p.parse_args(argv)
     if args.command == "quickstart":
         return quickstart(args)
+    if args.command == "course":
+        from workbench.course.release import release
+        for path in release(Path(args.release)):
+            print(path)
+        return 0
     return 2
 
 
