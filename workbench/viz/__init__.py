@@ -17,14 +17,18 @@ _LAZY = {
     "compile_report": "ir_view",
     "layout_figure": "layout_view",
     "banks_figure": "bank_view",
+    "layout_picture": "layout_svg",
+    "banks_picture": "bank_view",
+    "access_map": "access_map",
     "layout_explorer": "explorer",
     "value_layouts": "layouts_of",
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
 }
-# short names: viz.layout(layout, shape), viz.banks(...). (The explorer
-# is viz.layout_explorer(): the name `explorer` is its submodule's.)
-_ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure")}
+# short names: viz.layout(layout, shape), viz.banks(...): the SVG views (the matplotlib figures
+# stay as layout_figure / banks_figure). (The explorer is viz.layout_explorer(): the name
+# `explorer` is its submodule's.)
+_ALIASES = {"layout": ("layout_svg", "layout_picture"), "banks": ("bank_view", "banks_picture")}
 
 __all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
 
