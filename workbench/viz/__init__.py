@@ -19,7 +19,6 @@ _LAZY = {
     "banks_figure": "bank_view",
     "layout_picture": "layout_svg",
     "banks_picture": "bank_view",
-    "access_map": "access_map",
     "layout_explorer": "explorer",
     "value_layouts": "layouts_of",
     "roofline_points": "roofline",
@@ -30,7 +29,7 @@ _LAZY = {
 # `explorer` is its submodule's.)
 _ALIASES = {"layout": ("layout_svg", "layout_picture"), "banks": ("bank_view", "banks_picture")}
 
-__all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
+__all__ = sorted(list(_LAZY) + list(_ALIASES) + ["access_map", "autotune_view", "roofline"])
 
 
 # the views the runtime's objects show (workbench.runtime.views): registered on import, each
@@ -56,6 +55,7 @@ _views.register("sweep_figure", _sweep_figure)
 
 # functions named like their modules are bound eagerly, so importing the submodule (which sets
 # the package attribute to the module) cannot shadow them; neither imports matplotlib at import
+from .access_map import access_map  # noqa: E402, F401
 from .autotune_view import autotune_view  # noqa: E402, F401
 from .roofline import roofline  # noqa: E402, F401
 

@@ -17,7 +17,6 @@ import numpy as np
 
 from workbench.layouts import Ownership, ownership
 
-from .layout_view import _selection
 from .svg_grid import GridPicture, render_html
 
 #: elements per row of a 1-D strip
@@ -113,6 +112,19 @@ class LayoutView:
 
     def _repr_html_(self) -> str:
         return self.html
+
+
+def _selection(warp: int | None, thread: int | None, nw: int) -> tuple[int | None, int | None]:
+    """``(warp, lane)`` selected by the ``warp``/``thread`` arguments of :func:`layout_figure`
+    (either may be None); raises ValueError when out of range."""
+    if warp is not None and not 0 <= warp < nw:
+        raise ValueError(f"warp = {warp} is outside 0..{nw - 1}")
+    if thread is None:
+        return warp, None
+    sel_warp, sel_lane = (warp, thread) if warp is not None else divmod(thread, 32)
+    if not 0 <= sel_lane < 32 or not 0 <= sel_warp < nw:
+        raise ValueError(f"thread = {thread} is outside the layout's {nw} warps x 32 lanes")
+    return sel_warp, sel_lane
 
 
 def _flat(arr: np.ndarray, size: int) -> np.ndarray:

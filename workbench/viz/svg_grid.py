@@ -78,6 +78,9 @@ class GridPicture:
     col_ticks: list = field(default_factory=list)
     legend: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    #: one rect per cell (True), colour runs merged (False), or per cell up to 4096 (None);
+    #: per-cell rects are the cells' children of ``g.wb-cells`` in row-major order
+    per_cell: bool | None = None
 
     @property
     def longest(self) -> str:
@@ -131,7 +134,7 @@ def _svg(pic: GridPicture) -> str:
                    f'{html.escape(t)}</text>')
     out.append(f'<g class="wb-cells" transform="translate({ml:g},{mt:g})">')
     col = pic.colour.reshape(pic.rows, pic.cols)
-    per_cell = pic.rows * pic.cols <= 4096
+    per_cell = pic.per_cell if pic.per_cell is not None else pic.rows * pic.cols <= 4096
     stroke = ' stroke="#fff" stroke-width="0.6"' if cp >= 6 else ""
     for r in range(pic.rows):
         c = 0

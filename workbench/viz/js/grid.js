@@ -36,7 +36,8 @@ if (typeof window.wbGridInit !== "function") {
         const x = v[i];
         if (typeof x === "string" ? x !== "" : x >= 0) parts.push(k + " " + x);
       }
-      return parts.join(", ");
+      if (root.wbExtraTip) parts.push(root.wbExtraTip(i));
+      return parts.filter((x) => x).join(", ");
     }
     function drawLabels() {
       frame = 0;
