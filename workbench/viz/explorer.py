@@ -4,15 +4,15 @@ controls; the layout picture and the shared-memory bank view update live.
 The logic is pure and testable without a browser: :class:`ExplorerState` holds every parameter
 and :meth:`ExplorerState.evaluate` turns it into an :class:`ExplorerResult` (the encoding, the
 shared layout, the bank report and text facts, or the :class:`LayoutError` message of an invalid
-combination; it never raises). :func:`render` draws a result; :func:`layout_explorer` wires
-ipywidgets controls to both. Layout facts: Triton ``TritonGPUAttrDefs.td``; banks: CUDA C++
-Programming Guide, Shared Memory.
+combination; it never raises). :func:`render` draws a result; :func:`layout_explorer` is the
+widget (:mod:`workbench.viz.explorer_widget`, an anywidget whose JavaScript draws the layout).
+Layout facts: Triton ``TritonGPUAttrDefs.td``; banks: CUDA C++ Programming Guide, Shared
+Memory.
 """
 from __future__ import annotations
 
 import dataclasses
 import html
-import io
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -33,8 +33,6 @@ from workbench.layouts import (
 KINDS = ("blocked", "mma", "dot_op", "fixed")
 SHARED_KINDS = ("swizzled", "padded", "none")
 DTYPES = ("fp32", "fp16", "bf16", "fp8e4nv", "i8", "i32", "fp64")
-POW2 = (1, 2, 4, 8, 16, 32)
-SHAPE_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 @dataclass
@@ -208,12 +206,6 @@ def _facts(lay, shape, eb: int) -> list[str]:
     return out
 
 
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    return buf.getvalue()
-
-
 @dataclass
 class ExplorerView:
     """What :func:`render` drew: ``result``, ``layout_fig`` / ``bank_fig`` (Figures or None),
@@ -227,180 +219,62 @@ class ExplorerView:
 
 
 def render(state: ExplorerState) -> ExplorerView:
-    """Evaluate ``state`` and draw its pictures (layout_figure, banks_figure); errors become the
-    message, never exceptions."""
-    from .bank_view import banks_figure
-    from .layout_view import layout_figure
+    """Evaluate ``state`` and draw its pictures (:func:`~workbench.viz.layout_svg.
+    layout_picture`, or :func:`~workbench.viz.layout_view.layout_figure` for the per-thread
+    view; :func:`~workbench.viz.bank_view.banks_picture`); errors become the message, never
+    exceptions."""
+    from .bank_view import banks_picture
+    from .layout_svg import layout_picture
     res = state.evaluate()
     view = ExplorerView(res)
     if res.layout is not None:
         try:
-            view.layout_fig = layout_figure(res.layout, state.shape, warp=state.warp,
-                                            thread=state.thread, per_thread=state.per_thread)
+            if state.per_thread:
+                from .layout_view import layout_figure
+                view.layout_fig = layout_figure(res.layout, state.shape, warp=state.warp,
+                                                thread=state.thread, per_thread=True)
+            else:
+                view.layout_fig = layout_picture(res.layout, state.shape, warp=state.warp,
+                                                 thread=state.thread)
         except (LayoutError, ValueError) as e:
             view.draw_error = str(e)
     if res.report is not None:
         compare = PaddedRowMajor(0) if res.plain_report is not None else None
-        view.bank_fig = banks_figure(res.shared, res.layout, state.shape, state.dtype,
-                                     compare=compare, request=state.request,
-                                     vector_bytes=state.vector_bytes)
+        view.bank_fig = banks_picture(res.shared, res.layout, state.shape, state.dtype,
+                                      compare=compare, request=state.request,
+                                      vector_bytes=state.vector_bytes)
+    view.message_html = render_message(res, view.draw_error)
+    return view
+
+
+def render_message(res: ExplorerResult, draw_error: Optional[str] = None) -> str:
+    """The facts of a result, or its errors in red (``data-wb-layout-error``), as HTML."""
     lines = []
-    for msg in (res.error, view.draw_error, res.bank_error):
+    for msg in (res.error, draw_error, res.bank_error):
         if msg:
             lines.append(f'<div data-wb-layout-error="1" style="color:#b00020">'
                          f"{html.escape(msg)}</div>")
     lines += [f"<div><code>{html.escape(f)}</code></div>" if f.startswith("layout:") else
               f"<div>{html.escape(f)}</div>" for f in res.facts]
-    view.message_html = "".join(lines)
-    return view
+    return "".join(lines)
 
 
 # ------------------------------------------------------------------------------- the widget
-def _pow2_slider(w, desc, value):
-    return w.SelectionSlider(options=POW2 if value in POW2 else sorted(set(POW2) | {value}),
-                             value=value, description=desc, continuous_update=False)
-
-
-class _Controls:
-    """The ipywidgets controls of one state; ``read()`` -> a new ExplorerState."""
-
-    def __init__(self, w, st: ExplorerState):
-        self.base = st
-        r = st.rank
-        self.kind = w.Dropdown(options=KINDS, value=st.kind, description="kind")
-        self.dtype = w.Dropdown(options=sorted(set(DTYPES) | {st.dtype}), value=st.dtype,
-                                description="dtype")
-        self.shape = [w.Dropdown(options=sorted(set(SHAPE_CHOICES) | {st.shape[d]}),
-                                 value=st.shape[d], description=f"shape[{d}]") for d in range(r)]
-
-        def dims(name, vals):
-            return [_pow2_slider(w, f"{name}[{d}]", vals[d] if d < len(vals) else 1)
-                    for d in range(r)]
-        self.spt = dims("sizePerThread", st.size_per_thread)
-        self.tpw = dims("threadsPerWarp", st.threads_per_warp)
-        self.wpc = dims("warpsPerCTA", st.warps_per_cta)
-        orders = [(0,)] if r == 1 else [(1, 0), (0, 1)]
-        self.order = w.Dropdown(options=[(str(list(o)), o) for o in orders],
-                                value=tuple(st.order) if tuple(st.order) in orders else orders[0],
-                                description="order")
-        self.mma_version = w.Dropdown(options=[2, 3], value=st.mma_version, description="version")
-        self.mma_warps = [_pow2_slider(w, f"warpsPerCTA[{d}]", st.mma_warps[d]) for d in range(2)]
-        self.mma_n = w.SelectionSlider(options=[8, 16, 32, 64, 128, 256], value=st.mma_instr_n,
-                                       description="v3 N", continuous_update=False)
-        self.op_idx = w.Dropdown(options=[("A (0)", 0), ("B (1)", 1)], value=st.op_idx,
-                                 description="opIdx")
-        self.k_width = _pow2_slider(w, "kWidth", st.k_width)
-        self.fixed = w.Text(value=st.fixed_text, description="layout",
-                            layout=w.Layout(width="95%"))
-        self.shared_kind = w.Dropdown(options=SHARED_KINDS, value=st.shared_kind,
-                                      description="shared")
-        self.vec = _pow2_slider(w, "vec", st.vec)
-        self.per_phase = _pow2_slider(w, "perPhase", st.per_phase)
-        self.max_phase = _pow2_slider(w, "maxPhase", st.max_phase)
-        self.shared_order = w.Dropdown(options=[("[1, 0]", (1, 0)), ("[0, 1]", (0, 1))],
-                                       value=tuple(st.shared_order), description="order")
-        self.pad = w.BoundedIntText(value=st.pad, min=0, max=64, description="pad elems")
-        self.vector_bytes = w.Dropdown(options=[("element", None), ("4 B", 4), ("8 B", 8),
-                                                ("16 B", 16)], value=st.vector_bytes,
-                                       description="B per lane")
-        self.compare = w.Checkbox(value=st.compare_plain, description="compare with row-major")
-        self.request = w.BoundedIntText(value=st.request, min=0, max=4096, description="request")
-        self.warp = w.BoundedIntText(value=-1 if st.warp is None else st.warp, min=-1, max=255,
-                                     description="warp (-1 all)")
-        self.thread = w.BoundedIntText(value=-1 if st.thread is None else st.thread, min=-1,
-                                       max=8191, description="thread (-1)")
-        self.per_thread = w.Checkbox(value=st.per_thread, description="per-thread view")
-
-    def all(self):
-        """Every control (for observing changes)."""
-        return [c for k, v in vars(self).items() if k != "base"
-                for c in (v if isinstance(v, list) else [v])]
-
-    def read(self) -> ExplorerState:
-        """The state the controls show."""
-        def opt(c):
-            return None if c.value < 0 else int(c.value)
-        return dataclasses.replace(
-            self.base, kind=self.kind.value, dtype=self.dtype.value,
-            shape=tuple(c.value for c in self.shape),
-            size_per_thread=tuple(c.value for c in self.spt),
-            threads_per_warp=tuple(c.value for c in self.tpw),
-            warps_per_cta=tuple(c.value for c in self.wpc), order=tuple(self.order.value),
-            mma_version=self.mma_version.value, mma_warps=tuple(c.value for c in self.mma_warps),
-            mma_instr_n=self.mma_n.value, op_idx=self.op_idx.value, k_width=self.k_width.value,
-            fixed_text=self.fixed.value, shared_kind=self.shared_kind.value, vec=self.vec.value,
-            per_phase=self.per_phase.value, max_phase=self.max_phase.value,
-            shared_order=tuple(self.shared_order.value), pad=int(self.pad.value),
-            vector_bytes=self.vector_bytes.value, compare_plain=self.compare.value,
-            request=int(self.request.value), warp=opt(self.warp), thread=opt(self.thread),
-            per_thread=self.per_thread.value)
-
-
 def layout_explorer(layout=None, shape=(32, 32), dtype: str = "fp32"):
-    """An ipywidgets explorer of a layout over a tile of ``shape`` and ``dtype``.
+    """An interactive explorer: every parameter of the layout, the tile and its dtype as
+    controls with their full names; the layout picture follows the controls at once (computed
+    in the browser for blocked layouts); the facts and the bank view follow from Python.
 
-    Args:
-        layout: an Encoding, Triton layout text, or None (a blocked layout: sizePerThread 4
-            along the contiguous dim, the coalesced fp32 choice).
-        shape: tile shape, rank 1 or 2 (bank view for rank 2). dtype: Triton short name.
-    Returns: an ``ipywidgets.VBox``; its ``.explorer`` attribute has ``controls``, ``state``,
-        ``view`` (the latest :class:`ExplorerView`) and ``refresh()``. Every control change
-        re-renders; invalid combinations show the LayoutError text in red, never raise.
+    Args: ``layout`` (Encoding, Triton text, or None for a coalesced fp32 blocked layout),
+        ``shape``, ``dtype``.
+    Returns: a :class:`~workbench.viz.explorer_widget.LayoutExplorer` (an anywidget; its
+        ``params`` trait drives it from Python, ``result`` is the last evaluation). Invalid
+        combinations show the LayoutError text in red, never raise.
     Raises: LayoutError for unparsable ``layout`` text (before any widget exists).
     """
-    import ipywidgets as w
-    exp = _Explorer(w, ExplorerState.from_layout(layout, shape, dtype))
-    exp.box.explorer = exp
-    return exp.box
+    from .explorer_widget import LayoutExplorer
+    return LayoutExplorer(ExplorerState.from_layout(layout, shape, dtype))
 
 
-class _Explorer:
-    def __init__(self, w, state: ExplorerState):
-        self.w = w
-        self.controls = c = _Controls(w, state)
-        self.state = state
-        self.view: Optional[ExplorerView] = None
-        self.message = w.HTML()
-        self.layout_image = w.Image(format="png")
-        self.bank_image = w.Image(format="png")
-        self.blocked_box = w.VBox([w.HBox(c.spt), w.HBox(c.tpw), w.HBox(c.wpc), c.order])
-        self.mma_box = w.VBox([w.HBox([c.mma_version, c.mma_n]), w.HBox(c.mma_warps),
-                               w.HBox([c.op_idx, c.k_width])])
-        self.fixed_box = w.VBox([c.fixed])
-        self.shared_box = w.VBox([w.HBox([c.shared_kind, c.vector_bytes, c.compare]),
-                                  w.HBox([c.vec, c.per_phase, c.max_phase]),
-                                  w.HBox([c.shared_order, c.pad, c.request])])
-        top = w.HBox([c.kind, c.dtype] + c.shape)
-        view = w.HBox([c.warp, c.thread, c.per_thread])
-        self.box = w.VBox([top, self.blocked_box, self.mma_box, self.fixed_box, self.shared_box,
-                           view, self.message, self.layout_image, self.bank_image])
-        for ctl in c.all():
-            ctl.observe(self._changed, names="value")
-        self.refresh()
-
-    def _changed(self, _change=None):
-        self.refresh()
-
-    def refresh(self) -> Optional[ExplorerView]:
-        """Read the controls, re-render, update the pictures and the message. Returns the new
-        view, or the last good one (None before any) when rendering raised."""
-        c = self.controls
-        try:
-            self.state = c.read()
-            kind = self.state.kind
-            self.blocked_box.layout.display = "" if kind == "blocked" else "none"
-            self.mma_box.layout.display = "" if kind in ("mma", "dot_op") else "none"
-            self.fixed_box.layout.display = "" if kind == "fixed" else "none"
-            self.view = view = render(self.state)
-            self.message.value = view.message_html
-            self.layout_image.value = _png(view.layout_fig) if view.layout_fig else b""
-            self.bank_image.value = _png(view.bank_fig) if view.bank_fig else b""
-            self.layout_image.layout.display = "" if view.layout_fig else "none"
-            self.bank_image.layout.display = "" if view.bank_fig else "none"
-        except Exception as e:  # noqa: BLE001 - a widget callback must never raise
-            self.message.value = (f'<div data-wb-layout-error="1" style="color:#b00020">'
-                                  f"{html.escape(type(e).__name__)}: {html.escape(str(e))}</div>")
-        return self.view
-
-
-__all__ = ["ExplorerState", "ExplorerResult", "ExplorerView", "render", "layout_explorer"]
+__all__ = ["ExplorerState", "ExplorerResult", "ExplorerView", "render", "render_message",
+           "layout_explorer"]
