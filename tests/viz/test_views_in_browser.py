@@ -49,8 +49,24 @@ def _import_explorer(page):
     page.evaluate(f"async () => {{ window.wbExplorer = await import({json.dumps(url)}); }}")
 
 
-@pytest.mark.parametrize("case", BLOCKED_CASES, ids=lambda c: "x".join(map(str, c[4])))
+def _random_case(rng):
+    """Fresh random blocked parameters: rank 1 or 2, threadsPerWarp of product 32, any
+    sizePerThread and warpsPerCTA, shapes from 1 to 256 (broadcast and repeats)."""
+    rank = int(rng.integers(1, 3))
+    split = int(rng.integers(0, 6))
+    tpw = (32,) if rank == 1 else (2 ** split, 2 ** (5 - split))
+    spt = tuple(int(2 ** rng.integers(0, 4)) for _ in range(rank))
+    wpc = tuple(int(2 ** rng.integers(0, 3)) for _ in range(rank))
+    order = tuple(int(d) for d in rng.permutation(rank))
+    shape = tuple(int(2 ** rng.integers(0, 9 if rank == 1 else 8)) for _ in range(rank))
+    return spt, tpw, wpc, order, shape
+
+
+@pytest.mark.parametrize("case", BLOCKED_CASES + ["random"] * 6,
+                         ids=lambda c: "random" if c == "random" else "x".join(map(str, c[4])))
 def test_explorer_js_owner_map_equals_python(page, case):
+    if case == "random":
+        case = _random_case(np.random.default_rng())
     spt, tpw, wpc, order, shape = case
     _import_explorer(page)
     got = page.evaluate(

@@ -97,16 +97,15 @@ def access_map(kernel, grid, *args, **kwargs) -> AccessMap:
 
     Args: a ``@jit`` kernel, its grid (int, tuple or callable, as a launch) and its arguments
         (numpy arrays for pointers; constexprs and options as keywords). The launch really
-        runs: stored arrays are written.
+        runs: stored arrays are written. Loads and stores are recorded (atomics and
+        asynchronous copies are not).
     Returns: an :class:`AccessMap`.
     Raises: what a launch raises (LaunchError, CompilationError, OutOfBoundsError).
     """
     from workbench.backends.interp.recorder import AccessRecorder
     rec = AccessRecorder()
     kernel.run_recorded(*args, grid=grid, recorder=rec, **kwargs)
-    from workbench.runtime.grid import normalize_grid
-    grid3 = normalize_grid(grid, dict(zip([p.name for p in kernel.params], args, strict=False),
-                                      **kwargs, num_warps=4, num_stages=3))
+    grid3 = tuple(rec.grid)
     accesses = build_accesses(rec.events, grid3)
     programs = [(x, y, z) for z in range(grid3[2]) for y in range(grid3[1])
                 for x in range(grid3[0])]

@@ -126,12 +126,13 @@ def _svg(pic: GridPicture) -> str:
            f'{h:g}" width="{w:g}" style="width:100%;max-width:{w:g}px;height:auto;display:block"'
            f' preserveAspectRatio="xMinYMin meet" font-family="sans-serif">']
     for c, t in pic.col_ticks:
-        out.append(f'<text x="{ml + c * cp + cp / 2:g}" y="{mt - 4:g}" font-size="{TICK_FONT:g}" '
-                   f'text-anchor="middle" fill="#555">{html.escape(t)}</text>')
-    for r, t in pic.row_ticks:
-        out.append(f'<text x="{ml - 4:g}" y="{mt + r * cp + cp / 2:g}" font-size="{TICK_FONT:g}"'
-                   f' text-anchor="end" dominant-baseline="central" fill="#555">'
+        out.append(f'<text class="wb-tick" x="{ml + c * cp + cp / 2:g}" y="{mt - 4:g}" '
+                   f'font-size="{TICK_FONT:g}" text-anchor="middle" fill="#555">'
                    f'{html.escape(t)}</text>')
+    for r, t in pic.row_ticks:
+        out.append(f'<text class="wb-tick" x="{ml - 4:g}" y="{mt + r * cp + cp / 2:g}" '
+                   f'font-size="{TICK_FONT:g}" text-anchor="end" dominant-baseline="central" '
+                   f'fill="#555">{html.escape(t)}</text>')
     out.append(f'<g class="wb-cells" transform="translate({ml:g},{mt:g})">')
     col = pic.colour.reshape(pic.rows, pic.cols)
     per_cell = pic.per_cell if pic.per_cell is not None else pic.rows * pic.cols <= 4096

@@ -102,6 +102,8 @@ class Launcher:
         if total == 0:
             return
         env0, memory = self._bind(args)
+        if self.recorder is not None:
+            self.recorder.grid = grid
         env0[MEM] = memory
         for a in range(3):
             env0[NPROG + a] = np.array([grid[a]], dtype=np.int32)

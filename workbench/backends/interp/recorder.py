@@ -41,9 +41,12 @@ class AccessEvent:
 
 @dataclass
 class AccessRecorder:
-    """Collects :class:`AccessEvent` objects in ``events`` (in execution order)."""
+    """Collects :class:`AccessEvent` objects in ``events`` (in execution order); ``grid`` is
+    the (x, y, z) grid of the launch (set by the launcher). Atomics and asynchronous copies are
+    not recorded."""
 
     events: list = field(default_factory=list)
+    grid: tuple = (0, 0, 0)
 
     def record(self, kind: str, loc, ptr: np.ndarray, mask, itemsize: int, memory, arg,
                pids) -> None:

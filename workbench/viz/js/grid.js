@@ -86,6 +86,8 @@ if (typeof window.wbGridInit !== "function") {
       box.scrollLeft = (box.scrollLeft + px) * f - px;
       box.scrollTop = (box.scrollTop + py) * f - py;
       root.dataset.wbZoom = String(zoom);
+      const s = unitPx();  // ticks keep about 12 px on screen when zoomed in
+      svg.querySelectorAll(".wb-tick").forEach((t) => t.setAttribute("font-size", s > 1 ? (12 / s).toFixed(2) : "10"));
       drawLabels();
     }
     root.wbSetZoom = setZoom;
