@@ -53,8 +53,7 @@ def _hover_cell(page, selector: str, x: float, y: float) -> None:
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
-    from workbench.viz.explorer import ExplorerState
-    from workbench.viz.explorer_widget import state_to_params
+    from workbench.viz.explorer import ExplorerState, state_to_params
     from workbench.viz.svg_grid import MARGIN_LEFT, MARGIN_TOP
     docs = ROOT / "docs"
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -105,8 +105,7 @@ MOVE = """async ([name, index]) => {
 
 
 def _params(spt, tpw, wpc, order, shape):
-    from workbench.viz.explorer import ExplorerState
-    from workbench.viz.explorer_widget import state_to_params
+    from workbench.viz.explorer import ExplorerState, state_to_params
     st = ExplorerState(shape=shape, size_per_thread=spt, threads_per_warp=tpw,
                        warps_per_cta=wpc, order=order, shared_kind="none")
     return state_to_params(st)
