@@ -80,6 +80,16 @@ def test_masked_2d_tiles_draw_masked_lanes_inside_the_array():
     rr, cc = np.indices((40, 64))
     want = np.where(cc < cols, rr // 16 + 3 * (cc // 32), -1)
     np.testing.assert_array_equal(pmap, want)
+    # the program map labels each program once, at the centre of its tile
+    from workbench.viz.access_map import order_picture
+    pic = order_picture(am, "y_ptr")
+    centres = {t: (r, c) for r, c, t in pic.overlays}
+    assert set(centres) == {str(p) for p in range(6)}
+    for p in range(6):
+        pm, pn = p % 3, p // 3
+        rows = min(16, 40 - 16 * pm)
+        cols_here = min(32, cols - 32 * pn)
+        assert centres[str(p)] == (16 * pm + rows / 2, 32 * pn + cols_here / 2)
     html = am.html
     assert html.count('class="wb-access-array"') == 2 and 'class="wb-pid"' in html
     assert "wbAccessInit" in html and html.count('data-wb-kind="program-map"') == 1

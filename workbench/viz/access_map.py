@@ -125,20 +125,21 @@ def access_map(kernel, grid, *args, **kwargs) -> AccessMap:
 
 # ------------------------------------------------------------------------------ rendering
 def _sites_table(am: AccessMap) -> str:
-    head = ("<tr><th>access</th><th>line</th><th>array</th><th>lanes kept</th>"
-            "<th>bytes used / 32-B sector</th><th>bytes used / 128-B line</th><th>source</th>"
-            "</tr>")
+    pad = ' style="padding:1px 8px;text-align:left"'
+    head = "".join(f"<th{pad}>{h}</th>" for h in (
+        "access", "line", "array", "lanes kept", "bytes used / 32-B sector",
+        "bytes used / 128-B line", "source"))
     rows = []
     for s in am.sites:
-        rows.append(
-            f'<tr data-wb-site="{s.kind}:{s.line}:{html.escape(str(s.array))}">'
-            f"<td>{s.kind}</td><td>{s.line}</td><td>{html.escape(str(s.array))}</td>"
-            f"<td>{100 * s.keep_fraction:.1f}%</td>"
-            f"<td>{s.bytes_per_sector:.1f} ({100 * s.bytes_per_sector / 32:.0f}%)</td>"
-            f"<td>{s.bytes_per_line:.1f} ({100 * s.bytes_per_line / 128:.0f}%)</td>"
-            f"<td><code>{html.escape(s.source)}</code></td></tr>")
+        cells = [s.kind, str(s.line), html.escape(str(s.array)),
+                 f"{100 * s.keep_fraction:.1f}%",
+                 f"{s.bytes_per_sector:.1f} ({100 * s.bytes_per_sector / 32:.0f}%)",
+                 f"{s.bytes_per_line:.1f} ({100 * s.bytes_per_line / 128:.0f}%)",
+                 f"<code>{html.escape(s.source)}</code>"]
+        rows.append(f'<tr data-wb-site="{s.kind}:{s.line}:{html.escape(str(s.array))}">'
+                    + "".join(f"<td{pad}>{c}</td>" for c in cells) + "</tr>")
     return ('<table class="wb-access-sites" style="border-collapse:collapse;font-size:12px">'
-            f"{head}{''.join(rows)}</table>")
+            f"<tr>{head}</tr>{''.join(rows)}</table>")
 
 
 def _ticks(n: int, scale: int = 1) -> list:
@@ -168,10 +169,19 @@ def order_picture(am: AccessMap, array: str, kind: str = "store") -> GridPicture
                for p in range(n)]
     labels = [str(p) if p >= 0 else "" for p in flat]
     pid_text = [str(am.programs[p]) if p >= 0 else "" for p in flat]
-    return GridPicture(rows=rows, cols=cols, colour=flat, palette=palette, labels=labels,
-                       fields={"program": flat, "pid (x, y, z)": pid_text},
-                       title=f"{array}: which program {kind}s each element (colour and label ="
-                             f" linear program id)", row_ticks=rt, col_ticks=ct)
+    pic = GridPicture(rows=rows, cols=cols, colour=flat, palette=palette, labels=labels,
+                      fields={"program": flat, "pid (x, y, z)": pid_text},
+                      title=f"{array}: which program {kind}s each element (colour and label ="
+                            f" linear program id; hover for its (x, y, z))",
+                      row_ticks=rt, col_ticks=ct)
+    if n <= 256:  # one readable label per program, at the centre of its elements' box
+        pic.labels = [""] * size
+        grid = flat.reshape(rows, cols)
+        for p in np.unique(flat[flat >= 0]).tolist():
+            rr, cc = np.nonzero(grid == p)
+            pic.overlays.append(((rr.min() + rr.max() + 1) / 2, (cc.min() + cc.max() + 1) / 2,
+                                 str(p)))
+    return pic
 
 
 def _program_pictures(am: AccessMap) -> tuple[list, dict]:

@@ -81,6 +81,9 @@ class GridPicture:
     #: one rect per cell (True), colour runs merged (False), or per cell up to 4096 (None);
     #: per-cell rects are the cells' children of ``g.wb-cells`` in row-major order
     per_cell: bool | None = None
+    #: texts drawn over the cells at a fixed size: (row, col, text) with fractional cell
+    #: coordinates (e.g. one label per program region)
+    overlays: list = field(default_factory=list)
 
     @property
     def longest(self) -> str:
@@ -158,6 +161,11 @@ def _svg(pic: GridPicture) -> str:
             out.append(f'<rect x="{c * cp + 0.8:g}" y="{r * cp + 0.8:g}" width="{cp - 1.6:g}" '
                        f'height="{cp - 1.6:g}" fill="none" stroke="#d00000" stroke-width="1.6"'
                        f' pointer-events="none" class="wb-mark"/>')
+    for r, c, t in pic.overlays:
+        out.append(f'<text class="wb-overlay" x="{c * cp:g}" y="{r * cp:g}" font-size="14" '
+                   f'font-weight="bold" text-anchor="middle" dominant-baseline="central" '
+                   f'fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke" '
+                   f'pointer-events="none">{html.escape(t)}</text>')
     out.append('</g><g class="wb-lbls" pointer-events="none" '
                f'transform="translate({ml:g},{mt:g})">')
     shown = pic.shown_labels()
