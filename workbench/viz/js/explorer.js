@@ -263,12 +263,17 @@ function render({ model, el: root }) {
   root.wbOwners = () => owners;
   root.wbCells = () => { const [, cols] = geometry(); return cols; };
 
+  let sync = 0;
   function set(key, value) {
     p[key] = value;
     if (key === "kind" || key === "shape") buildControls();
-    draw();
-    model.set("params", JSON.parse(JSON.stringify(p)));
-    model.save_changes();
+    draw();  // at once, here in the browser
+    // Python (facts, bank view, owner maps of other kinds) hears of it once the controls rest
+    clearTimeout(sync);
+    sync = setTimeout(() => {
+      model.set("params", JSON.parse(JSON.stringify(p)));
+      model.save_changes();
+    }, 80);
   }
   const setDim = (key, d) => (v) => { const a = p[key].slice(); a[d] = v; set(key, a); };
 
@@ -346,7 +351,7 @@ function render({ model, el: root }) {
       const s = document.createElement("script"); s.textContent = old.textContent; old.replaceWith(s);
     }
   }
-  model.on("change:owner", draw);
+  model.on("change:owner", () => { if (p.kind !== "blocked") draw(); });
   model.on("change:message", showPython);
   model.on("change:bank_html", showPython);
   buildControls();
