@@ -106,21 +106,24 @@ def test_render_draws_the_state():
     assert reports[0].vector_bytes == 16 and "#ttg.blocked" in view.message_html
 
 
-def test_widget_updates_live_and_survives_bad_values():
+def test_widget_updates_and_survives_bad_values():
     box = layout_explorer("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], "
                           "warpsPerCTA = [4, 1], order = [1, 0]}>", shape=(8, 32))
-    exp = box.explorer
-    c = exp.controls
-    assert exp.view.result.layout == BlockedLayout((1, 4), (4, 8), (4, 1), (1, 0))
-    assert exp.layout_image.value[:4] == b"\x89PNG" and exp.bank_image.value[:4] == b"\x89PNG"
-    c.tpw[0].value = 8  # [8, 8]: invalid
-    assert exp.view.result.error and "threadsPerWarp" in exp.message.value
-    assert exp.layout_image.layout.display == "none"
-    c.tpw[1].value = 4  # [8, 4]: valid again
-    assert exp.view.result.layout == BlockedLayout((1, 4), (8, 4), (4, 1), (1, 0))
-    assert exp.layout_image.layout.display == ""
-    c.shared_kind.value = "none"
-    c.kind.value = "mma"
-    assert exp.view.result.layout == MmaLayout(2, (2, 2), (16, 8))
-    assert exp.blocked_box.layout.display == "none" and exp.mma_box.layout.display == ""
-    assert exp.view.bank_fig is None and exp.bank_image.layout.display == "none"
+    assert box.result.layout == BlockedLayout((1, 4), (4, 8), (4, 1), (1, 0))
+    assert box.params["threads_per_warp"] == [4, 8] and "#ttg.blocked" in box.message
+    assert 'data-wb-kind="banks"' in box.bank_html
+    assert box.owner == {"params": box.params}  # blocked: the browser computes the map
+    box.params = {**box.params, "threads_per_warp": [8, 8]}  # invalid
+    assert box.result.error and "threadsPerWarp" in box.message
+    assert 'data-wb-layout-error="1"' in box.message and box.bank_html == ""
+    box.params = {**box.params, "threads_per_warp": [8, 4]}  # valid again
+    assert box.result.layout == BlockedLayout((1, 4), (8, 4), (4, 1), (1, 0))
+    box.params = {**box.params, "kind": "mma", "shared_kind": "none"}
+    mma = MmaLayout(2, (2, 2), (16, 8))
+    assert box.result.layout == mma and box.bank_html == ""
+    own = ownership(mma, (8, 32))
+    assert box.owner["warp"] == own.warp.reshape(-1).tolist()
+    assert box.owner["reg"] == own.register.reshape(-1).tolist()
+    box.params = {**box.params, "vector_bytes": 16, "kind": "blocked", "shared_kind": "padded",
+                  "pad": 1}
+    assert box.result.report.vector_bytes == 16  # "bytes per lane" reaches the bank view

@@ -68,9 +68,11 @@ def test_short_names_in_the_viz_namespace():
     fig = viz.layout(lay, (32, 32))
     ref = ownership(lay, (32, 32))
     assert (fig.workbench_data.lane == ref.lane).all()
-    assert viz.banks is viz.banks_figure
+    assert viz.banks is viz.banks_picture
     import workbench.viz.explorer  # noqa: F401 - importing the submodule must not shadow names
-    assert callable(viz.layout_explorer) and viz.layout is viz.layout_figure
+    import workbench.viz.layout_view  # noqa: F401
+    assert callable(viz.layout_explorer) and viz.layout is viz.layout_picture
+    assert callable(viz.layout_figure) and viz.layout_figure.__module__.endswith("layout_view")
 
 
 def test_big_tiles_say_why_they_have_no_labels():

@@ -25,6 +25,7 @@ import html
 import io
 import re
 import shlex
+from typing import Any
 
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
@@ -159,10 +160,12 @@ def parse_shared(text: str):
 
 
 def draw(line: str) -> dict:
-    """Do what ``%tilelayout line`` draws and return ``{"layout": Figure, "banks": Figure or
-    None, "encoding", "shape"}``. Raises UsageError or LayoutError (the magic shows them)."""
+    """Do what ``%tilelayout line`` draws and return ``{"layout": LayoutView (a Figure for
+    --per-thread), "banks": BanksView or None, "encoding", "shape"}``. Raises UsageError or
+    LayoutError (the magic shows them)."""
     from workbench.layouts import BlockedLayout, parse
-    from workbench.viz.bank_view import banks_figure
+    from workbench.viz.bank_view import banks_picture
+    from workbench.viz.layout_svg import layout_picture
     from workbench.viz.layout_view import layout_figure
     text, opts = parse_line(line)
     enc = parse(text)
@@ -177,13 +180,17 @@ def draw(line: str) -> dict:
         rank = enc.rank
         assert rank is not None  # a register layout (shared ones were refused above)
         shape = (32, 32)[:rank] if rank <= 2 else (32,) * rank
-    fig = layout_figure(enc, shape, warp=_int(opts, "warp"), thread=_int(opts, "thread"),
-                        per_thread=bool(opts.get("per-thread")))
+    fig: Any
+    if opts.get("per-thread"):
+        fig = layout_figure(enc, shape, warp=_int(opts, "warp"), thread=_int(opts, "thread"),
+                            per_thread=True)
+    else:
+        fig = layout_picture(enc, shape, warp=_int(opts, "warp"), thread=_int(opts, "thread"))
     banks = None
     if "banks" in opts or "compare" in opts:
         shared = parse_shared(opts.get("banks", "row-major"))
         compare = parse_shared(opts["compare"]) if "compare" in opts else None
-        banks = banks_figure(shared, enc, shape, opts.get("dtype", "fp32"), compare=compare,
+        banks = banks_picture(shared, enc, shape, opts.get("dtype", "fp32"), compare=compare,
                              request=_int(opts, "request") or 0,
                              vector_bytes=_int(opts, "vector-bytes"))
     return {"layout": fig, "banks": banks, "encoding": enc, "shape": shape}
@@ -191,6 +198,9 @@ def draw(line: str) -> dict:
 
 def _show_figure(fig, title: str) -> None:
     import base64
+    if hasattr(fig, "_repr_html_"):  # the SVG views
+        show(f'<div data-wb-view="layout">{fig._repr_html_()}</div>', title)
+        return
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
     data = base64.b64encode(buf.getvalue()).decode()

@@ -187,6 +187,26 @@ class JITFunction:
             kernel.launch(grid3, bound.runtime_args)
         return kernel
 
+    @user_facing
+    def run_recorded(self, *args, grid, recorder, **kwargs) -> CompiledKernel:
+        """Launch on the interpreter with ``recorder`` (an
+        :class:`~workbench.backends.interp.recorder.AccessRecorder`) logging every load and
+        store of every program, whatever target ordinary launches use. Arguments as
+        :meth:`run`; arrays must be host (numpy) arrays. Returns the interpreter's
+        :class:`CompiledKernel`. Raises as :meth:`run`."""
+        from ..backends.interp.launch import Launcher
+        values, options, bound, _target = self._bind(args, kwargs)
+        if bound.device not in (None, "cpu"):
+            raise LaunchError("recording accesses runs the interpreter on host (numpy) arrays; "
+                              f"this launch passes arrays on {bound.device}")
+        meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
+        grid3 = normalize_grid(grid, meta)
+        kernel = self.compile_for(bound.spec, options, Target("interpreter"))
+        cf = kernel.extra["compiled_function"]
+        if grid3[0] * grid3[1] * grid3[2]:
+            Launcher(cf, recorder=recorder)(grid3, list(bound.runtime_args))
+        return kernel
+
     def warmup(self, *args, grid=None, **kwargs) -> CompiledKernel:
         """Compile for these arguments without launching (Triton's ``warmup``)."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)

@@ -17,16 +17,19 @@ _LAZY = {
     "compile_report": "ir_view",
     "layout_figure": "layout_view",
     "banks_figure": "bank_view",
+    "layout_picture": "layout_svg",
+    "banks_picture": "bank_view",
     "layout_explorer": "explorer",
     "value_layouts": "layouts_of",
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
 }
-# short names: viz.layout(layout, shape), viz.banks(...). (The explorer
-# is viz.layout_explorer(): the name `explorer` is its submodule's.)
-_ALIASES = {"layout": ("layout_view", "layout_figure"), "banks": ("bank_view", "banks_figure")}
+# short names: viz.layout(layout, shape), viz.banks(...): the SVG views (the matplotlib figures
+# stay as layout_figure / banks_figure). (The explorer is viz.layout_explorer(): the name
+# `explorer` is its submodule's.)
+_ALIASES = {"layout": ("layout_svg", "layout_picture"), "banks": ("bank_view", "banks_picture")}
 
-__all__ = sorted(list(_LAZY) + list(_ALIASES) + ["autotune_view", "roofline"])
+__all__ = sorted(list(_LAZY) + list(_ALIASES) + ["access_map", "autotune_view", "roofline"])
 
 
 # the views the runtime's objects show (workbench.runtime.views): registered on import, each
@@ -52,6 +55,7 @@ _views.register("sweep_figure", _sweep_figure)
 
 # functions named like their modules are bound eagerly, so importing the submodule (which sets
 # the package attribute to the module) cannot shadow them; neither imports matplotlib at import
+from .access_map import access_map  # noqa: E402, F401
 from .autotune_view import autotune_view  # noqa: E402, F401
 from .roofline import roofline  # noqa: E402, F401
 

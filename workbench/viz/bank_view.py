@@ -126,3 +126,112 @@ def banks_figure(shared, access_layout, shape: Sequence[int], dtype, compare=Non
                  f"label = lane, red border = bank conflict", fontsize=9)
     fig.tight_layout()
     return attach(fig, workbench_data={"reports": reports, "grids": grids, "request": request})
+
+
+# ------------------------------------------------------------------------- SVG pictures
+def word_wavefronts(report, request: int = 0) -> dict[int, int]:
+    """Wavefront (0-based, in issue order) serving each 4-byte word of one request:
+    ``{word address // 4: wavefront}``. Phases are served one after another; inside a phase a
+    bank's distinct words take one wavefront each, in ascending address order (the order of
+    words inside a bank is the model's choice: the hardware does not document it).
+    Source: CUDA C++ Programming Guide, Shared Memory."""
+    req = report.requests[request]
+    words = req.addresses // 4
+    out: dict[int, int] = {}
+    start = 0
+    for p in range(int(req.phase_of_lane.max()) + 1):
+        sel = req.phase_of_lane == p
+        pw = np.unique(words[sel][words[sel] >= 0])
+        if pw.size == 0:
+            continue
+        depth = 0
+        for b in range(NUM_BANKS):
+            ws = pw[pw % NUM_BANKS == b]
+            for k, w in enumerate(ws):
+                out.setdefault(int(w), start + k)
+            depth = max(depth, len(ws))
+        start += depth
+    return out
+
+
+def _bank_picture(report, request: int, title: str):
+    from .svg_grid import GridPicture
+    grid = bank_grid(report, request)
+    lanes, lines = grid["lanes"], grid["lines"]
+    n = len(lines)
+    wfs = word_wavefronts(report, request)
+    size = n * NUM_BANKS
+    colour = np.full(size, -1, np.int64)
+    labels, lane_text = [""] * size, [""] * size
+    addr = np.full(size, -1, np.int64)
+    bank = np.full(size, -1, np.int64)
+    wave = np.full(size, -1, np.int64)
+    for (i, b), ls in np.ndenumerate(lanes):
+        k = i * NUM_BANKS + b
+        word = int(lines[i]) * NUM_BANKS + b
+        addr[k], bank[k] = word * 4, b
+        if ls:
+            colour[k] = ls[0]
+            labels[k] = ",".join(str(x) for x in ls[:2]) + ("+" if len(ls) > 2 else "")
+            lane_text[k] = ",".join(str(x) for x in ls)
+            wave[k] = wfs.get(word, -1)
+    palette = [f"hsl({round(360 * ln / 32)},60%,72%)" for ln in range(32)]
+    deg = grid["wavefronts"] / grid["ideal"]
+    pic = GridPicture(
+        rows=n, cols=NUM_BANKS, colour=colour, palette=palette, labels=labels,
+        fields={"byte address": addr, "bank": bank, "lanes": lane_text, "wavefront": wave},
+        marked=grid["conflict"].reshape(-1),
+        title=(f"{title}: request {request} (warp {grid['warp']}), {grid['wavefronts']} "
+               f"wavefront(s), ideal {grid['ideal']}"
+               + (f" - {deg:g}-way conflict" if deg > 1 else " - conflict-free")),
+        row_ticks=[(i, f"{int(lines[i]) * 128} B") for i in range(0, n, max(1, n // 24))],
+        col_ticks=[(b, str(b)) for b in range(0, NUM_BANKS, 4)],
+        legend=[("#d00000", "red border: bank conflict (another word of the same bank in the "
+                 "same phase)"), (palette[0], "colour and label: the lane(s) touching the word")])
+    return pic, grid
+
+
+class BanksView:
+    """A drawn bank picture: ``reports`` (one :class:`BankReport` per panel), ``grids``
+    (:func:`bank_grid` per panel), ``pictures`` (:class:`~workbench.viz.svg_grid.GridPicture`
+    per panel: rows = 128-byte lines, columns = banks), ``request`` and ``html``."""
+
+    def __init__(self, reports, grids, pictures, request: int, html_text: str):
+        self.reports, self.grids, self.pictures = reports, grids, pictures
+        self.request, self.html = request, html_text
+
+    @property
+    def workbench_data(self) -> dict:
+        """``reports``, ``grids`` and ``request`` (as on :func:`banks_figure`'s figure)."""
+        return {"reports": self.reports, "grids": self.grids, "request": self.request}
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def banks_picture(shared, access_layout, shape: Sequence[int], dtype, compare=None,
+               request: int = 0, vector_bytes: int | None = None) -> BanksView:
+    """Draw which lane hits which bank for one warp-wide request, as SVG in HTML.
+
+    Arguments as :func:`banks_figure`. Each cell is a 4-byte word (row = 128-byte line of
+    shared memory, column = bank); its tooltip gives the byte address, bank, lanes and the
+    wavefront serving it (:func:`word_wavefronts`). Returns a :class:`BanksView`.
+    Raises: LayoutError from :func:`bank_conflicts`; IndexError for a request out of range.
+    """
+    from .svg_grid import render_html
+    layouts = [shared] + ([compare] if compare is not None else [])
+    reports = [bank_conflicts(s, access_layout, shape, dtype, vector_bytes) for s in layouts]
+    for rep in reports:
+        if not 0 <= request < len(rep.requests):
+            raise IndexError(f"request = {request} is outside 0..{len(rep.requests) - 1}")
+    pics, grids, parts = [], [], []
+    for lay, rep in zip(layouts, reports, strict=True):
+        pic, grid = _bank_picture(rep, request, str(lay))
+        pics.append(pic)
+        grids.append(grid)
+        parts.append(f'<div style="flex:1 1 600px;min-width:0">{render_html(pic, "banks")}'
+                     f"</div>")
+    head = (f'<div style="font:13px sans-serif">{list(shape)} {dtype}, '
+            f"{reports[0].vector_bytes} B per lane</div>")
+    body = f'<div style="display:flex;flex-wrap:wrap;gap:12px">{"".join(parts)}</div>'
+    return BanksView(reports, grids, pics, request, head + body)

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from workbench.layouts import LayoutError, Ownership, ownership
 
 from .figure_data import attach
+from .layout_svg import _selection
 
 #: Tiles with more cells than this are drawn as colour only (labels would be unreadable).
 MAX_LABELLED_CELLS = 2048
@@ -96,19 +97,6 @@ def layout_figure(layout, shape: Sequence[int], warp: int | None = None,
     _legend(ax, colours, sel_warp)
     fig.tight_layout()
     return attach(fig, workbench_data=own, workbench_labels=labels, workbench_highlight=shown)
-
-
-def _selection(warp: int | None, thread: int | None, nw: int) -> tuple[int | None, int | None]:
-    """``(warp, lane)`` selected by the ``warp``/``thread`` arguments of :func:`layout_figure`
-    (either may be None); raises ValueError when out of range."""
-    if warp is not None and not 0 <= warp < nw:
-        raise ValueError(f"warp = {warp} is outside 0..{nw - 1}")
-    if thread is None:
-        return warp, None
-    sel_warp, sel_lane = (warp, thread) if warp is not None else divmod(thread, 32)
-    if not 0 <= sel_lane < 32 or not 0 <= sel_warp < nw:
-        raise ValueError(f"thread = {thread} is outside the layout's {nw} warps x 32 lanes")
-    return sel_warp, sel_lane
 
 
 def _shown(own: Ownership, wg: np.ndarray, sel_warp, sel_lane) -> np.ndarray:

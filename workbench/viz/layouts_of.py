@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from workbench.ir.core import Location
 from workbench.layouts import Encoding, LayoutError, parse, parse_aliases
@@ -315,22 +315,29 @@ def draw_value(compiled, name: str, warp: int | None = None, thread: int | None 
                per_thread: bool = False, access: int = 0, vector_bytes="auto"):
     """Draw the layout of value ``name`` of a compiled kernel (or of a ttgir text).
 
-    A register value (``tensor<..., #enc>``) is drawn by ``layout_figure(enc, shape, warp,
-    thread, per_thread)``; a shared buffer (``!ttg.memdesc``) by ``banks_figure`` for the
+    A register value (``tensor<..., #enc>``) is drawn by ``layout_picture(enc, shape, warp,
+    thread)`` (SVG; ``layout_figure`` for ``per_thread``); a shared buffer
+    (``!ttg.memdesc``) by ``banks_picture`` for the
     register layout of its ``access``-th read or write (see :func:`shared_accesses`), with the
     element type as dtype and ``vector_bytes`` as :func:`workbench.layouts.bank_conflicts`
     (default ``"auto"``: the widest contiguous vector, as the generated code moves it).
-    Returns: a matplotlib Figure (``fig.workbench_value`` is the :class:`ValueLayout`;
-        for a shared buffer ``fig.workbench_access`` is the ``(op name, value)`` drawn).
+    Returns: a :class:`~workbench.viz.layout_svg.LayoutView` or
+        :class:`~workbench.viz.bank_view.BanksView` (a matplotlib Figure for ``per_thread``);
+        ``.workbench_value`` is the :class:`ValueLayout`; for a shared buffer
+        ``.workbench_access`` is the ``(op name, value)`` drawn.
     Raises: LayoutError for an unknown name, a kernel without ttgir, or a shared buffer that no
         register value reads or writes; IndexError for ``access`` out of range.
     """
     v = find_value(compiled, name)
-    if v.encoding.distributed:
+    fig: Any
+    if v.encoding.distributed and per_thread:
         from .layout_view import layout_figure
-        fig = layout_figure(v.encoding, v.shape, warp=warp, thread=thread, per_thread=per_thread)
+        fig = layout_figure(v.encoding, v.shape, warp=warp, thread=thread, per_thread=True)
+    elif v.encoding.distributed:
+        from .layout_svg import layout_picture
+        fig = layout_picture(v.encoding, v.shape, warp=warp, thread=thread)
     else:
-        from .bank_view import banks_figure
+        from .bank_view import banks_picture
         text, _ = _text_of(compiled)
         found = shared_accesses(text, v.name)
         if not found:
@@ -341,10 +348,9 @@ def draw_value(compiled, name: str, warp: int | None = None, thread: int | None 
                              f"writes of {v.name})")
         op_name, acc = found[access]
         dtype = _DTYPES.get(v.element, v.element)
-        fig = banks_figure(v.encoding, acc.encoding, acc.shape, dtype, vector_bytes=vector_bytes)
-        # the data the picture shows, kept on the Figure (matplotlib's stubs do not know it)
-        fig.workbench_access = (op_name, acc)  # type: ignore[attr-defined]
-    fig.workbench_value = v  # type: ignore[attr-defined]
+        fig = banks_picture(v.encoding, acc.encoding, acc.shape, dtype, vector_bytes=vector_bytes)
+        fig.workbench_access = (op_name, acc)
+    fig.workbench_value = v
     return fig
 
 

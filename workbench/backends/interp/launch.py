@@ -47,12 +47,16 @@ class Launcher:
     """``launcher(grid3, args)`` for a :class:`CompiledFunction` (see docs/contracts.md):
     ``args`` are the passed parameters in order, :class:`PointerArg` for pointers and Python
     int/float/bool for scalars. ``batch_elems`` bounds the elements of one tile times the
-    programs run together (0 or 1 disables batching). Raises LaunchError for bad grids or
-    arguments, OutOfBoundsError, DeviceAssertionError and InterpreterError while running."""
+    programs run together (0 or 1 disables batching). ``recorder``: an
+    :class:`~.recorder.AccessRecorder` that logs every load and store per program (programs
+    then run one at a time), or None. Raises LaunchError for bad grids or arguments,
+    OutOfBoundsError, DeviceAssertionError and InterpreterError while running."""
 
-    def __init__(self, cf: CompiledFunction, batch_elems: int = DEFAULT_BATCH_ELEMS):
+    def __init__(self, cf: CompiledFunction, batch_elems: int = DEFAULT_BATCH_ELEMS,
+                 recorder=None):
         self.cf = cf
-        self.batch_elems = batch_elems
+        self.recorder = recorder
+        self.batch_elems = 0 if recorder is not None else batch_elems
         self.last_batch = 1  # programs per batch in the last launch (for tests/benchmarks)
 
     def _bind(self, args):
@@ -72,7 +76,7 @@ class Launcher:
                 env[s] = np.array([a.address], dtype=np.int64)
             else:
                 env[s] = bind_scalar(a, t, name)
-        return env, Memory(pointers)
+        return env, Memory(pointers, self.recorder)
 
     def _batch_size(self, memory: Memory, total: int) -> int:
         facts = self.cf.facts
@@ -98,6 +102,8 @@ class Launcher:
         if total == 0:
             return
         env0, memory = self._bind(args)
+        if self.recorder is not None:
+            self.recorder.grid = grid
         env0[MEM] = memory
         for a in range(3):
             env0[NPROG + a] = np.array([grid[a]], dtype=np.int32)

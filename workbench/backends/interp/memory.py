@@ -62,9 +62,11 @@ class Memory:
     """The memory of one launch: ``args`` (one :class:`ArgRegion` per pointer parameter, None
     for scalars) and the merged :class:`Span` list.
 
-    ``pointer_args``: dict ``parameter index -> (name, PointerArg)``."""
+    ``pointer_args``: dict ``parameter index -> (name, PointerArg)``. ``recorder``: an
+    :class:`~.recorder.AccessRecorder` the loads and stores report to, or None (the default)."""
 
-    def __init__(self, pointer_args: dict):
+    def __init__(self, pointer_args: dict, recorder=None):
+        self.recorder = recorder
         self.args = {}
         intervals = []
         for idx, (name, pa) in pointer_args.items():

@@ -81,6 +81,9 @@ class MemoryOpsMixin:
                     ptr, mask = np.broadcast_arrays(ptr, mask)
                 if mask.all():
                     mask = None
+            if env[MEM].recorder is not None:
+                env[MEM].recorder.record("load", loc, ptr, mask, dt.itemsize, env[MEM], arg,
+                                         env[PIDS])
             try:
                 vals = env[MEM].load(ptr, mask, dt, arg, aligned)
             except OutOfBounds as e:
@@ -112,6 +115,9 @@ class MemoryOpsMixin:
                 ptr, val, mask = np.broadcast_arrays(ptr, val, mask)
             if is_bool:
                 val = val.astype(np.int8)
+            if env[MEM].recorder is not None:
+                env[MEM].recorder.record("store", loc, ptr, mask, dt.itemsize, env[MEM], arg,
+                                         env[PIDS])
             try:
                 env[MEM].store(ptr, val, mask, dt, arg, aligned)
             except OutOfBounds as e:
