@@ -63,6 +63,11 @@ def test_programs_are_deterministic_and_varied():
     kinds = {st.kind for s in range(200) for st in generate(s).stmts}
     assert {"dot", "reduce", "scan", "loop", "ifelse", "atomic", "joinsplit", "cast",
             "math", "divmod", "shift", "where", "minmax", "reshape", "trans"} <= kinds
+    styles = {st.p["style"] for s in range(200) for st in generate(s).stmts if st.kind == "loop"}
+    assert styles == {"for", "while_up", "while_down"}
+    text = next(source(p) for p in map(generate, range(200))
+                if any(st.kind == "loop" and st.p["style"] == "while_down" for st in p.stmts))
+    assert "while v" in text and "_i > 0:" in text
 
 
 def test_compare_catches_a_wrong_lane():
