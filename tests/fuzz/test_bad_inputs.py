@@ -12,13 +12,14 @@ import pytest
 from workbench.errors import CompilationError, LaunchError, WorkbenchError
 from workbench.testing.fuzz.badcheck import classify, load, run
 from workbench.testing.fuzz.mutate import Mutant, mutate
-from workbench.testing.fuzz.mutations import LAUNCH_MUTATIONS, MUTATIONS
+from workbench.testing.fuzz.mutations import EXTRA_MUTATIONS, LAUNCH_MUTATIONS, MUTATIONS
 from workbench.testing.fuzz.workers import run_pool
 
 N_BAD = 100
-# 19 39 68 81: tl.expand_dims wrapped an out-of-range axis; 112: tl.dot took bool operands;
-# 134: a bad grid's LaunchError named no line; 274: tensor.to(rounding=1) raised a TypeError
-FIXED_SEEDS = [0, 1, 2, 19, 39, 68, 81, 112, 134, 274]
+# 19 39 81: tl.expand_dims wrapped an out-of-range axis; 283 316: tl.dot took bool operands;
+# 134: a bad grid's LaunchError named no line; 274: tensor.to(rounding=1) raised a TypeError;
+# 301 471: a combine_fn that is not @jit raised AttributeError; 87 247: hints below 1 passed
+FIXED_SEEDS = [0, 1, 2, 19, 39, 81, 283, 316, 134, 274, 301, 471, 87, 247]
 
 
 def _seeds(n: int) -> list:
@@ -49,7 +50,7 @@ def test_mutants_give_located_workbench_errors():
 
 def test_every_mutation_is_drawn_and_mutants_are_deterministic():
     kinds = {mutate(s).kind for s in range(300)}
-    assert kinds == set(MUTATIONS) | set(LAUNCH_MUTATIONS)
+    assert kinds == set(MUTATIONS) | set(LAUNCH_MUTATIONS) | set(EXTRA_MUTATIONS)
     assert mutate(77).text == mutate(77).text
     m = mutate(next(s for s in range(100) if mutate(s).expect == "compile"))
     assert m.line is not None and m.text.splitlines()[m.line - 1].strip()
@@ -92,7 +93,7 @@ def test_pool_reports_a_crash_and_a_hang_with_their_seeds():
     assert "timed out" in by_seed[11]["failures"]["crash"]
 
 
-@pytest.mark.parametrize("seed", [19, 112, 274])
+@pytest.mark.parametrize("seed", [19, 283, 274, 301])
 def test_fixed_regressions_in_process(seed):
     """The seeds that found bugs, run in this process (a quicker failure message)."""
     out = run(mutate(seed))

@@ -104,3 +104,15 @@ def test_reference_is_not_the_interpreter(seed):
     prog = generate(seed)
     args = make_args(prog, np.random.default_rng(seed))
     assert expected(prog, args)["out"].shape == args["out"].shape
+
+
+@pytest.mark.gpu
+def test_random_programs_agree_on_the_gpu():
+    """The CUDA backend (stage "cuda") against the same numpy reference, 40 programs."""
+    failures = []
+    for seed in _seeds(N_PROGRAMS)[:40]:
+        prog = generate(seed)
+        out = check(prog, ptx_archs=(), cuda=True)
+        if not out.ok or "cuda" not in out.passed + list(out.unsupported):
+            failures.append(f"seed {seed}: {out.failures}\n{source(prog)}")
+    assert not failures, "\n\n".join(failures[:3])

@@ -73,3 +73,52 @@ def test_dot_of_fp16_runs(target, rng):
     out = np.zeros((16, 16), np.float32)
     wb.compile(dot_of, a, b, out, target=target)[(1,)](a, b, out)
     np.testing.assert_array_equal(out, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@wb.jit
+def reduce_with(x_ptr, out_ptr, WHICH: tl.constexpr):
+    offs = tl.arange(0, 16)
+    v = tl.load(x_ptr + offs)
+    if WHICH == 0:
+        r = tl.reduce(v, 0, None)  # combine none
+    elif WHICH == 1:
+        r = tl.associative_scan(v, 0, 5)  # combine int
+    else:
+        r = tl.reduce(v, 0, v)  # combine tile
+    tl.store(out_ptr + offs, r)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_combine_fn_that_is_not_jit(target, which, rng):
+    """tl.reduce / tl.associative_scan with None, an int or a tile as combine_fn (an
+    AttributeError escaped from the inliner before)."""
+    x = rng.integers(-9, 9, 16).astype(np.int32)
+    with pytest.raises(CompilationError, match="combine_fn must be a @jit function") as info:
+        wb.compile(reduce_with, x, np.zeros(16, np.int32), target=target, WHICH=which)
+    _assert_points_at(info.value, "# combine " + ("none", "int", "tile")[which])
+
+
+@wb.jit
+def hinted(x_ptr, out_ptr, H: tl.constexpr):
+    offs = tl.multiple_of(tl.arange(0, 16), H)  # hint line
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("h", [0, -4, 1.5])
+def test_hint_values_below_one_are_refused(target, h, rng):
+    """tl.multiple_of(x, 0) and friends: Triton 3.6 accepts them and then crashes in its
+    axis analysis (max_contiguous(x, -1) trips an assertion); here a caret error."""
+    x = rng.standard_normal(16).astype(np.float32)
+    with pytest.raises(CompilationError, match="must be a compile-time int >= 1") as info:
+        wb.compile(hinted, x, np.zeros(16, np.float32), target=target, H=h)
+    _assert_points_at(info.value, "# hint line")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_hint_of_a_valid_value_runs(target, rng):
+    x = rng.standard_normal(16).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    wb.compile(hinted, x, out, target=target, H=16)[(1,)](x, out, H=16)
+    np.testing.assert_array_equal(out, x)

@@ -71,6 +71,10 @@ def xor_sum(input, axis=None, keep_dims=False, _semantic=None):
 def _jit_combine(fn, sem):
     if sem.call_jit is None:
         raise LanguageError("combine functions need the frontend")
+    fn = unwrap(fn)
+    if not getattr(fn, "__workbench_jit__", False):
+        raise LanguageError(f"combine_fn must be a @jit function taking two values per input "
+                            f"and returning their combination, got {fn!r}")
 
     def combine(s, *args):
         return s.call_jit(fn, list(args))

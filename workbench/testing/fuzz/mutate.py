@@ -64,16 +64,21 @@ def _marked_line(tree: ast.Module, text: str) -> int | None:
 def mutate(seed: int) -> Mutant:
     """The mutant of ``seed``: the valid program ``generate(seed)`` with one mutation, chosen
     by ``seed`` from :data:`workbench.testing.fuzz.mutations.MUTATIONS` (source changes) and
-    :data:`~workbench.testing.fuzz.mutations.LAUNCH_MUTATIONS` (launch changes)."""
+    :data:`~workbench.testing.fuzz.mutations.LAUNCH_MUTATIONS` (launch changes), or now and
+    then from :data:`~workbench.testing.fuzz.mutations.EXTRA_MUTATIONS`."""
     prog = build.generate(seed)
     rng = np.random.default_rng([seed, 0xBAD])
     tree = ast.parse(build.source(prog))
     ctx = mt.Ctx(rng, prog, tree, _kernel_def(tree))
     names = list(mt.MUTATIONS) + list(mt.LAUNCH_MUTATIONS)
+    table = {**mt.MUTATIONS, **mt.LAUNCH_MUTATIONS, **mt.EXTRA_MUTATIONS}
+    extra = np.random.default_rng([seed, 0xBAD, 2])
     for _ in range(50):
         kind = str(rng.choice(names))
-        fn = mt.MUTATIONS.get(kind) or mt.LAUNCH_MUTATIONS[kind]
-        res = fn(ctx)
+        if extra.random() < 0.08:
+            kind = str(extra.choice(list(mt.EXTRA_MUTATIONS)))
+            ctx.rng = extra
+        res = table[kind](ctx)
         if res is not None:
             break
     else:  # pragma: no cover - every program has loads and a store, so some mutation applies

@@ -339,6 +339,34 @@ def oob_unmasked(c: Ctx):
     return Res("oob" if last >= size else "none", f"mask dropped (last offset {last}, size {size})")
 
 
+def bad_builtin_args(c: Ctx):
+    """A builtin given a tile where a compile-time value belongs, too few arguments, a
+    combine function that is not ``@jit``, a hint below 1; a tile used as a Python bool; an
+    attribute tiles do not have; Python values tiles do not combine with."""
+    v, _ = _value(c)
+    if v is None:
+        return None
+    text = c.pick([
+        f"bad = tl.sum({v}, axis={v})", f"bad = tl.reshape({v}, {v})", f"bad = tl.arange(0, {v})",
+        f"bad = tl.zeros((BM,), dtype={v})", f"bad = {v}.to({v})", "bad = tl.program_id(pid_m)",
+        "bad = tl.load()", "tl.store(out_ptr)", "bad = tl.arange(0)", f"bad = tl.dot({v})",
+        f"bad = tl.reduce({v}, 0, None)", f"bad = tl.associative_scan({v}, 0, 5)",
+        f"bad = tl.reduce({v}, 0, {v})", f"bad = tl.multiple_of({v}, 0)",
+        f"bad = tl.max_contiguous({v}, -4)", f"bad = tl.max_constancy({v}, 1.5)",
+        f"if {v}:\n    bad = 1", f"bad = {v}.foo", f"bad = {v}.dtype.bar", f"bad = {v} + 'a'",
+        f"bad = {v} + None", f"bad = ({v}, {v}) + {v}", f"a, b = {v}",
+        f"a, b, c = tl.split(tl.join({v}, {v}))", "def inner():\n    pass", "tl = 3",
+        "for i in tl.static_range(0, pid_m):\n    pass", f"bad = {v} + 2 ** 70",
+        f"bad = tl.where({v})", f"bad = tl.full((BM,), {v}, tl.int32)"])
+    # rebinding tl is legal; the error comes at the next tl.<name>, on a line of its own
+    return _insert(c, text, "bad builtin arguments", "launch" if text == "tl = 3" else "compile")
+
+
+# drawn by a generator of their own (see mutate), so that adding them left the mutation of
+# every other seed as it was
+EXTRA_MUTATIONS = {f.__name__: f for f in (bad_builtin_args,)}
+
+
 MUTATIONS = {f.__name__: f for f in (
     undefined_name, misspelled_builtin, bad_arange, broadcast_mismatch, nonconstexpr_shape,
     bad_axis, wrong_type, bad_reshape, bad_dtype, call_nonjit, wrong_keyword, store_shape,

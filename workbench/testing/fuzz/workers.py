@@ -138,18 +138,34 @@ def run_pool(task: str, seeds, jobs: int = 1, options: dict | None = None,
         w.give(todo.popleft())
         busy.append(w)
 
-    def finish(w, res):
+    def emit(res):
         results.append(res)
         if on_result is not None:
             on_result(res)
+
+    def finish(w, res):
+        emit(res)
         if todo:
             w.give(todo.popleft())
         else:
             busy.remove(w)
             w.close()
 
-    for _ in range(max(1, min(jobs, len(todo)))):
-        start()
+    try:
+        for _ in range(max(1, min(jobs, len(todo)))):
+            start()
+        _drive(busy, todo, task, timeout, finish, start, emit)
+    finally:  # interrupted (Ctrl-C, an exception in on_result): no worker outlives the pool
+        for w in busy:
+            w.proc.kill()
+            w.proc.wait()
+            w.err.close()
+    return results
+
+
+def _drive(busy, todo, task, timeout, finish, start, emit) -> None:
+    """Wait for results; a worker that exits or overruns ``timeout`` on its seed gives that
+    seed a crash result and is replaced while seeds remain."""
     while busy:
         assert all(w.proc.stdout is not None for w in busy)
         ready = wait([w.proc.stdout for w in busy], timeout=1.0)
@@ -167,14 +183,10 @@ def run_pool(task: str, seeds, jobs: int = 1, options: dict | None = None,
                 busy.remove(w)
                 seed = w.seed
                 assert seed is not None
-                res = crash_result(task, seed, w.proc.returncode, hung, w.stderr_tail())
+                emit(crash_result(task, seed, w.proc.returncode, hung, w.stderr_tail()))
                 w.close()
-                results.append(res)
-                if on_result is not None:
-                    on_result(res)
                 if todo:
                     start()
-    return results
 
 
 def _serve(task: str, options: dict) -> None:
