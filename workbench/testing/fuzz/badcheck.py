@@ -141,4 +141,6 @@ def run(m: Mutant, stages=("interpreter", "cpu"), data_seed: int | None = None) 
         res.stages[stage] = classify(m, path, err)
         if res.stages[stage] != "good":
             res.messages[stage] = _describe(err) if err is not None else "no error raised"
+    sys.modules.pop(os.path.basename(path)[:-3], None)  # messages are formatted: drop the file
+    os.remove(path)
     return res
