@@ -49,7 +49,7 @@ def test_mutants_give_located_workbench_errors():
 
 
 def test_every_mutation_is_drawn_and_mutants_are_deterministic():
-    kinds = {mutate(s).kind for s in range(300)}
+    kinds = {mutate(s).kind for s in range(120)}
     assert kinds == set(MUTATIONS) | set(LAUNCH_MUTATIONS) | set(EXTRA_MUTATIONS)
     assert mutate(77).text == mutate(77).text
     m = mutate(next(s for s in range(100) if mutate(s).expect == "compile"))
@@ -82,9 +82,10 @@ def test_a_valid_program_passed_off_as_bad_is_reported_missing():
 
 def test_pool_reports_a_crash_and_a_hang_with_their_seeds():
     """Seed 7 kills its worker with SIGSEGV, seed 11 sleeps past the timeout; the others
-    still run, in replacement workers."""
-    results = run_pool("selftest", [1, 7, 11, 12, 13], jobs=2, options={"sleep": 60},
-                       timeout=5)
+    still run, in replacement workers. (One worker, so seed 11 is not a fresh worker's first
+    seed, whose clock starts after the worker's start-up allowance.)"""
+    results = run_pool("selftest", [1, 11, 7, 12, 13], jobs=1, options={"sleep": 60},
+                       timeout=4)
     by_seed = {r["seed"]: r for r in results}
     assert sorted(by_seed) == [1, 7, 11, 12, 13]
     assert by_seed[1] == {"seed": 1} and by_seed[12] == {"seed": 12}

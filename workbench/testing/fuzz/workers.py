@@ -23,6 +23,7 @@ from dataclasses import asdict
 from multiprocessing.connection import wait
 
 _TAG = "@@wb-fuzz-result "
+STARTUP = 120.0  # seconds a new worker may spend importing before its first seed's clock runs
 
 
 def run_one(task: str, seed: int, options: dict) -> dict:
@@ -85,11 +86,14 @@ class _Worker:
             text=True, bufsize=1)
         self.seed: int | None = None
         self.t0 = 0.0
+        self.fresh = True
 
     def give(self, seed: int | None) -> None:
-        """Send ``seed`` (None: stop)."""
+        """Send ``seed`` (None: stop). A fresh worker's first seed gets :data:`STARTUP`
+        seconds more before it counts as hung (the worker imports the compiler first)."""
         assert self.proc.stdin is not None
-        self.seed, self.t0 = seed, time.monotonic()
+        self.seed, self.t0 = seed, time.monotonic() + (STARTUP if self.fresh else 0.0)
+        self.fresh = False
         try:
             self.proc.stdin.write("stop\n" if seed is None else f"{seed}\n")
             self.proc.stdin.flush()
