@@ -1,10 +1,14 @@
-"""A long differential fuzzing campaign: random valid kernels against the numpy reference on the
-interpreter and the CPU backend, and PTX for cuda:80/cuda:90 (ptxas when installed).
+"""A long fuzzing campaign: random valid kernels against the numpy reference (interpreter, CPU
+backend, PTX for cuda:80/cuda:90 with ptxas when installed, and with ``--backend cuda`` the GPU),
+and mutated bad kernels that must each give a located workbench error.
 
-    python benchmarks/fuzz_campaign.py --n 5000 --seed 1 [--ptx-every 10] [--no-shrink]
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 5000 --seed 1 --jobs 2
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 0 --bad 5000 --seed 1 --jobs 2
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 2000 --backend cuda --jobs 16
 
-Prints one line per failure (seed, stage, message; then the shrunk program) and a table:
-programs, agreement per stage, failures, seconds.
+Every program runs in a worker process (``--jobs`` of them), so one that kills its process is
+reported as a crash with its seed. Prints one line per failure (seed, stage, message; a valid
+program's failure is then shrunk and printed), then a table per campaign and the wall time.
 """
 from __future__ import annotations
 
@@ -14,56 +18,118 @@ import time
 
 from workbench.backends.nvidia_tools import find_tool
 from workbench.testing.fuzz import check, generate, shrink, source
+from workbench.testing.fuzz.badcheck import OUTCOMES
+from workbench.testing.fuzz.workers import run_pool
+
+VALID_STAGES = ("interpreter", "cpu", "cuda", "cuda:80", "cuda:90", "generator", "crash")
 
 
-def _shrunk(prog, stage):
+def _shrunk(seed: int, stage: str, cuda: bool):
     def fails(p):
-        o = check(p, ptx_archs=(80, 90) if stage.startswith("cuda") else ())
+        o = check(p, ptx_archs=(80, 90) if stage.startswith("cuda:") else (), cuda=cuda)
         return stage in o.failures
-    return shrink(prog, fails)
+    return shrink(generate(seed), fails)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1000, help="number of programs")
-    ap.add_argument("--seed", type=int, default=0, help="first seed (seeds seed..seed+n-1)")
-    ap.add_argument("--ptx-every", type=int, default=10,
-                    help="compile every k-th program to PTX for cuda:80 and cuda:90 (0: never)")
-    ap.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
-    a = ap.parse_args()
-    ptxas = find_tool("ptxas")
+def valid_campaign(a, ptxas) -> None:
+    """Random valid programs: per-stage run/agree/fail/unsupported table."""
     runs: collections.Counter = collections.Counter()
     agree: collections.Counter = collections.Counter()
     gaps: collections.Counter = collections.Counter()
+    failed: list = []
     t0 = time.perf_counter()
-    for seed in range(a.seed, a.seed + a.n):
-        prog = generate(seed)
-        ptx = (80, 90) if a.ptx_every and (seed - a.seed) % a.ptx_every == 0 else ()
-        out = check(prog, ptx_archs=ptx, ptxas=ptxas)
-        for stage in out.passed + list(out.failures) + list(out.unsupported):
+
+    def seen(out: dict) -> None:
+        for stage in out["passed"] + list(out["failures"]) + list(out["unsupported"]):
             runs[stage] += 1
-        for stage, msg in out.unsupported.items():
-            gaps[stage] += 1
-            print(f"UNSUPPORTED seed {seed} {stage}: {msg.splitlines()[0][:300]}", flush=True)
-        for stage in out.passed:
+        for stage in out["passed"]:
             agree[stage] += 1
-        for stage, msg in out.failures.items():
-            print(f"FAIL seed {seed} {stage}: {msg[:500]}", flush=True)
-            if not a.no_shrink:
-                print(source(_shrunk(prog, stage)), flush=True)
-        done = seed - a.seed + 1
-        if done % 250 == 0:
-            print(f"progress: {done} programs, {time.perf_counter() - t0:.0f} s, "
-                  + ", ".join(f"{k} {agree[k]}/{runs[k]}" for k in sorted(runs))
-                  + f"; unsupported {dict(gaps)}", flush=True)
+        for stage, msg in out["unsupported"].items():
+            gaps[stage] += 1
+            print(f"UNSUPPORTED seed {out['seed']} {stage}: {msg.splitlines()[0][:300]}",
+                  flush=True)
+        for stage, msg in out["failures"].items():
+            print(f"FAIL seed {out['seed']} {stage}: {msg[:800]}", flush=True)
+            failed.append((out["seed"], stage))
+        done = sum(runs[s] for s in ("interpreter", "generator", "crash"))
+        if done and done % 250 == 0:
+            print(f"progress: {done} programs, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    options = {"ptx_every": a.ptx_every, "first": a.seed, "ptxas": ptxas,
+               "cuda": a.backend == "cuda"}
+    run_pool("valid", range(a.seed, a.seed + a.n), a.jobs, options, a.timeout, seen)
+    if not a.no_shrink:
+        for seed, stage in failed:
+            if stage not in ("crash", "generator"):
+                print(f"--- seed {seed} {stage}, shrunk ---\n"
+                      f"{source(_shrunk(seed, stage, a.backend == 'cuda'))}", flush=True)
     dt = time.perf_counter() - t0
-    print(f"\nprograms: {a.n} (seeds {a.seed}..{a.seed + a.n - 1}), {dt:.0f} s, "
-          f"{dt / max(a.n, 1):.2f} s per program; ptxas: {ptxas or 'not found'}")
+    print(f"\nvalid programs: {a.n} (seeds {a.seed}..{a.seed + a.n - 1}), jobs {a.jobs}, "
+          f"wall {dt:.0f} s ({dt / max(a.n, 1):.2f} s per program); ptxas: "
+          f"{ptxas or 'not found'}; backend: {a.backend}")
     print(f"{'stage':<12} {'run':>6} {'agree':>6} {'fail':>6} {'unsupported':>11}")
-    for stage in ("interpreter", "cpu", "cuda:80", "cuda:90", "generator"):
+    for stage in VALID_STAGES:
         if runs[stage]:
             fail = runs[stage] - agree[stage] - gaps[stage]
             print(f"{stage:<12} {runs[stage]:>6} {agree[stage]:>6} {fail:>6} {gaps[stage]:>11}")
+
+
+def bad_campaign(a) -> None:
+    """Mutated programs: outcome counts per stage and per mutation kind."""
+    by_stage: dict = collections.defaultdict(collections.Counter)
+    by_kind: dict = collections.defaultdict(collections.Counter)
+    t0 = time.perf_counter()
+    count = [0]
+
+    def seen(out: dict) -> None:
+        count[0] += 1
+        for stage, outcome in out["stages"].items():
+            by_stage[stage][outcome] += 1
+            by_kind[out["kind"]][outcome] += 1
+            if outcome != "good":
+                msg = out["messages"].get(stage, "")
+                print(f"BAD seed {out['seed']} {out['kind']} ({out['note']}; expect "
+                      f"{out['expect']}) {stage}: {outcome}\n{msg[-1500:]}", flush=True)
+        if count[0] % 500 == 0:
+            print(f"progress: {count[0]} mutants, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    run_pool("bad", range(a.seed, a.seed + a.bad), a.jobs, {}, a.timeout, seen)
+    dt = time.perf_counter() - t0
+    print(f"\nbad programs: {a.bad} (seeds {a.seed}..{a.seed + a.bad - 1}), jobs {a.jobs}, "
+          f"wall {dt:.0f} s ({dt / max(a.bad, 1):.3f} s per mutant)")
+    _table("stage", by_stage)
+    _table("mutation", by_kind)
+
+
+def _table(title: str, rows: dict) -> None:
+    cols = [o for o in OUTCOMES if any(r[o] for r in rows.values())] or ["good"]
+    print(f"{title:<20} {'runs':>6} " + " ".join(f"{c:>11}" for c in cols))
+    for name in sorted(rows):
+        r = rows[name]
+        print(f"{name:<20} {sum(r.values()):>6} " + " ".join(f"{r[c]:>11}" for c in cols))
+
+
+def main() -> None:
+    """Parse the arguments and run the campaigns asked for."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1000, help="number of valid programs")
+    ap.add_argument("--bad", type=int, default=0, help="number of mutated bad programs")
+    ap.add_argument("--seed", type=int, default=0, help="first seed (seeds seed..seed+n-1)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--ptx-every", type=int, default=10,
+                    help="compile every k-th program to PTX for cuda:80 and cuda:90 (0: never)")
+    ap.add_argument("--backend", choices=("host", "cuda"), default="host",
+                    help="cuda: also run each valid program on the GPU against the reference")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds one program may take before its worker is killed")
+    ap.add_argument("--no-shrink", action="store_true", help="do not minimise failures")
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    if a.n:
+        valid_campaign(a, find_tool("ptxas"))
+    if a.bad:
+        bad_campaign(a)
+    print(f"\ntotal wall time {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -221,3 +221,26 @@ def test_helper_error_reports_helper_line_with_call_site():
     e = info.value
     assert e.loc.line == bad_helper.__code__.co_firstlineno + 1
     assert e.loc.caller.line == k.__code__.co_firstlineno + 1
+
+
+def k_to_unknown_keyword(x_ptr):
+    v = tl.load(x_ptr)
+    w = v.to(tl.int32, rounding=1)  # noqa: F841
+
+
+def k_to_too_many(x_ptr):
+    v = tl.load(x_ptr)
+    w = v.to(tl.int32, "rtne", False, 3)  # noqa: F841
+
+
+@pytest.mark.parametrize("fn, what", [(k_to_unknown_keyword, "rounding"),
+                                      (k_to_too_many, "too many")])
+def test_tile_method_with_bad_arguments_is_a_caret_error(fn, what):
+    """A tile method called with an argument it does not take (found by the bad-input fuzzer:
+    a TypeError from Python's call binding escaped)."""
+    with pytest.raises(CompilationError) as info:
+        ttir(fn, ptr("x_ptr"))
+    text = str(info.value)
+    line = fn.__code__.co_firstlineno + 2
+    assert f"{THIS_FILE}:{line}:9: bad arguments to tensor.to" in text and what in text
+    assert "^" in text.splitlines()[2]

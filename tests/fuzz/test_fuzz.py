@@ -3,6 +3,7 @@ must agree with their numpy reference on the interpreter and the CPU backend; a 
 compiles to PTX for cuda:80 and cuda:90 (and ptxas assembles it when installed). A failure
 prints the seed, the program and its shrunk form, so `generate(seed)` reproduces it."""
 import datetime
+import os
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from workbench.backends.nvidia_tools import find_tool
 from workbench.testing.fuzz import check, generate, shrink, source
 from workbench.testing.fuzz.check import compare
 from workbench.testing.fuzz.reference import expected, make_args
+from workbench.testing.fuzz.workers import run_pool
 
 N_PROGRAMS = 300
 N_PTX = 6
@@ -25,35 +27,38 @@ def _seeds(n: int) -> list:
     return FIXED_SEEDS + [today + i for i in range(n - len(FIXED_SEEDS))]
 
 
-def _report(prog, out, archs=()) -> str:
+def _report(prog, failures: dict, archs=()) -> str:
     def fails(p):
         return not check(p, ptx_archs=archs).ok
     small = shrink(prog, fails, budget=60)
-    return (f"seed {prog.seed} failed: {out.failures}\n--- program ---\n{source(prog)}"
+    return (f"seed {prog.seed} failed: {failures}\n--- program ---\n{source(prog)}"
             f"--- shrunk ---\n{source(small)}")
 
 
+def _jobs() -> int:
+    return 2 if (os.cpu_count() or 1) > 1 else 1
+
+
 def test_random_programs_agree_with_numpy():
-    failures = []
-    for seed in _seeds(N_PROGRAMS):
-        prog = generate(seed)
-        out = check(prog, ptx_archs=())
-        if not out.ok:
-            failures.append(_report(prog, out))
-            if len(failures) >= 3:
-                break
-    assert not failures, "\n\n".join(failures)
+    """Run in worker processes (a crash is reported with its seed); failures are shrunk
+    here."""
+    results = run_pool("valid", _seeds(N_PROGRAMS), jobs=_jobs(), options={}, timeout=300)
+    assert len(results) == N_PROGRAMS
+    bad = sorted((r for r in results if r["failures"]), key=lambda r: r["seed"])
+    assert not bad, "\n\n".join(
+        f"seed {r['seed']}: {r['failures']}" if "crash" in r["failures"]
+        else _report(generate(r["seed"]), r["failures"]) for r in bad[:3])
 
 
 def test_random_programs_compile_to_ptx():
     ptxas = find_tool("ptxas")
-    failures = []
-    for seed in _seeds(N_PROGRAMS)[-N_PTX:]:
-        prog = generate(seed + 7)
-        out = check(prog, ptx_archs=(80, 90), ptxas=ptxas)
-        if not out.ok:
-            failures.append(_report(prog, out, (80, 90)))
-    assert not failures, "\n\n".join(failures)
+    seeds = [s + 7 for s in _seeds(N_PROGRAMS)[-N_PTX:]]
+    results = run_pool("valid", seeds, jobs=_jobs(), timeout=300,
+                       options={"ptx_every": 1, "first": seeds[0], "ptxas": ptxas})
+    bad = sorted((r for r in results if r["failures"]), key=lambda r: r["seed"])
+    assert all("cuda:80" in r["passed"] + list(r["unsupported"]) for r in results if r not in bad)
+    assert not bad, "\n\n".join(_report(generate(r["seed"]), r["failures"], (80, 90))
+                                  for r in bad)
 
 
 def test_programs_are_deterministic_and_varied():
@@ -63,6 +68,11 @@ def test_programs_are_deterministic_and_varied():
     kinds = {st.kind for s in range(200) for st in generate(s).stmts}
     assert {"dot", "reduce", "scan", "loop", "ifelse", "atomic", "joinsplit", "cast",
             "math", "divmod", "shift", "where", "minmax", "reshape", "trans"} <= kinds
+    styles = {st.p["style"] for s in range(200) for st in generate(s).stmts if st.kind == "loop"}
+    assert styles == {"for", "while_up", "while_down"}
+    text = next(source(p) for p in map(generate, range(200))
+                if any(st.kind == "loop" and st.p["style"] == "while_down" for st in p.stmts))
+    assert "while v" in text and "_i > 0:" in text
 
 
 def test_compare_catches_a_wrong_lane():
@@ -99,3 +109,15 @@ def test_reference_is_not_the_interpreter(seed):
     prog = generate(seed)
     args = make_args(prog, np.random.default_rng(seed))
     assert expected(prog, args)["out"].shape == args["out"].shape
+
+
+@pytest.mark.gpu
+def test_random_programs_agree_on_the_gpu():
+    """The CUDA backend (stage "cuda") against the same numpy reference, 40 programs."""
+    failures = []
+    for seed in _seeds(N_PROGRAMS)[:40]:
+        prog = generate(seed)
+        out = check(prog, ptx_archs=(), cuda=True)
+        if not out.ok or "cuda" not in out.passed + list(out.unsupported):
+            failures.append(f"seed {seed}: {out.failures}\n{source(prog)}")
+    assert not failures, "\n\n".join(failures[:3])

@@ -37,6 +37,15 @@ class CallsMixin:
                 kws[k.arg] = self.visit(k.value)
         return self.call(fn, args, kws, node)
 
+    def _check_signature(self, fn, args, kws, node):
+        """A caret error when ``fn`` (a tile method) does not take ``args``/``kws`` (an
+        unknown keyword, too many or too few arguments)."""
+        try:
+            inspect.signature(fn).bind(*args, **kws)
+        except TypeError as e:
+            raise self.error(node, f"bad arguments to tensor.{fn.__name__}: {e}",
+                             "check the call against the Triton signature") from None
+
     def call(self, fn, args, kws, node):
         """Call ``fn`` (already evaluated) with evaluated ``args``/``kws`` at ``node``."""
         if getattr(fn, "__workbench_builtin__", False) or \
@@ -50,6 +59,7 @@ class CallsMixin:
         if getattr(fn, "__workbench_jit__", False):
             return self.inline(fn, args, kws, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
+            self._check_signature(fn, args, kws, node)
             return fn(*args, **kws)
         if fn is constexpr:
             return ce.unwrap(args[0]) if args else None

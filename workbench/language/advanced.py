@@ -71,6 +71,10 @@ def xor_sum(input, axis=None, keep_dims=False, _semantic=None):
 def _jit_combine(fn, sem):
     if sem.call_jit is None:
         raise LanguageError("combine functions need the frontend")
+    fn = unwrap(fn)
+    if not getattr(fn, "__workbench_jit__", False):
+        raise LanguageError(f"combine_fn must be a @jit function taking two values per input "
+                            f"and returning their combination, got {fn!r}")
 
     def combine(s, *args):
         return s.call_jit(fn, list(args))
@@ -149,6 +153,22 @@ def trans(input, *dims, _semantic=None):
     return permute(x, *dims, _semantic=_semantic)
 
 
+_DOT_DTYPES = (dt.int8, dt.uint8, dt.float16, dt.bfloat16, dt.float32, dt.float64)
+
+
+def _check_dot_dtypes(a, b) -> None:
+    """Triton 3.6's operand rule (``language/semantic.py``, ``dot``): fp8 with fp8, else both
+    operands one of int8, uint8, fp16, bf16, fp32, fp64 and the same dtype."""
+    if all(getattr(d, "is_fp8", lambda: False)() for d in (a, b)):
+        return
+    for side, d in (("first", a), ("second", b)):
+        if d not in _DOT_DTYPES:
+            raise LanguageError(f"tl.dot does not take {d} operands ({side} operand); it takes "
+                                "int8, uint8, fp16, bf16, fp32, fp64 (or fp8 with fp8)")
+    if a != b:
+        raise LanguageError(f"tl.dot operands must have one dtype, got {a} and {b}")
+
+
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         max_num_imprecise_acc=None, out_dtype=dt.float32, _semantic=None):
@@ -160,8 +180,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         raise LanguageError(f"tl.dot needs 2-D tiles, got {list(a.shape)} and {list(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise LanguageError(f"tl.dot inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
-    if a.dtype != b.dtype:
-        raise LanguageError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
+    _check_dot_dtypes(a.dtype, b.dtype)
     k = a.shape[1]
     if k < (32 if a.dtype.primitive_bitwidth == 8 else 16):
         raise LanguageError(f"tl.dot needs K >= 16 (32 for 8-bit inputs), got K = {k}")

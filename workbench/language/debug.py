@@ -15,6 +15,12 @@ def _hint(x, values, attr):
         raise LanguageError(f"{attr} hint needs a tensor")
     if len(values) != max(1, len(x.shape)):
         raise LanguageError(f"{attr} hint needs {max(1, len(x.shape))} values, got {len(values)}")
+    for i, v in enumerate(values):
+        # Triton 3.6 asks for constexpr ints too (core.py); a value below 1 it accepts and
+        # then crashes on in its axis analysis, so it is refused here
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise LanguageError(f"{attr} hint value {i} must be a compile-time int >= 1, "
+                                f"got {v!r}")
     op = x.handle.defining_op
     if op is not None:
         op.attributes[attr] = list(values)

@@ -38,12 +38,21 @@ def broadcast(input, other, _semantic=None):
 
 @builtin
 def expand_dims(input, axis, _semantic=None):
-    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank)."""
+    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank).
+
+    Raises :class:`LanguageError` for an axis outside ``-rank..rank-1`` of the result (as
+    Triton's ``_wrap_axis`` in ``core.py``) or an axis given twice."""
     x = _semantic.to_tensor(unwrap(input))
     axes = unwrap(axis)
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
     rank = len(x.shape) + len(axes)
+    for a in axes:
+        if not -rank <= _axis(a) < rank:
+            raise LanguageError(f"expand_dims axis {unwrap(a)} is out of range for a result "
+                                f"of rank {rank} (valid: {-rank}..{rank - 1})")
     axes = sorted(_axis(a) % rank for a in axes)
+    if len(set(axes)) != len(axes):
+        raise LanguageError(f"expand_dims got the same axis twice: {unwrap(axis)!r}")
     for a in axes:
         x = _semantic.expand_dims(x, a)
     return x

@@ -146,7 +146,7 @@ class CompiledKernel:
                     num_stages=self.options.num_stages)
         runtime = [v for want, v in zip(self.spec.args, bound.per_param, strict=True)
                    if want.passed]
-        self.launch(normalize_grid(grid, meta), runtime)
+        self.launch(normalize_grid(grid, meta, self.fn), runtime)
         if hit:  # these argument types fit: later launches with the same key skip the checks
             if len(self._fits) >= 1024:
                 self._fits.clear()

@@ -169,16 +169,17 @@ class FastBinder:
         return out
 
     # ------------------------------------------------------------------ launching
-    def launch(self, entry: FastEntry, grid, rts: list, vals: tuple):
+    def launch(self, entry: FastEntry, grid, rts: list, vals: tuple, fn=None):
         """Launch ``entry``'s kernel over ``grid`` with the runtime values ``rts``; returns
-        the kernel. Raises what the grid function or the launcher raise."""
+        the kernel. Raises what the grid function or the launcher raise (a bad grid's
+        error points at ``fn``'s ``def`` when given)."""
         grid3 = grid3_fast(grid)
         checked = grid3 is not None  # within the grid limits
         if grid3 is None:
             meta = dict(zip(self.names, vals, strict=False))
             opts = entry.options
             meta["num_warps"], meta["num_stages"] = opts.num_warps, opts.num_stages
-            grid3 = normalize_grid(grid, meta)
+            grid3 = normalize_grid(grid, meta, fn)
             checked = grid3_fast(grid3) is not None
         kernel = entry.kernel
         runtime = [rts[i] for i in entry.passed]

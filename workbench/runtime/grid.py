@@ -36,14 +36,26 @@ def grid3_fast(grid):
     return None
 
 
-def normalize_grid(grid, meta: dict | None = None) -> tuple[int, int, int]:
+def normalize_grid(grid, meta: dict | None = None, fn=None) -> tuple[int, int, int]:
     """The 3-D grid ``(x, y, z)`` (numbers of programs per axis) of a launch.
 
     ``grid``: an int, a tuple or list of 1 to 3 ints (missing trailing dims are 1), or a
     callable taking ``meta`` (the dict of every bound argument, constexprs included, and the
     launch options ``num_warps``/``num_stages``) and returning one of those (as Triton's
     ``JITFunction.run``).
-    Raises :class:`LaunchError` for anything else or a negative size."""
+    Raises :class:`LaunchError` for anything else or a negative size; with ``fn`` (the
+    kernel's Python function) the error points at the kernel's ``def`` line."""
+    try:
+        return _normalize(grid, meta)
+    except LaunchError as e:
+        if fn is None:
+            raise
+        from .binding import launch_error
+        raise launch_error(fn, str(e), "Pass the grid as an int, a tuple of 1 to 3 ints >= 0 "
+                           "or a function of the meta-parameters returning one.") from None
+
+
+def _normalize(grid, meta: dict | None) -> tuple[int, int, int]:
     if callable(grid):
         try:
             grid = grid(dict(meta or {}))

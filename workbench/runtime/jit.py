@@ -163,7 +163,7 @@ class JITFunction:
                 except TypeError:  # an unhashable option value: the slow path handles it
                     entry = hit = None
                 if entry is not None and hit is not None:
-                    return fast.launch(entry, grid, hit[1], hit[2])
+                    return fast.launch(entry, grid, hit[1], hit[2], self.fn)
         return self._run_slow(args, kwargs, grid, warmup, hit)
 
     def _run_slow(self, args, kwargs, grid, warmup, hit):
@@ -173,7 +173,7 @@ class JITFunction:
         grid3 = None
         if not warmup:
             meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
-            grid3 = normalize_grid(grid, meta)
+            grid3 = normalize_grid(grid, meta, self.fn)
         kernel = self.compile_for(bound.spec, options, target)
         if self._fast is None:
             self._fast = FastBinder(self.params, self.no_specialize_names())

@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -95,9 +96,25 @@ def run_backend(prog: Program, kern, args: dict, interpret: bool) -> dict:
     return {"out": mine["out"], "atom": mine["atom"]}
 
 
+def run_cuda(prog: Program, kern, args: dict) -> dict:
+    """Launch ``kern`` on the GPU (the CUDA backend, through the user's launch path) with
+    device copies of ``args``; returns the ``{"out", "atom"}`` arrays copied back. Needs a GPU
+    and ``cuda-bindings`` (else :class:`~workbench.errors.ToolMissingError`)."""
+    from ... import cuda as wcuda
+    dev: dict[str, Any] = {"inputs": [wcuda.to_device(a) for a in args["inputs"]],
+           "out": wcuda.to_device(args["out"]), "atom": wcuda.to_device(args["atom"]),
+           **{k: wcuda.to_device(args[k]) for k in ("da", "db") if k in args}}
+    pos, kw = launch_args(prog, dev)
+    kern[build.grid(prog)](*pos, **kw)
+    wcuda.synchronize()
+    return {"out": dev["out"].to_numpy(), "atom": dev["atom"].to_numpy()}
+
+
 def check(prog: Program, ptx_archs=(80, 90), ptxas: str | None = None,
-          data_seed: int | None = None) -> Outcome:
-    """Run ``prog`` everywhere and compare; never raises for a program's failure."""
+          data_seed: int | None = None, cuda: bool = False) -> Outcome:
+    """Run ``prog`` everywhere (the interpreter, the CPU backend, PTX for ``ptx_archs`` and,
+    with ``cuda``, the GPU as stage ``"cuda"``) and compare; never raises for a program's
+    failure."""
     res = Outcome(prog.seed)
     rng = np.random.default_rng(prog.seed if data_seed is None else data_seed)
     try:
@@ -113,6 +130,12 @@ def check(prog: Program, ptx_archs=(80, 90), ptxas: str | None = None,
         except Exception as e:  # noqa: BLE001
             msg = f"{type(e).__name__}: {e}"
         _record(res, stage, msg)
+    if cuda:
+        try:
+            msg = compare(prog, run_cuda(prog, kern, args), want)
+        except Exception as e:  # noqa: BLE001
+            msg = f"{type(e).__name__}: {e}"
+        _record(res, "cuda", msg)
     for arch in ptx_archs:
         _record(res, f"cuda:{arch}", _ptx(prog, kern, args, arch, ptxas))
     return res

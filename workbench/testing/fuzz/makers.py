@@ -2,6 +2,8 @@
 join/split, dot, runtime loops and branches, atomics (see :mod:`.generate`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from . import info as fi
 from . import types as ft
 from .generate import Gen, _int, _num
@@ -112,7 +114,8 @@ def _same_pair(g: Gen):
 
 
 def make_loop(g: Gen):
-    """``acc = a; for i in range(0, it): acc = acc + b``."""
+    """``acc = a; for i in range(0, it): acc = acc + b``, or the same as a ``while`` loop
+    counting up to ``it`` or down from it (a runtime trip count either way)."""
     a, b = _same_pair(g)
     if a is None or b is None:
         return None
@@ -120,7 +123,13 @@ def make_loop(g: Gen):
     k = 3  # the runtime trip count is at most 3
     res = fi.make(x.dtype, x.lo + k * min(y.lo, 0), x.hi + k * max(y.hi, 0), max(x.q, y.q),
                   x.exact and y.exact, 4 * max(x.eps, y.eps))
-    return None if res is None else Stmt("loop", "", (a[0], b[0]), {}, res)
+    if res is None:
+        return None
+    # for or while, drawn from a generator of its own so the seed's other draws stay as they
+    # were before while loops existed (the fixed regression seeds keep their programs)
+    style = str(np.random.default_rng([g.prog.seed, len(g.prog.stmts), 0x5EED]).choice(
+        ["for", "while_up", "while_down"]))
+    return Stmt("loop", "", (a[0], b[0]), {"style": style}, res)
 
 
 def make_ifelse(g: Gen):

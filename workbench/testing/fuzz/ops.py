@@ -75,6 +75,13 @@ def _emit_structured(s: Stmt, prog: Program, a: list) -> list:
     if k == "joinsplit":
         return [f"{o}_l, {o}_r = tl.split(tl.join({a[0]}, {a[1]}))", f"{o} = {o}_{p['side']}"]
     if k == "loop":
+        style = p.get("style", "for")
+        if style == "while_up":
+            return [f"{o} = {a[0]}", f"{o}_i = 0", f"while {o}_i < it:",
+                    f"    {o} = {o} + {a[1]}", f"    {o}_i += 1"]
+        if style == "while_down":
+            return [f"{o} = {a[0]}", f"{o}_i = it", f"while {o}_i > 0:",
+                    f"    {o}_i = {o}_i - 1", f"    {o} = {o} + {a[1]}"]
         return [f"{o} = {a[0]}", "for i in range(0, it):", f"    {o} = {o} + {a[1]}"]
     if k == "ifelse":
         return ["if flag > 0:", f"    {o} = {a[0]} + {a[1]}", "else:", f"    {o} = {a[0]} - {a[1]}"]
