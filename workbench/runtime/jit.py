@@ -200,7 +200,7 @@ class JITFunction:
             raise LaunchError("recording accesses runs the interpreter on host (numpy) arrays; "
                               f"this launch passes arrays on {bound.device}")
         meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
-        grid3 = normalize_grid(grid, meta)
+        grid3 = normalize_grid(grid, meta, self.fn)
         kernel = self.compile_for(bound.spec, options, Target("interpreter"))
         cf = kernel.extra["compiled_function"]
         if grid3[0] * grid3[1] * grid3[2]:
