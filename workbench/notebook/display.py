@@ -17,9 +17,13 @@ _PRE = ("margin:4px 0 0 0;white-space:pre-wrap;font-family:ui-monospace,Menlo,Co
 
 
 def show(html_text: str, plain: str) -> None:
-    """Display one output with HTML and plain-text representations."""
+    """Display one output with HTML and plain-text representations. The HTML is wrapped in an
+    element no maths typesetter enters (see :data:`workbench.viz.ir_html.NO_MATHS`)."""
     from IPython.display import display
-    display({"text/html": html_text, "text/plain": plain}, raw=True)
+
+    from ..viz.ir_html import NO_MATHS
+    display({"text/html": f'<div class="{NO_MATHS}">{html_text}</div>', "text/plain": plain},
+            raw=True)
 
 
 def box_html(kind: str, title: str, body: str = "", details: str = "") -> str:

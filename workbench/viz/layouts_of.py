@@ -368,7 +368,9 @@ class LayoutTable(list):
                         f"<td><code>{html.escape(v.type)}</code></td>"
                         f"<td><code>{html.escape(str(v.encoding))}</code></td>"
                         f"<td>{html.escape(loc)}</td></tr>")
-        return ('<table data-wb-view="layouts"><tr><th>value</th><th>type</th><th>layout</th>'
+        from .ir_html import NO_MATHS
+        return (f'<table class="{NO_MATHS}" data-wb-view="layouts"><tr><th>value</th>'
+                '<th>type</th><th>layout</th>'
                 "<th>source</th></tr>" + "".join(rows) + "</table>")
 
 

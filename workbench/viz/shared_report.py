@@ -41,7 +41,9 @@ def shared_access_table(compiled) -> str:
     rows = shared_accesses(compiled)
     if not rows:
         return ""
-    out = ['<table class="wb-shared" data-wb-view="shared-accesses" style="border-collapse:'
+    from .ir_html import NO_MATHS
+    out = [f'<table class="wb-shared {NO_MATHS}" data-wb-view="shared-accesses" '
+           'style="border-collapse:'
            'collapse;font:12px ui-monospace,Menlo,Consolas,monospace;margin:4px 0">',
            "<caption style='text-align:left;font-weight:bold'>shared memory accesses "
            "(32 banks of 4 bytes)</caption>",
