@@ -16,6 +16,17 @@ def load_ipython_extension(ip) -> None:
     import workbench
     import workbench.language as tl
     ip.push({"jit": workbench.jit, "tl": tl})
+    from ..runtime.compiled import CompiledKernel
+    ip.display_formatter.ipython_display_formatter.for_type(CompiledKernel, show_stage_view)
+
+
+def show_stage_view(compiled) -> None:
+    """Display ``compiled`` (a CompiledKernel that is a cell's last expression) as the live
+    stage view (:func:`workbench.viz.stage_view`), which also carries the static HTML."""
+    from IPython.display import display
+
+    from ..viz.stage_widget import stage_view
+    display(stage_view(compiled))
 
 
 def unload_ipython_extension(ip) -> None:

@@ -285,12 +285,13 @@ class TileKernelMagics(Magics):
         show(html, f"{name} defined. {hint}")
 
     def _show(self, compiled, opts, notes) -> None:
-        from ..viz.ir_view import render_compiled
+        from IPython.display import display
+
         from ..viz.snapshot_view import render_snapshots
-        html = render_compiled(compiled, opts.stages)
+        from ..viz.stage_widget import stage_view
         if notes:
-            html = "".join(box_html("note", n) for n in notes) + html
-        show(html, repr(compiled))
+            show("".join(box_html("note", n) for n in notes), "\n".join(notes))
+        display(stage_view(compiled, opts.stages))
         if opts.passes is not None:
             show(render_snapshots(compiled, opts.passes),
                  f"{compiled.name}: {opts.passes} pass by pass")

@@ -21,6 +21,8 @@ _LAZY = {
     "value_layouts": "layouts_of",
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
+    "stage_view": "stage_widget",
+    "compiled_stage_data": "stage_data",
 }
 # short names: viz.layout(layout, shape), viz.banks(...). (The explorer
 # is viz.layout_explorer(): the name `explorer` is its submodule's.)

@@ -1,0 +1,101 @@
+"""The live stage view in JupyterLab under Chromium: hover linking both ways, instruction help,
+pane choice, search; asserted on the page's elements, not on pixels."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+KERNEL = '''%%tilekernel --signature "*fp32:16,*fp32:16,i32,i32,i32" -D BLOCK=1024
+@jit
+def softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(out_ptr + row * out_row_stride + cols, num / tl.sum(num, axis=0), mask=mask)'''
+
+
+@pytest.fixture(scope="module")
+def view(jupyter_server, run_notebook):
+    name = jupyter_server.write_notebook("stage_view.ipynb", ["%load_ext workbench", KERNEL])
+    nb = run_notebook(name)
+    nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
+    return nb
+
+
+def _panes(page) -> list[str]:
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.wb-sw .wb-pane'))
+        .filter(p => !p.hidden).map(p => p.dataset.stage)""")
+
+
+def _lit(page) -> dict:
+    return page.evaluate("""() => { const out = {};
+        document.querySelectorAll('.wb-sw .wb-pane').forEach(p => { if (!p.hidden)
+            out[p.dataset.stage] = p.querySelectorAll('.wb-ln.wb-hl').length; });
+        return out; }""")
+
+
+def test_widget_shows_and_fits_the_output_area(view):
+    page = view.page
+    assert view.console_errors == [], view.console_errors
+    panes = _panes(page)
+    assert panes[0] == "source" and "ptx" in panes and len(panes) >= 3, panes
+    fit = page.evaluate("""() => { const w = document.querySelector('.wb-sw');
+        const area = w.closest('.jp-OutputArea-output');
+        return {view: w.getBoundingClientRect().right, area: area.getBoundingClientRect().right,
+                maths: w.querySelectorAll('mjx-container').length}; }""")
+    assert fit["view"] <= fit["area"] + 1, fit
+    assert fit["maths"] == 0, fit
+    DOCS.mkdir(exist_ok=True)
+    page.locator(".wb-sw").first.screenshot(path=str(DOCS / "stage_view.png"))
+
+
+def test_hover_source_line_lights_every_pane_and_back(view):
+    page = view.page
+    src = page.evaluate("""() => { const ls = Array.from(document.querySelectorAll(
+            '.wb-sw .wb-pane[data-stage=source] .wb-ln[data-src]'));
+        const ok = ls.find(l => l.textContent.includes('tl.max'));
+        return ok ? ok.dataset.src : null; }""")
+    assert src is not None
+    page.hover(f".wb-sw .wb-pane[data-stage=source] .wb-ln[data-src='{src}']")
+    lit = _lit(page)
+    assert all(lit[p] >= 1 for p in _panes(page)), lit
+    page.mouse.move(0, 0)
+    assert sum(_lit(page).values()) == 0
+    # the reverse: a ptx line lights its source line
+    ptx_line = page.locator(f".wb-sw .wb-pane[data-stage=ptx] .wb-ln[data-src='{src}']").first
+    ptx_line.scroll_into_view_if_needed()
+    ptx_line.hover()
+    lit = _lit(page)
+    assert lit["source"] == 1 and all(lit[p] >= 1 for p in _panes(page)), lit
+
+
+def test_instruction_help_on_hover(view):
+    page = view.page
+    line = page.locator(".wb-sw .wb-pane[data-stage=ptx] .wb-ln[data-op^='shfl.sync']").first
+    line.scroll_into_view_if_needed()
+    line.hover()
+    tip = page.locator(".wb-sw .wb-help-tip")
+    assert tip.is_visible()
+    text = tip.inner_text()
+    assert "shfl.sync" in text and "lanes of a warp" in text and "PTX ISA" in text, text
+
+
+def test_choose_panes_and_search(view):
+    page = view.page
+    page.locator(".wb-sw .wb-toolbar input[data-stage=ttir]").check()
+    assert "ttir" in _panes(page)
+    page.locator(".wb-sw .wb-toolbar input[data-stage=sass]").uncheck()
+    assert "sass" not in _panes(page)
+    search = page.locator(".wb-sw .wb-pane[data-stage=ptx] .wb-search")
+    search.fill("bar.sync")
+    found = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '.wb-sw .wb-pane[data-stage=ptx] .wb-ln.wb-match')).map(l => l.textContent)""")
+    assert found and all("bar.sync" in t for t in found), found
+    search.fill("")
