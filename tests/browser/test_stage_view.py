@@ -20,10 +20,19 @@ def softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.co
     num = tl.exp(x)
     tl.store(out_ptr + row * out_row_stride + cols, num / tl.sum(num, axis=0), mask=mask)'''
 
+# line 5 of this cell (Jupyter's numbering, the magic's line is line 1) is refused
+BAD = '''%%tilekernel --signature "*fp32:16,i32" -D BLOCK=64
+@jit
+def bad(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, 3)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)'''
+
 
 @pytest.fixture(scope="module")
 def view(jupyter_server, run_notebook):
-    name = jupyter_server.write_notebook("stage_view.ipynb", ["%load_ext workbench", KERNEL])
+    name = jupyter_server.write_notebook("stage_view.ipynb",
+                                         ["%load_ext workbench", KERNEL, BAD])
     nb = run_notebook(name)
     nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
     return nb
@@ -99,3 +108,10 @@ def test_choose_panes_and_search(view):
         '.wb-sw .wb-pane[data-stage=ptx] .wb-ln.wb-match')).map(l => l.textContent)""")
     assert found and all("bar.sync" in t for t in found), found
     search.fill("")
+
+
+def test_errors_name_the_notebook_cell(view):
+    text = view.page.evaluate("""() => Array.from(document.querySelectorAll(
+        '.jp-OutputArea-output [data-wb-error]')).map(e => e.textContent).join('\\n')""")
+    assert "In [3], line 5, col" in text and "arange" in text, text
+    assert "cell_" not in text, text

@@ -16,6 +16,8 @@ def load_ipython_extension(ip) -> None:
     import workbench
     import workbench.language as tl
     ip.push({"jit": workbench.jit, "tl": tl})
+    from .cells import cell_names
+    cell_names(ip)   # errors and tables name notebook cells "In [12], line 5"
     from ..runtime.compiled import CompiledKernel
     ip.display_formatter.ipython_display_formatter.for_type(CompiledKernel, show_stage_view)
 

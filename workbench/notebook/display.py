@@ -6,7 +6,7 @@ import html
 import linecache
 import traceback
 
-from ..errors import WorkbenchError, format_at
+from ..errors import WorkbenchError, format_at, place
 from ..ir.core import Location
 
 _BOX = ("border:1px solid {b};border-left:5px solid {b};background:{bg};color:#1a1a1a;"
@@ -81,7 +81,7 @@ def error_text(exc: BaseException, files: tuple = ()) -> tuple[str, str]:
     if linecache.getline(frame.filename, frame.lineno):
         return name, format_at(Location(frame.filename, frame.lineno, col), f"{name}: {exc}",
                                None, end)
-    return name, f"{frame.filename}:{frame.lineno}: {name}: {exc}"
+    return name, f"{place(frame.filename, frame.lineno)}: {name}: {exc}"
 
 
 def show_error(exc: BaseException, context: str, files: tuple = ()) -> None:

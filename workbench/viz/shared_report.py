@@ -19,6 +19,12 @@ def backend_notes(compiled) -> list[str]:
 
 
 def _short_loc(loc: str) -> str:
+    """``file:line:col`` as :func:`workbench.viz.ir_lines.short_place` shows it (``In [12],
+    line 5, col 9`` for a notebook cell, else the base name)."""
+    from .ir_lines import short_place
+    file, line, col = (str(loc).rsplit(":", 2) + ["", ""])[:3]
+    if line.isdigit() and col.isdigit():
+        return short_place(file, int(line), int(col))
     path, _, rest = str(loc).rpartition("/")
     return rest if path else str(loc)
 
