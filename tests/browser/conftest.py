@@ -121,6 +121,7 @@ def jupyter_server():
            "--ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+           "--JupyterNotebookApp.expose_app_in_browser=True",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
            "--LabApp.extension_manager=readonly"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -192,18 +193,20 @@ def _wait_idle(page, timeout_s: float) -> dict:
 
 @pytest.fixture(scope="session")
 def run_notebook(jupyter_server, browser):
-    """``run_notebook(name, width=1400)``: open ``name`` (in the server's root) in JupyterLab,
-    run all cells, wait for idle; returns a :class:`NotebookPage`."""
+    """``run_notebook(name, width=1400, ui="lab")``: open ``name`` (in the server's root) in
+    JupyterLab (``ui="notebook"``: Notebook 7), run all cells, wait for idle; returns a
+    :class:`NotebookPage`."""
     pages = []
 
-    def run(name: str, width: int = 1400, height: int = 1000) -> NotebookPage:
+    def run(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> NotebookPage:
         page = browser.new_page(viewport={"width": width, "height": height})
         pages.append(page)
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
         t0 = time.monotonic()
-        page.goto(f"{jupyter_server.url}lab/tree/{name}")
+        where = "lab/tree" if ui == "lab" else "notebooks"
+        page.goto(f"{jupyter_server.url}{where}/{name}")
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
             "window.jupyterapp.shell.currentWidget.sessionContext && "

@@ -33,7 +33,8 @@ def bad(x_ptr, n, BLOCK: tl.constexpr):
 def view(jupyter_server, run_notebook):
     name = jupyter_server.write_notebook("stage_view.ipynb",
                                          ["%load_ext workbench", KERNEL, BAD])
-    nb = run_notebook(name)
+    nb = run_notebook(name, width=1500, height=1000)
+    nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # room for the panes
     nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
     return nb
 
@@ -115,3 +116,19 @@ def test_errors_name_the_notebook_cell(view):
         '.jp-OutputArea-output [data-wb-error]')).map(e => e.textContent).join('\\n')""")
     assert "In [3], line 5, col" in text and "arange" in text, text
     assert "cell_" not in text, text
+
+
+def test_notebook7_shows_the_widget(jupyter_server, run_notebook):
+    # Notebook 7.6.5 under JupyterLab 4.6.6 itself logs a page error ("reading 'schema'") for a
+    # notebook holding only 1 + 1; only errors beyond that baseline are ours
+    plain = run_notebook(jupyter_server.write_notebook("plain.ipynb", ["1 + 1"]), ui="notebook")
+    name = jupyter_server.write_notebook("nb7.ipynb", ["%load_ext workbench", KERNEL])
+    nb = run_notebook(name, ui="notebook")
+    page = nb.page
+    page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
+    ours = [e for e in nb.console_errors if e not in plain.console_errors]
+    assert nb.state["unrun"] == 0 and ours == [], (nb.state, nb.console_errors)
+    src = page.locator(".wb-sw .wb-pane[data-stage=source] .wb-ln[data-src]").nth(3)
+    src.hover()
+    lit = _lit(page)
+    assert all(lit[p] >= 1 for p in _panes(page)), lit
