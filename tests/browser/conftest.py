@@ -113,6 +113,11 @@ def jupyter_server():
                      ("WORKBENCH_CACHE_DIR", "cache")):
         (tmp / sub).mkdir()
         env[var] = str(tmp / sub)
+    # every cell stays rendered (JupyterLab's windowing would hide cells scrolled out of view,
+    # and the tests read every output)
+    tracker = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["HOME"] = str(tmp)          # nothing of the user's home is read by the server
     port = _free_port()

@@ -31,7 +31,7 @@ def test_runs_without_cell_or_console_errors(quickstart):
 
 def test_no_maths_inside_views(quickstart):
     counts = quickstart.page.evaluate("""() => {
-        const views = document.querySelectorAll('.wb-view, .wb-stage-widget');
+        const views = document.querySelectorAll('.wb-view, .wb-sw');
         let maths = 0;
         views.forEach(v => { maths += v.querySelectorAll('mjx-container, .MathJax').length; });
         return {views: views.length, maths: maths};

@@ -20,6 +20,11 @@ def softmax(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.co
     num = tl.exp(x)
     tl.store(out_ptr + row * out_row_stride + cols, num / tl.sum(num, axis=0), mask=mask)'''
 
+DIFF = '''from workbench.viz import stage_diff
+sig = ("*fp32:16", "*fp32:16", "i32", "i32", "i32")
+stage_diff(wb.compile(softmax, *sig, target="cuda:80", BLOCK=1024, num_warps=4),
+           wb.compile(softmax, *sig, target="cuda:90", BLOCK=1024, num_warps=8), "ptx")'''
+
 # line 5 of this cell (Jupyter's numbering, the magic's line is line 1) is refused
 BAD = '''%%tilekernel --signature "*fp32:16,i32" -D BLOCK=64
 @jit
@@ -32,23 +37,25 @@ def bad(x_ptr, n, BLOCK: tl.constexpr):
 @pytest.fixture(scope="module")
 def view(jupyter_server, run_notebook):
     name = jupyter_server.write_notebook("stage_view.ipynb",
-                                         ["%load_ext workbench", KERNEL, BAD])
+                                         ["%load_ext workbench\nimport workbench as wb", KERNEL,
+                                          DIFF, BAD])
     nb = run_notebook(name, width=1500, height=1000)
     nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # room for the panes
-    nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
+    nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", state="attached",
+                              timeout=30_000)
     return nb
 
 
-def _panes(page) -> list[str]:
-    return page.evaluate("""() => Array.from(document.querySelectorAll('.wb-sw .wb-pane'))
-        .filter(p => !p.hidden).map(p => p.dataset.stage)""")
+def _panes(page, view: int = 0) -> list[str]:
+    return page.evaluate("""(i) => Array.from(document.querySelectorAll('.wb-sw')[i]
+        .querySelectorAll('.wb-pane')).filter(p => !p.hidden).map(p => p.dataset.stage)""", view)
 
 
-def _lit(page) -> dict:
-    return page.evaluate("""() => { const out = {};
-        document.querySelectorAll('.wb-sw .wb-pane').forEach(p => { if (!p.hidden)
-            out[p.dataset.stage] = p.querySelectorAll('.wb-ln.wb-hl').length; });
-        return out; }""")
+def _lit(page, view: int = 0) -> dict:
+    return page.evaluate("""(i) => { const out = {};
+        document.querySelectorAll('.wb-sw')[i].querySelectorAll('.wb-pane').forEach(p => {
+            if (!p.hidden) out[p.dataset.stage] = p.querySelectorAll('.wb-ln.wb-hl').length; });
+        return out; }""", view)
 
 
 def test_widget_shows_and_fits_the_output_area(view):
@@ -68,18 +75,20 @@ def test_widget_shows_and_fits_the_output_area(view):
 
 def test_hover_source_line_lights_every_pane_and_back(view):
     page = view.page
-    src = page.evaluate("""() => { const ls = Array.from(document.querySelectorAll(
-            '.wb-sw .wb-pane[data-stage=source] .wb-ln[data-src]'));
+    src = page.evaluate("""() => { const ls = Array.from(document.querySelector('.wb-sw')
+            .querySelectorAll('.wb-pane[data-stage=source] .wb-ln[data-src]'));
         const ok = ls.find(l => l.textContent.includes('tl.max'));
         return ok ? ok.dataset.src : null; }""")
     assert src is not None
-    page.hover(f".wb-sw .wb-pane[data-stage=source] .wb-ln[data-src='{src}']")
+    page.locator(".wb-sw").first.locator(
+        f".wb-pane[data-stage=source] .wb-ln[data-src='{src}']").hover()
     lit = _lit(page)
     assert all(lit[p] >= 1 for p in _panes(page)), lit
     page.mouse.move(0, 0)
     assert sum(_lit(page).values()) == 0
     # the reverse: a ptx line lights its source line
-    ptx_line = page.locator(f".wb-sw .wb-pane[data-stage=ptx] .wb-ln[data-src='{src}']").first
+    ptx_line = page.locator(".wb-sw").first.locator(
+        f".wb-pane[data-stage=ptx] .wb-ln[data-src='{src}']").first
     ptx_line.scroll_into_view_if_needed()
     ptx_line.hover()
     lit = _lit(page)
@@ -88,10 +97,11 @@ def test_hover_source_line_lights_every_pane_and_back(view):
 
 def test_instruction_help_on_hover(view):
     page = view.page
-    line = page.locator(".wb-sw .wb-pane[data-stage=ptx] .wb-ln[data-op^='shfl.sync']").first
+    line = page.locator(".wb-sw").first.locator(
+        ".wb-pane[data-stage=ptx] .wb-ln[data-op^='shfl.sync']").first
     line.scroll_into_view_if_needed()
     line.hover()
-    tip = page.locator(".wb-sw .wb-help-tip")
+    tip = page.locator(".wb-sw").first.locator(".wb-help-tip")
     assert tip.is_visible()
     text = tip.inner_text()
     assert "shfl.sync" in text and "lanes of a warp" in text and "PTX ISA" in text, text
@@ -99,14 +109,15 @@ def test_instruction_help_on_hover(view):
 
 def test_choose_panes_and_search(view):
     page = view.page
-    page.locator(".wb-sw .wb-toolbar input[data-stage=ttir]").check()
+    first = page.locator(".wb-sw").first
+    first.locator(".wb-toolbar input[data-stage=ttir]").check()
     assert "ttir" in _panes(page)
-    page.locator(".wb-sw .wb-toolbar input[data-stage=sass]").uncheck()
+    first.locator(".wb-toolbar input[data-stage=sass]").uncheck()
     assert "sass" not in _panes(page)
-    search = page.locator(".wb-sw .wb-pane[data-stage=ptx] .wb-search")
+    search = first.locator(".wb-pane[data-stage=ptx] .wb-search")
     search.fill("bar.sync")
-    found = page.evaluate("""() => Array.from(document.querySelectorAll(
-        '.wb-sw .wb-pane[data-stage=ptx] .wb-ln.wb-match')).map(l => l.textContent)""")
+    found = page.evaluate("""() => Array.from(document.querySelector('.wb-sw').querySelectorAll(
+        '.wb-pane[data-stage=ptx] .wb-ln.wb-match')).map(l => l.textContent)""")
     assert found and all("bar.sync" in t for t in found), found
     search.fill("")
 
@@ -114,7 +125,7 @@ def test_choose_panes_and_search(view):
 def test_errors_name_the_notebook_cell(view):
     text = view.page.evaluate("""() => Array.from(document.querySelectorAll(
         '.jp-OutputArea-output [data-wb-error]')).map(e => e.textContent).join('\\n')""")
-    assert "In [3], line 5, col" in text and "arange" in text, text
+    assert "In [4], line 5, col" in text and "arange" in text, text
     assert "cell_" not in text, text
 
 
@@ -125,10 +136,22 @@ def test_notebook7_shows_the_widget(jupyter_server, run_notebook):
     name = jupyter_server.write_notebook("nb7.ipynb", ["%load_ext workbench", KERNEL])
     nb = run_notebook(name, ui="notebook")
     page = nb.page
-    page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", timeout=30_000)
+    page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", state="attached",
+                           timeout=30_000)
     ours = [e for e in nb.console_errors if e not in plain.console_errors]
     assert nb.state["unrun"] == 0 and ours == [], (nb.state, nb.console_errors)
-    src = page.locator(".wb-sw .wb-pane[data-stage=source] .wb-ln[data-src]").nth(3)
+    src = page.locator(".wb-sw").first.locator(".wb-pane[data-stage=source] .wb-ln[data-src]"
+                                              ).nth(3)
     src.hover()
     lit = _lit(page)
     assert all(lit[p] >= 1 for p in _panes(page)), lit
+
+
+def test_diff_of_two_targets_links_both(view):
+    page = view.page
+    assert _panes(page, 1) == ["source", "ptx A", "ptx B"]
+    line = page.locator(".wb-sw >> nth=1").locator(
+        ".wb-pane[data-stage=source] .wb-ln[data-src]").filter(has_text="tl.max")
+    line.hover()
+    lit = _lit(page, 1)
+    assert lit["source"] == 1 and lit["ptx A"] >= 1 and lit["ptx B"] >= 1, lit

@@ -70,3 +70,36 @@ def test_default_visible_stages():
     assert default_visible(["ttir", "ttgir", "llir", "ptx", "sass"]) == ["ttgir", "ptx", "sass"]
     assert default_visible(["ttir", "llir", "asm"]) == ["ttir", "llir", "asm"]
     assert default_visible(["ttir", "ttgir", "llir", "ptx"]) == ["ttgir", "llir", "ptx"]
+
+
+def test_diff_of_two_configurations_aligned_by_source_line(compiled):
+    from workbench.testing.examples import add_kernel
+    from workbench.viz.stage_widget import stage_diff
+    other = wb.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                       target="cuda:80", BLOCK_SIZE=1024, num_warps=8)
+    w = stage_diff(compiled, other, "ttgir,ptx")
+    assert w.data["visible"] == ["ttgir A", "ttgir B", "ptx A", "ptx B"]
+    assert "num_warps=4" in w.data["notes"][0] and "num_warps=8" in w.data["notes"][1]
+    for pane, c in (("ptx A", compiled), ("ptx B", other)):
+        split = split_debug("ptx", c.asm["ptx"].splitlines())
+        rows = next(p for p in w.data["panes"] if p["stage"] == pane)["lines"]
+        assert [r[0] for r in rows][:3] and len(rows) == len(split)
+        per: dict = {}
+        for r, s in zip(rows, split, strict=True):
+            if r[1] is not None and s.code.strip():
+                per[r[1]] = per.get(r[1], 0) + 1
+        assert {int(k): v[pane] for k, v in w.data["cost"].items() if pane in v} == per
+    # eight warps split the 1024-wide row over twice the threads: fewer PTX lines per thread
+    total = {p: sum(v.get(p, 0) for v in w.data["cost"].values()) for p in ("ptx A", "ptx B")}
+    assert total["ptx B"] < total["ptx A"], total
+    bundle, _ = w._repr_mimebundle_()
+    assert parse_view(bundle["text/html"]).panes == ["source", "ttgir A", "ttgir B", "ptx A",
+                                                     "ptx B"]
+    add = wb.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32", target="cuda:80",
+                     BLOCK_SIZE=256)
+    with pytest.raises(ValueError, match="sources differ"):
+        stage_diff(compiled, add)
+    cpu = wb.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                     target="cpu", BLOCK_SIZE=1024)
+    with pytest.raises(ValueError, match="none of ptx is a text stage of both"):
+        stage_diff(compiled, cpu, "ptx")

@@ -22,6 +22,7 @@ _LAZY = {
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
     "stage_view": "stage_widget",
+    "stage_diff": "stage_widget",
     "compiled_stage_data": "stage_data",
 }
 # short names: viz.layout(layout, shape), viz.banks(...). (The explorer

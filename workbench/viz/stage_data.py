@@ -51,25 +51,28 @@ def _is_barrier(op: str) -> bool:
 
 
 def _pane(name: str, text: str, line_map, source_file, first: int, last: int,
-          max_lines: int, notes: list) -> dict:
+          max_lines: int, notes: list, kind: str | None = None) -> dict:
+    """One pane's rows; ``kind`` (default ``name``) is the stage whose rules split, highlight
+    and explain its lines (two panes of one kind, e.g. ``ptx A`` and ``ptx B``, in a diff)."""
+    kind = kind or name
     lines = text.splitlines()
     if len(lines) > max_lines:
         notes.append(f"{name}: showing the first {max_lines} of {len(lines)} lines")
         lines = lines[:max_lines]
     locs = list(line_map or [])[:len(lines)]
     locs += [None] * (len(lines) - len(locs))
-    split = split_debug(name, lines)
+    split = split_debug(kind, lines)
     src_of = [None if s.debug else source_line_of(loc, source_file, first, last)
               for s, loc in zip(split, locs, strict=False)]
-    keys, helps = help_table(name, [s.code for s in split])
+    keys, helps = help_table(kind, [s.code for s in split])
     shown = [s.code for s in split]
-    if name == "sass":   # nvdisasm pads each line to column 35: keep one space after the address
+    if kind == "sass":   # nvdisasm pads each line to column 35: keep one space after the address
         shown = [_SASS_PAD.sub(r"\1 ", c) for c in shown]
-    bodies = highlight_lines(shown, name)
+    bodies = highlight_lines(shown, kind)
     rows = []
     for s, src, body, key in zip(split, src_of, bodies, keys, strict=False):
         rows.append([body, src, 1 if s.debug else 0, key if not s.debug else None, s.suffix])
-    return {"stage": name, "lines": rows, "help": helps,
+    return {"stage": name, "kind": kind, "lines": rows, "help": helps,
             "_codes": [s.code for s in split], "_src": src_of, "_debug": [s.debug for s in split]}
 
 
@@ -81,7 +84,7 @@ def _costs(panes: list) -> dict:
                 continue
             c = cost.setdefault(src, {})
             c[p["stage"]] = c.get(p["stage"], 0) + 1
-            if p["stage"] == "ptx":
+            if p["stage"] == "ptx":     # shared bytes and barriers: the one pane named ptx
                 op = ptx_opcode(code)
                 if op:
                     c["shared"] = c.get("shared", 0) + shared_bytes(op, code)
@@ -92,7 +95,8 @@ def _costs(panes: list) -> dict:
 def stage_data(stages, source_text: str, source_file: str | None = None, first_line: int = 1,
                *, title: str = "", report=(), notes=(), max_lines: int = 6000) -> dict:
     """The view's data from plain texts: ``stages`` is a sequence of ``(name, text,
-    line_map)`` as for :func:`workbench.viz.ir_view.render_stages`. Returns a JSON-able dict:
+    line_map)`` as for :func:`workbench.viz.ir_view.render_stages`, or ``(name, text, line_map,
+    kind)`` for a pane whose name is not its stage (``kind``). Returns a JSON-able dict:
     ``title``, ``report`` (label, value pairs), ``notes``, ``source`` (``first_line`` and
     ``lines``: highlighted HTML per line), ``panes`` (``stage``, ``lines``: ``[html, src,
     debug, help key, debug suffix]``, ``help``: opcode -> help), ``colours`` (source line ->
@@ -101,8 +105,8 @@ def stage_data(stages, source_text: str, source_file: str | None = None, first_l
     n_src = len(source_text.splitlines())
     last = first_line + max(n_src, 1) - 1
     notes = list(notes)
-    panes = [_pane(name, text, lmap, source_file, first_line, last, max_lines, notes)
-             for name, text, lmap in stages]
+    panes = [_pane(st[0], st[1], st[2], source_file, first_line, last, max_lines, notes,
+                   st[3] if len(st) > 3 else None) for st in stages]
     cost = _costs(panes)
     colours = colour_map(cost)
     for p in panes:
