@@ -210,8 +210,10 @@ def run_notebook(jupyter_server, browser):
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
         t0 = time.monotonic()
+        # ?reset: a fresh workspace, so notebooks opened by earlier tests are not restored as
+        # hidden tabs of this page
         where = "lab/tree" if ui == "lab" else "notebooks"
-        page.goto(f"{jupyter_server.url}{where}/{name}")
+        page.goto(f"{jupyter_server.url}{where}/{name}" + ("?reset" if ui == "lab" else ""))
         page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
             "window.jupyterapp.shell.currentWidget.sessionContext && "
