@@ -155,3 +155,31 @@ def test_diff_of_two_targets_links_both(view):
     line.hover()
     lit = _lit(page, 1)
     assert lit["source"] == 1 and lit["ptx A"] >= 1 and lit["ptx B"] >= 1, lit
+
+
+_FIRST_SRC = """(stage) => { const b = document.querySelector('.wb-sw')
+    .querySelector(`.wb-pane[data-stage="${stage}"] .wb-code`);
+    const top = b.scrollTop;
+    for (const l of b.querySelectorAll('.wb-ln[data-src]')) {
+        if (l.offsetParent !== null && l.offsetTop + l.offsetHeight > top) return l.dataset.src; }
+    return null; }"""
+
+
+def test_scrolling_one_pane_scrolls_the_others_and_wrap_keeps_lines_whole(view):
+    page = view.page
+    page.evaluate("""() => { const w = document.querySelector('.wb-sw');
+        const b = w.querySelector('.wb-pane[data-stage=ptx] .wb-code');
+        const ls = Array.from(b.querySelectorAll('.wb-ln[data-src]'));
+        const l = ls[Math.floor(ls.length * 0.6)];
+        b.scrollTop = l.offsetTop; }""")
+    page.wait_for_timeout(300)
+    src = page.evaluate(_FIRST_SRC, "ptx")
+    assert src is not None
+    assert page.evaluate(_FIRST_SRC, "ttgir") == src
+    first = page.locator(".wb-sw").first
+    first.locator(".wb-toolbar input[data-opt=wrap]").check()
+    cut = page.evaluate("""() => { const w = document.querySelector('.wb-sw'); let n = 0;
+        w.querySelectorAll('.wb-pane:not([hidden]) .wb-code').forEach(b => {
+            if (b.scrollWidth > b.clientWidth + 1) n += 1; }); return n; }""")
+    assert cut == 0
+    first.locator(".wb-toolbar input[data-opt=wrap]").uncheck()
