@@ -86,7 +86,7 @@ def main() -> None:
         page.eval_on_selector(".wb-pid", "s => { s.value = '4'; "
                               "s.dispatchEvent(new Event('input')); }")
         page.screenshot(path=str(docs / "access_map.png"), full_page=True)
-        js = (ROOT / "workbench/viz/js/explorer.js").read_bytes()
+        js = (ROOT / "workbench/viz/static/explorer.js").read_bytes()
         url = "data:text/javascript;base64," + base64.b64encode(js).decode()
         params = state_to_params(ExplorerState(shape=(32, 32), shared_kind="none"))
         page.set_content(PAGE.format('<div id="root"></div>'))

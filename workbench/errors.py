@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+from typing import Callable
 
 
 class WorkbenchError(Exception):
@@ -35,8 +36,34 @@ def user_facing(fn):
     return entry
 
 
+# functions file -> display name of that file or None; the notebook extension adds one that
+# names notebook cells "In [12]" (as IPython names them); empty outside a notebook
+_FILE_NAMERS: list[Callable[[str], "str | None"]] = []
+
+
+def add_file_namer(namer: Callable[[str], "str | None"]) -> None:
+    """Make :func:`place` ask ``namer(file)`` for a display name of a source file (e.g.
+    ``"In [12]"`` for a notebook cell); adding the same function twice adds it once."""
+    if namer not in _FILE_NAMERS:
+        _FILE_NAMERS.append(namer)
+
+
+def place(file, line: int, col: int | None = None) -> str:
+    """Where a source line is, for people: ``In [12], line 5`` (``, col 9`` with a column) for
+    a file a namer knows (a notebook cell), else ``file:line`` (``:col``)."""
+    for namer in _FILE_NAMERS:
+        try:
+            name = namer(str(file))
+        except Exception:  # noqa: BLE001 - a broken namer must not hide the error itself
+            name = None
+        if name:
+            return f"{name}, line {line}" + (f", col {col}" if col else "")
+    return f"{file}:{line}" + (f":{col}" if col is not None else "")
+
+
 def format_at(loc, message: str, hint: str | None = None, end_col: int | None = None) -> str:
-    """``file:line:col: message``, the source line, a caret line and the hint.
+    """``file:line:col: message`` (``In [12], line 5, col 9: message`` for a notebook cell, see
+    :func:`place`), the source line, a caret line and the hint.
 
     ``loc`` is a :class:`workbench.ir.core.Location` (1-based line and column) or None.
     The source line is read with :mod:`linecache`, so it works for files and for notebook
@@ -45,7 +72,7 @@ def format_at(loc, message: str, hint: str | None = None, end_col: int | None = 
     if loc is None or getattr(loc, "file", "unknown") == "unknown":
         out = message
     else:
-        out = f"{loc.file}:{loc.line}:{loc.col}: {message}"
+        out = f"{place(loc.file, loc.line, loc.col)}: {message}"
         src = linecache.getline(loc.file, loc.line).rstrip("\n")
         if src:
             col = max(loc.col, 1)

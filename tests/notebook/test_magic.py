@@ -183,22 +183,26 @@ def test_unknown_target_is_a_clear_error(shell):
 
 
 def test_syntax_error_points_at_the_cell_line_and_shell_survives(shell):
+    n = shell.ip.execution_count
     result, outputs, _ = shell.run("%%tilekernel\n@jit\ndef k(x_ptr):\n    y = (1 +\n")
     assert shell.failed(result)
     text = outputs[0]["text/plain"]
     path_line = text.splitlines()[1]
-    assert "/cells/cell_" in path_line and ".py:4:9: SyntaxError: '(' was never closed" in path_line
+    # named as IPython names cells: In [n], line k (the cell's own line numbers)
+    assert path_line == f"In [{n}], line 4, col 9: SyntaxError: '(' was never closed"
     assert "    y = (1 +" in text and "^" in text
     assert 'data-wb-error="1"' in outputs[0]["text/html"]
     assert shell.ip.run_cell("1 + 1").result == 2  # the shell still works
 
 
 def test_exception_in_cell_points_at_the_line(shell):
+    n = shell.ip.execution_count
     result, outputs, _ = shell.run("%%tilekernel\nx = 1\ny = undefined_name + 1\n")
     assert shell.failed(result)
     text = outputs[0]["text/plain"]
     assert "NameError while running the cell" in text
-    assert ".py:3:5: NameError: name 'undefined_name' is not defined" in text
+    assert f"In [{n}], line 3, col 5: NameError: name 'undefined_name' is not defined" in text
+    assert "cell_" not in text
     assert "    y = undefined_name + 1\n        ^^^^^^^^^^^^^^" in text
 
 
@@ -211,7 +215,8 @@ def test_errors_of_compile_and_launch_are_shown(shell, monkeypatch):
     assert shell.failed(result)
     text = outputs[0]["text/plain"]
     assert "CompilationError while compiling add for cuda:90" in text
-    assert ".py:7:9: tiles of shapes [4] and [8] do not match" in text
+    assert f"In [{shell.ip.execution_count}], line 7, col 9: tiles of shapes [4] and [8] do " \
+        "not match" in text
     assert "    x = tl.load(x_ptr + offs, mask=mask)\n            ^" in text
     result, outputs, _ = shell.run(cell('--launch "add[1](1, 2)"'))
     assert shell.failed(result) and "while launching: add[1](1, 2)" in outputs[0]["text/plain"]

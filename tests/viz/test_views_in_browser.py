@@ -44,7 +44,7 @@ def page():
 
 
 def _import_explorer(page):
-    js = resources.files("workbench.viz").joinpath("js/explorer.js").read_bytes()
+    js = resources.files("workbench.viz").joinpath("static/explorer.js").read_bytes()
     url = "data:text/javascript;base64," + base64.b64encode(js).decode()
     page.evaluate(f"async () => {{ window.wbExplorer = await import({json.dumps(url)}); }}")
 

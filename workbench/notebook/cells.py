@@ -43,6 +43,40 @@ def write_cell(source: str, base: Path | None = None) -> str:
     return str(path)
 
 
+class CellNames:
+    """Which notebook cell (execution count) each cell file and each IPython cell belongs to,
+    so that errors and tables say ``In [12], line 5`` as IPython does, not the file's name.
+    One instance per IPython shell (:func:`cell_names`)."""
+
+    def __init__(self, shell=None):
+        self.shell = shell
+        self.counts: dict[str, int] = {}
+
+    def remember(self, path: str, count: int | None) -> None:
+        """``path`` (a ``%%tilekernel`` cell's file) holds the cell run as ``In [count]``."""
+        if count is not None:
+            self.counts[str(path)] = int(count)
+
+    def __call__(self, file: str) -> str | None:
+        """``"In [12]"`` for a cell's file (ours, or IPython's own cell files), else None."""
+        n = self.counts.get(file)
+        if n is None and self.shell is not None:
+            n = getattr(getattr(self.shell, "compile", None), "_filename_map", {}).get(file)
+        return f"In [{n}]" if n is not None else None
+
+
+def cell_names(shell) -> CellNames:
+    """The :class:`CellNames` of ``shell`` (made on first use and registered with
+    :func:`workbench.errors.add_file_namer`)."""
+    names = getattr(shell, "_workbench_cell_names", None)
+    if names is None:
+        from ..errors import add_file_namer
+        names = CellNames(shell)
+        shell._workbench_cell_names = names
+        add_file_namer(names)
+    return names
+
+
 def run_cell_source(source: str, path: str, namespace: dict) -> None:
     """Compile ``source`` with file name ``path`` and execute it in ``namespace`` (the user's
     namespace). Raises SyntaxError or whatever the cell raises."""

@@ -6,7 +6,7 @@ import html
 import linecache
 import traceback
 
-from ..errors import WorkbenchError, format_at
+from ..errors import WorkbenchError, format_at, place
 from ..ir.core import Location
 
 _BOX = ("border:1px solid {b};border-left:5px solid {b};background:{bg};color:#1a1a1a;"
@@ -17,9 +17,13 @@ _PRE = ("margin:4px 0 0 0;white-space:pre-wrap;font-family:ui-monospace,Menlo,Co
 
 
 def show(html_text: str, plain: str) -> None:
-    """Display one output with HTML and plain-text representations."""
+    """Display one output with HTML and plain-text representations. The HTML is wrapped in an
+    element no maths typesetter enters (see :data:`workbench.viz.ir_html.NO_MATHS`)."""
     from IPython.display import display
-    display({"text/html": html_text, "text/plain": plain}, raw=True)
+
+    from ..viz.ir_html import NO_MATHS
+    display({"text/html": f'<div class="{NO_MATHS}">{html_text}</div>', "text/plain": plain},
+            raw=True)
 
 
 def box_html(kind: str, title: str, body: str = "", details: str = "") -> str:
@@ -77,7 +81,7 @@ def error_text(exc: BaseException, files: tuple = ()) -> tuple[str, str]:
     if linecache.getline(frame.filename, frame.lineno):
         return name, format_at(Location(frame.filename, frame.lineno, col), f"{name}: {exc}",
                                None, end)
-    return name, f"{frame.filename}:{frame.lineno}: {name}: {exc}"
+    return name, f"{place(frame.filename, frame.lineno)}: {name}: {exc}"
 
 
 def show_error(exc: BaseException, context: str, files: tuple = ()) -> None:

@@ -17,7 +17,7 @@ import dataclasses
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..config import Target
-from .cells import defined_functions, run_cell_source, write_cell
+from .cells import cell_names, defined_functions, run_cell_source, write_cell
 from .display import box_html, show, show_box, show_error
 from .options import USAGE, OptionsError, parse_options
 
@@ -149,6 +149,7 @@ class TileKernelMagics(Magics):
         # workbench prints is the line number Jupyter shows in the cell's gutter
         source = f"# %%tilekernel {line.strip()}\n{cell}"
         path = write_cell(source)
+        cell_names(self.shell).remember(path, getattr(self.shell, "execution_count", None))
         try:
             run_cell_source(source, path, ns)
         except BaseException as exc:  # noqa: BLE001 - includes KeyboardInterrupt in the cell
@@ -285,12 +286,13 @@ class TileKernelMagics(Magics):
         show(html, f"{name} defined. {hint}")
 
     def _show(self, compiled, opts, notes) -> None:
-        from ..viz.ir_view import render_compiled
+        from IPython.display import display
+
         from ..viz.snapshot_view import render_snapshots
-        html = render_compiled(compiled, opts.stages)
+        from ..viz.stage_widget import stage_view
         if notes:
-            html = "".join(box_html("note", n) for n in notes) + html
-        show(html, repr(compiled))
+            show("".join(box_html("note", n) for n in notes), "\n".join(notes))
+        display(stage_view(compiled, opts.stages))
         if opts.passes is not None:
             show(render_snapshots(compiled, opts.passes),
                  f"{compiled.name}: {opts.passes} pass by pass")

@@ -118,7 +118,9 @@ class Ceilings:
 
     def _repr_html_(self) -> str:
         import html
-        return f"<pre>{html.escape(self.to_text())}</pre>"
+        # mathjax_ignore/tex2jax_ignore: no notebook typesets a "$" of this table as maths
+        return (f"<pre class='mathjax_ignore tex2jax_ignore'>{html.escape(self.to_text())}"
+                "</pre>")
 
     def __repr__(self) -> str:
         return self.to_text()

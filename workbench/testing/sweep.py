@@ -157,8 +157,10 @@ class SweepResult:
             + "".join(f"<td style='text-align:right'>{_fmt(t[_label(x)].get(p))}</td>"
                       for p in provs) + "</tr>" for x in self.xs)
         notes = "".join(f"<div><i>note: {html.escape(n)}</i></div>" for n in self.notes)
-        return (f"<table class='wb-sweep'><tr><th>{html.escape(self.x_name)}</th>{head}</tr>"
-                f"{body}</table>{notes}")
+        # mathjax_ignore/tex2jax_ignore: no notebook typesets a "$" of this table as maths
+        return ("<div class='mathjax_ignore tex2jax_ignore'><table class='wb-sweep'>"
+                f"<tr><th>{html.escape(self.x_name)}</th>{head}</tr>"
+                f"{body}</table>{notes}</div>")
 
     def plot(self, ax=None, logx: bool | None = None):
         """A line plot of ``metric`` against x per provider (matplotlib Figure; the

@@ -23,6 +23,9 @@ _LAZY = {
     "value_layouts": "layouts_of",
     "roofline_points": "roofline",
     "sweep_figure": "sweep_view",
+    "stage_view": "stage_widget",
+    "stage_diff": "stage_widget",
+    "compiled_stage_data": "stage_data",
 }
 # short names: viz.layout(layout, shape), viz.banks(...): the SVG views (the matplotlib figures
 # stay as layout_figure / banks_figure). (The explorer is viz.layout_explorer(): the name

@@ -232,7 +232,7 @@ def render(am: AccessMap) -> str:
                          f' style="flex:1 1 360px;min-width:0">{render_html(p, "access")}'
                          f"</div>")
         parts.append("</div>")
-        js = resources.files("workbench.viz").joinpath("js/access.js").read_text("utf-8")
+        js = resources.files("workbench.viz").joinpath("static/access.js").read_text("utf-8")
         payload = {"programs": [list(p) for p in am.programs], "states": data,
                    "colours": STATE_COLOURS, "names": STATE_NAMES}
         blob = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")

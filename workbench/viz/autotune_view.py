@@ -166,7 +166,9 @@ class AutotuneView:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        parts = [f"<div class='wb-autotune'><b>autotuning of {html.escape(self.name)}</b>"]
+        from .ir_html import NO_MATHS
+        parts = [f"<div class='wb-autotune {NO_MATHS}'><b>autotuning of "
+                 f"{html.escape(self.name)}</b>"]
         for k in self.keys:
             parts.append(f"<div>key {html.escape(repr(k))}</div><table><tr><th>#</th>"
                          "<th>config</th><th>median ms</th><th>p20</th><th>p80</th><th></th></tr>")

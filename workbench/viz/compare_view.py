@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..ir.core import Location
-from .ir_html import esc
+from .ir_html import NO_MATHS, esc
 from .ir_view import render_stages
 
 #: stages both compilers print, in compile order
@@ -79,8 +79,8 @@ def differences_table(comparison) -> str:
         rows.append(f"<tr class='wb-diff' data-prop='{esc(d.prop)}'><td>\u2260 {esc(d.what)}"
                     f"</td><td><code>{esc(_fmt(d.ours))}</code></td><td><code>"
                     f"{esc(_fmt(d.theirs))}</code></td><td></td></tr>")
-    return ("<table class='wb-compare' style='border-collapse:collapse;font-size:12px;"
-            "margin:4px 0'>" + "".join(rows) + "</table>")
+    return (f"<div class='{NO_MATHS}'><table class='wb-compare' style='border-collapse:"
+            "collapse;font-size:12px;margin:4px 0'>" + "".join(rows) + "</table></div>")
 
 
 def render_comparison(comparison, stages=None) -> str:

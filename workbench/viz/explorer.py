@@ -31,7 +31,7 @@ from .explorer_state import (
     render_message,
 )
 
-_JS = pathlib.Path(__file__).parent / "js" / "explorer.js"
+_JS = pathlib.Path(__file__).parent / "static" / "explorer.js"
 _TUPLES = ("shape", "size_per_thread", "threads_per_warp", "warps_per_cta", "order",
            "mma_warps", "shared_order")
 

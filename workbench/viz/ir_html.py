@@ -18,6 +18,12 @@ from .lexers import highlight_lines, style_css
 
 _ID_OK = re.compile(r"^[A-Za-z][\w-]*$")
 
+#: classes that keep a notebook's maths typesetter out of an element and all it holds: MathJax 3
+#: (JupyterLab 4, Notebook 7) skips ``mathjax_ignore``, MathJax 2 (classic notebook, nbviewer)
+#: ``tex2jax_ignore``. Every view's root carries them, so the ``$0``, ``$1`` of inline asm and
+#: any ``$`` in IR are never read as LaTeX.
+NO_MATHS = "mathjax_ignore tex2jax_ignore"
+
 
 def new_view_id(view_id: str | None = None) -> str:
     """A fresh unique element id (``wb-`` + 10 hex digits), or ``view_id`` checked to be a

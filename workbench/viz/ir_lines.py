@@ -12,6 +12,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..errors import place
+
 # A trailing MLIR location: ` loc(#loc3)`, ` loc("f.py":3:7)`, ` loc("x"("f.py":3:7))`,
 # ` loc(callsite(#loc1 at #loc2))`; parentheses nest at most three deep in what Triton prints.
 _P0 = r'(?:[^()"]|"[^"]*")*'
@@ -113,15 +115,23 @@ def source_line_of(loc, source_file: str | None, first: int, last: int) -> int |
     return line
 
 
+def short_place(file, line: int, col: int | None = None) -> str:
+    """``In [12], line 5`` for a notebook cell (:func:`workbench.errors.place`), else the
+    file's base name with ``:line`` (and ``:col``)."""
+    where = place(file, line, col)
+    if where.startswith(str(file)):
+        return f"{os.path.basename(str(file))}{where[len(str(file)):]}"
+    return where
+
+
 def describe_loc(loc) -> str:
     """``file:line:col``, then `` inlined at file:line:col`` for each call site."""
     if loc is None:
         return ""
-    parts = [f"{os.path.basename(str(loc.file))}:{loc.line}:{loc.col}"]
+    parts = [short_place(loc.file, loc.line, loc.col)]
     caller = getattr(loc, "caller", None)
     while caller is not None:
-        parts.append(f"inlined at {os.path.basename(str(caller.file))}:{caller.line}:"
-                     f"{caller.col}")
+        parts.append(f"inlined at {short_place(caller.file, caller.line, caller.col)}")
         caller = getattr(caller, "caller", None)
     return " ".join(parts)
 

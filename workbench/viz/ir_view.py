@@ -12,7 +12,7 @@ line share a background colour in every pane. Debug parts (``loc(...)``, ``#locN
 """
 from __future__ import annotations
 
-from .ir_html import esc, line_html, link_script, new_view_id, pane_html, style_sheet
+from .ir_html import NO_MATHS, esc, line_html, link_script, new_view_id, pane_html, style_sheet
 from .ir_lines import colour_map, source_line_of, split_debug
 from .lexers import highlight_lines
 from .snapshot_view import render_snapshots  # noqa: F401  (public: re-exported)
@@ -73,7 +73,8 @@ def render_stages(stages, source_text: str, source_file: str | None = None,
                 per[name] = per.get(name, 0) + 1
         prepared.append((name, split, locs, src_of))
     colours = colour_map(counts)
-    parts = [f'<div class="wb-view" id="{uid}" data-wb-view="ir">', style_sheet(uid, counts)]
+    parts = [f'<div class="wb-view {NO_MATHS}" id="{uid}" data-wb-view="ir">',
+             style_sheet(uid, counts)]
     if title:
         parts.append(f'<div class="wb-title">{esc(title)}</div>')
     if report:

@@ -367,14 +367,17 @@ class LayoutTable(list):
         return draw_value(self.source if self.source is not None else "", name, **kwargs)
 
     def _repr_html_(self) -> str:
+        from .ir_lines import short_place
         rows = []
         for v in self:
-            loc = f"{v.loc.file.rsplit('/', 1)[-1]}:{v.loc.line}" if v.loc else ""
+            loc = short_place(v.loc.file, v.loc.line) if v.loc else ""
             rows.append(f"<tr><td><code>{html.escape(v.name)}</code></td>"
                         f"<td><code>{html.escape(v.type)}</code></td>"
                         f"<td><code>{html.escape(str(v.encoding))}</code></td>"
                         f"<td>{html.escape(loc)}</td></tr>")
-        return ('<table data-wb-view="layouts"><tr><th>value</th><th>type</th><th>layout</th>'
+        from .ir_html import NO_MATHS
+        return (f'<table class="{NO_MATHS}" data-wb-view="layouts"><tr><th>value</th>'
+                '<th>type</th><th>layout</th>'
                 "<th>source</th></tr>" + "".join(rows) + "</table>")
 
 

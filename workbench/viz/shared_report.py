@@ -19,6 +19,12 @@ def backend_notes(compiled) -> list[str]:
 
 
 def _short_loc(loc: str) -> str:
+    """``file:line:col`` as :func:`workbench.viz.ir_lines.short_place` shows it (``In [12],
+    line 5, col 9`` for a notebook cell, else the base name)."""
+    from .ir_lines import short_place
+    file, line, col = (str(loc).rsplit(":", 2) + ["", ""])[:3]
+    if line.isdigit() and col.isdigit():
+        return short_place(file, int(line), int(col))
     path, _, rest = str(loc).rpartition("/")
     return rest if path else str(loc)
 
@@ -41,7 +47,9 @@ def shared_access_table(compiled) -> str:
     rows = shared_accesses(compiled)
     if not rows:
         return ""
-    out = ['<table class="wb-shared" data-wb-view="shared-accesses" style="border-collapse:'
+    from .ir_html import NO_MATHS
+    out = [f'<table class="wb-shared {NO_MATHS}" data-wb-view="shared-accesses" '
+           'style="border-collapse:'
            'collapse;font:12px ui-monospace,Menlo,Consolas,monospace;margin:4px 0">',
            "<caption style='text-align:left;font-weight:bold'>shared memory accesses "
            "(32 banks of 4 bytes)</caption>",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 
-from .ir_html import esc, line_html, new_view_id, style_sheet
+from .ir_html import NO_MATHS, esc, line_html, new_view_id, style_sheet
 from .ir_lines import split_debug
 from .lexers import highlight_lines
 
@@ -58,7 +58,7 @@ def render_snapshots(compiled, stage: str = "ttir", *, strip_locs: bool = True,
     diffs ignore ``loc(...)`` suffixes and location tables (renumbering noise)."""
     uid = new_view_id(view_id)
     snaps = list((getattr(compiled, "snapshots", None) or {}).get(stage) or [])
-    parts = [f'<div class="wb-view" id="{uid}" data-wb-view="passes">', style_sheet(uid)]
+    parts = [f'<div class="wb-view {NO_MATHS}" id="{uid}" data-wb-view="passes">', style_sheet(uid)]
     name = getattr(getattr(compiled, "src", None), "name", None) or "kernel"
     parts.append(f'<div class="wb-title">{esc(name)}: {esc(stage)} pass by pass '
                  f'({len(snaps)} snapshots)</div>')

@@ -3,7 +3,7 @@ access-map views.
 
 The SVG scales to the output width (``width: 100%`` up to its natural size); the box around it
 scrolls (the plain-CSS fallback where scripts do not run, e.g. on GitHub); a small inline
-script (``js/grid.js``) adds zoom (+/- buttons, ctrl + wheel), drag to pan, a hover tooltip
+script (``static/grid.js``) adds zoom (+/- buttons, ctrl + wheel), drag to pan, a hover tooltip
 built from the per-cell data, and ``T<lane>:<reg>``-style labels drawn for the cells in view
 whenever a cell is large enough to read them. Without the script, labels that fit at the
 natural width are in the SVG and each colour run carries an SVG ``<title>``. The legend is HTML
@@ -192,8 +192,8 @@ def _text(i: int, cols: int, cp: float, label: str, longest: str) -> str:
 
 
 def grid_script() -> str:
-    """The text of ``js/grid.js`` (zoom, pan, tooltip and labels of every grid on a page)."""
-    return resources.files("workbench.viz").joinpath("js/grid.js").read_text(encoding="utf-8")
+    """The text of ``static/grid.js`` (zoom, pan, tooltip and labels of every grid on a page)."""
+    return resources.files("workbench.viz").joinpath("static/grid.js").read_text(encoding="utf-8")
 
 
 def render_html(pic: GridPicture, kind: str = "grid") -> str:

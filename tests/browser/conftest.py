@@ -1,0 +1,231 @@
+"""A real browser on a real JupyterLab: fixtures for the ``browser`` tests.
+
+``jupyter_server`` starts JupyterLab headless on a free local port (no token, a temporary root
+folder, its own temporary Jupyter config/data/runtime/IPython folders, so nothing in ``~`` is
+read or written; the kernels it starts import this checkout's ``workbench``). ``browser`` is
+Debian's system Chromium driven by playwright's sync API (``executable_path`` is
+``shutil.which("chromium")``; playwright's own browser downloads are never used).
+``run_notebook`` opens a notebook, runs all its cells, waits until the kernel is idle and every
+code cell has run, and returns a :class:`NotebookPage` (the page, the console errors seen).
+
+Every test here skips with the reason when chromium, playwright or jupyterlab is missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 90
+RUN_TIMEOUT_S = 180
+
+
+def missing_tool() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if shutil.which("chromium") is None:
+        return "needs Debian's chromium on PATH (apt-get install chromium; .ci/run does it)"
+    for module, extra in (("playwright", "playwright"), ("jupyterlab", "jupyterlab")):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"needs the {module} Python package (pip install {extra}; the dev extra)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = missing_tool()
+    here = Path(__file__).parent
+    for it in items:
+        if Path(str(it.fspath)).parent == here:
+            it.add_marker(pytest.mark.browser)
+            if reason:
+                it.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """A running JupyterLab: its base URL and root folder (notebooks are copied there)."""
+
+    url: str
+    root: Path
+    proc: subprocess.Popen
+
+    def add_notebook(self, path: Path | str, name: str | None = None) -> str:
+        """Copy a notebook into the server's root; returns its name there."""
+        name = name or Path(path).name
+        shutil.copy(path, self.root / name)
+        return name
+
+    def write_notebook(self, name: str, cells: list[str]) -> str:
+        """Write a notebook of code ``cells`` (no outputs) into the root; returns its name."""
+        import nbformat
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nbformat.write(nb, self.root / name)
+        return name
+
+
+def _wait_up(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url + "api/status", timeout=2) as r:
+                json.load(r)
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"jupyter lab did not answer within {START_TIMEOUT_S} s:\n"
+                       f"{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def jupyter_server():
+    """JupyterLab on 127.0.0.1:<free port>, token off, all its folders temporary."""
+    tmp = Path(tempfile.mkdtemp(prefix="wb-browser-"))
+    root = tmp / "root"
+    root.mkdir()
+    env = dict(os.environ)
+    for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
+                     ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
+                     ("JUPYTERLAB_SETTINGS_DIR", "settings"),
+                     ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
+                     ("WORKBENCH_CACHE_DIR", "cache")):
+        (tmp / sub).mkdir()
+        env[var] = str(tmp / sub)
+    # every cell stays rendered (JupyterLab's windowing would hide cells scrolled out of view,
+    # and the tests read every output)
+    tracker = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["HOME"] = str(tmp)          # nothing of the user's home is read by the server
+    port = _free_port()
+    log = tmp / "server.log"
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+           "--ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+           "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+           "--JupyterNotebookApp.expose_app_in_browser=True",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+           "--LabApp.extension_manager=readonly"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")     # CI containers run as root
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        _wait_up(url, proc, log)
+        yield Server(url, root, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless system Chromium through playwright (sync API)."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                              args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@dataclass
+class NotebookPage:
+    """An opened, fully run notebook: the playwright page and the console errors seen."""
+
+    page: object
+    state: dict
+    console_errors: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# counts cells still queued or running and whether the kernel is idle (JupyterLab exposes its
+# application as window.jupyterapp with --LabApp.expose_app_in_browser)
+_STATE_JS = """() => {
+  const app = window.jupyterapp; const w = app && app.shell.currentWidget;
+  if (!w || !w.content || !w.sessionContext) return null;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  const cells = w.content.widgets.filter(c => c.model.type === 'code');
+  const running = cells.filter(c => c.promptNode && c.promptNode.textContent.includes('*'));
+  const unrun = cells.filter(c => c.model.executionCount === null);
+  return {status: k ? k.status : 'none', running: running.length, unrun: unrun.length,
+          cells: cells.length};
+}"""
+
+
+def _wait_idle(page, timeout_s: float) -> dict:
+    """Wait until the kernel is idle and no cell is queued or running, twice in a row half a
+    second apart (Run All stops at a failing cell, so cells may stay unrun: ``unrun``)."""
+    deadline = time.monotonic() + timeout_s
+    state = None
+    quiet = 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(_STATE_JS)
+        quiet = quiet + 1 if state and state["status"] == "idle" and not state["running"] else 0
+        if quiet >= 2:
+            return state
+        page.wait_for_timeout(500)
+    raise AssertionError(f"the notebook did not finish within {timeout_s} s: {state}")
+
+
+@pytest.fixture(scope="session")
+def run_notebook(jupyter_server, browser):
+    """``run_notebook(name, width=1400, ui="lab")``: open ``name`` (in the server's root) in
+    JupyterLab (``ui="notebook"``: Notebook 7), run all cells, wait for idle; returns a
+    :class:`NotebookPage`."""
+    pages = []
+
+    def run(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> NotebookPage:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        pages.append(page)
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        t0 = time.monotonic()
+        # ?reset: a fresh workspace, so notebooks opened by earlier tests are not restored as
+        # hidden tabs of this page
+        where = "lab/tree" if ui == "lab" else "notebooks"
+        page.goto(f"{jupyter_server.url}{where}/{name}" + ("?reset" if ui == "lab" else ""))
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
+            "window.jupyterapp.shell.currentWidget.sessionContext && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel && "
+            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+            " === 'idle'", timeout=START_TIMEOUT_S * 1000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_timeout(500)
+        state = _wait_idle(page, RUN_TIMEOUT_S)
+        return NotebookPage(page, state, errors, time.monotonic() - t0)
+
+    yield run
+    for p in pages:
+        p.close()
