@@ -233,8 +233,8 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     issue_at = first
     if async_dot is not None:
         issue_at = _make_async(async_dot)
-    elif nbuf < stages:  # the prefetch reuses the slot read this iteration: after its reads
-        issue_at = body.terminator
+    elif nbuf < stages and body.terminator is not None:  # the prefetch refills the slot
+        issue_at = body.terminator                           # read this iteration: after it
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     for c, buf in zip(cands, bufs, strict=False):

@@ -144,7 +144,8 @@ def copy_bytes(load: Operation, axis) -> int:
     ptr = load.operands[0]
     t = ptr.type
     enc = getattr(t, "encoding", None)
-    order = getattr(enc, "order", None) or tuple(range(len(t.shape) - 1, -1, -1))
+    rank = len(getattr(t, "shape", ()))
+    order = getattr(enc, "order", None) or tuple(range(rank - 1, -1, -1))
     d = order[0]
     eb = pointee_bytes(t)
     info = axis.get(ptr)
