@@ -77,6 +77,14 @@ SIG_1024 = ["*fp16:16", "*fp16:16", "*fp16:16", 1024, 1024, 1024, 1024, 1, 1024,
 #: Any sizes (K need not be a multiple of anything), unit inner strides.
 SIG_ANY = ["*fp16:16", "*fp16:16", "*fp16:16", "i32", "i32", "i32", "i32", 1, "i32", 1,
            "i32", 1]
+#: Any sizes with fp32 A and B: every element is a 4-byte run, so the loads are copied with
+#: cp.async even though nothing is known about K or the strides (fp16 loads like SIG_ANY's
+#: are left synchronous then, as Triton 3.6 leaves them: cp.async needs 4-byte runs).
+SIG_ANY_F32 = ["*fp32:16", "*fp32:16", "*fp16:16", "i32", "i32", "i32", "i32", 1, "i32", 1,
+               "i32", 1]
+#: fp16 with N, K and the strides multiples of 16 (16-byte runs: pipelined); M any.
+SIG_DIV16 = ["*fp16:16", "*fp16:16", "*fp16:16", "i32", "i32:16", "i32:16", "i32:16", 1,
+             "i32:16", 1, "i32:16", 1]
 
 
 def pipelined_ttgir(kernel, sig, stages=3, num_warps=4, target="cuda:80", **constexprs):

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.passes.pipeline_kernels import SIG_ANY, pipelined_ttgir, run_ttgir, tutorial_mm
+from tests.passes.pipeline_kernels import (
+    SIG_ANY,
+    SIG_DIV16,
+    pipelined_ttgir,
+    run_ttgir,
+    tutorial_mm,
+)
 from tests.passes.test_insert_barriers import barrier_ops
 from workbench.config import Options, Target
 from workbench.ir.parser import parse_module
@@ -68,7 +74,7 @@ def _run_passes(passes):
 
 
 def test_async_loop_waits_and_barriers():
-    text = _text(pipelined_ttgir(tutorial_mm, SIG_ANY, stages=3, num_warps=8, target="cuda:90",
+    text = _text(pipelined_ttgir(tutorial_mm, SIG_DIV16, stages=3, num_warps=8, target="cuda:90",
                                  **TILE))
     body = text[text.index("scf.for"):text.index("scf.yield")]
     ops = [w for ln in body.splitlines() for w in
@@ -77,8 +83,8 @@ def test_async_loop_waits_and_barriers():
             'ttg.async_commit_group') if w in ln]
     assert ops == ['ttg.async_wait', "gpu.barrier", "ttng.warp_group_dot %",
                    "ttng.warp_group_dot_wait", "gpu.barrier",
-                   'ttg.async_copy_global_to_local', 'ttg.async_copy_global_to_local',
-                   'ttg.async_commit_group'], ops
+                   'ttg.async_copy_global_to_local', 'ttg.async_commit_group',
+                   'ttg.async_copy_global_to_local', 'ttg.async_commit_group'], ops
     assert "isAsync = true" in body and "{pendings = 1 : i32}" in body
     tail = text[text.index("scf.yield"):]
     assert tail.index("ttng.warp_group_dot_wait") < tail.index("{pendings = 0 : i32}") < \
@@ -114,10 +120,11 @@ def test_barrier_after_the_wait_of_an_async_dot():
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
 @pytest.mark.parametrize("num_warps", [4, 8])
 def test_interpreter_runs_the_wgmma_ttgir(stages, num_warps):
-    module = pipelined_ttgir(tutorial_mm, SIG_ANY, stages=stages, num_warps=num_warps,
+    module = pipelined_ttgir(tutorial_mm, SIG_DIV16, stages=stages, num_warps=num_warps,
                              target="cuda:90", **TILE)
     assert "warp_group_dot" in _text(module)
-    m, n, k = 200, 136, 328
+    assert ("async_copy_global_to_local" in _text(module)) == (stages > 1)
+    m, n, k = 200, 144, 320  # N, K multiples of 16, as SIG_DIV16 promises
     rng = np.random.default_rng(stages * 10 + num_warps)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)

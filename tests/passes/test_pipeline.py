@@ -38,27 +38,32 @@ def test_pipeline_structure_filecheck():
     pytest.importorskip("filecheck")
     from tests.filecheck_util import check
     check(_ttgir(3), """
-CHECK: ttg.shared = 24576 : i32
-CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<3x64x32xf16, #shared, #smem, mutable>
-CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<3x32x64xf16, #shared1, #smem, mutable>
+CHECK: ttg.shared = 16384 : i32
+CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<2x64x32xf16, #shared, #smem, mutable>
+CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<2x32x64xf16, #shared1, #smem, mutable>
 CHECK: arith.cmpi slt
 CHECK: ttg.memdesc_index %{{.*}}[%c0_i32
 CHECK: ttg.async_copy_global_to_local
+CHECK: ttg.async_commit_group
 CHECK: ttg.async_copy_global_to_local
 CHECK: ttg.async_commit_group
 CHECK: ttg.memdesc_index %{{.*}}[%c1_i32
 CHECK: ttg.async_commit_group
+CHECK: ttg.async_commit_group
 CHECK: scf.for
 CHECK: arith.divsi
 CHECK: arith.remsi
-CHECK: ttg.async_wait {num = 1 : i32}
+CHECK: ttg.async_wait {num = 2 : i32}
 CHECK: gpu.barrier
-CHECK-NEXT: ttg.async_copy_global_to_local
-CHECK: ttg.async_commit_group
+CHECK-NEXT: ttg.local_load
 CHECK-NOT: tt.load
 CHECK: ttg.local_load
-CHECK: ttg.local_load
 CHECK: tt.dot
+CHECK: gpu.barrier
+CHECK-NEXT: ttg.async_copy_global_to_local
+CHECK-NEXT: ttg.async_commit_group
+CHECK: ttg.async_copy_global_to_local
+CHECK-NEXT: ttg.async_commit_group
 CHECK: scf.yield
 CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
@@ -71,9 +76,18 @@ def test_one_stage_leaves_the_loop_alone():
 
 
 def test_stages_set_wait_count_and_buffers():
+    # mma.sync (sm_80): num_stages - 1 buffers (the copy-to-use distance, Triton's stageDiff);
+    # A and B each their own commit group, so the wait leaves (stages - 2) * 2 groups pending
     text = _ttgir(4)
-    assert "!ttg.memdesc<4x64x32xf16" in text and "ttg.async_wait {num = 2 : i32}" in text
-    assert text.count('ttg.async_commit_group') == 4  # 3 prologue stages + 1 in the loop
+    assert "!ttg.memdesc<3x64x32xf16" in text and "ttg.async_wait {num = 4 : i32}" in text
+    assert text.count('ttg.async_commit_group') == 8  # 2 x (3 prologue stages + 1 in the loop)
+
+
+def test_wgmma_keeps_one_more_buffer():
+    # wgmma reads the slot of the previous iteration while the next copy is issued: Triton
+    # 3.6 allocates num_stages buffers on sm_90 (LowerLoops.cpp, loadRequiresAdditionalBuffer)
+    text = _ttgir(3, "cuda:90")
+    assert "!ttg.memdesc<3x64x32xf16" in text and "ttg.async_wait {num = 2 : i32}" in text
 
 
 def test_pass_lists():
@@ -82,3 +96,18 @@ def test_pass_lists():
                           "tritongpu-insert-barriers"]
     assert "tritongpu-pipeline" not in [p.name for p in ttgir_passes(Options(), "cpu")]
     assert Pipeline(num_stages=2).num_stages == 2
+
+
+def test_unaligned_half_loads_are_not_pipelined():
+    # no divisibility on K, N or the pointers: each thread's run may be one 2-byte element,
+    # below cp.async's 4 bytes; Triton 3.6 keeps such loads synchronous too
+    c = wb.compile(mm, "*fp16", "*fp16", "*fp32", "i32", "i32", "i32", target="cuda:80",
+                   num_warps=4, num_stages=3, BM=64, BN=64, BK=32)
+    text = c.asm["ttgir"]
+    assert "async_copy_global_to_local" not in text and "async_commit_group" not in text
+    notes = " ".join(c.extra.get("notes", []))
+    assert "4-byte aligned" in notes
+    # fp32 elements are 4 bytes each: those are copied asynchronously even without hints
+    c32 = wb.compile(mm, "*fp32", "*fp32", "*fp32", "i32", "i32", "i32", target="cuda:80",
+                     num_warps=4, num_stages=3, BM=64, BN=64, BK=32)
+    assert c32.asm["ttgir"].count("async_copy_global_to_local") == 6

@@ -14,7 +14,7 @@ import workbench as wb
 import workbench.language as tl
 from tests.passes.pipeline_kernels import (
     SIG_1024,
-    SIG_ANY,
+    SIG_ANY_F32,
     carried_after_loop,
     pipelined_ttgir,
     run_ttgir,
@@ -41,32 +41,34 @@ def test_tutorial_form_is_pipelined_filecheck(mask, wrap):
     from tests.filecheck_util import check
     text = _text(pipelined_ttgir(tutorial_mm, SIG_1024, MASK=mask, WRAP=wrap, **TILE))
     check(text, """
-CHECK: %[[A:[0-9]+]] = ttg.local_alloc {{.*}} : () -> !ttg.memdesc<3x128x32xf16, #shared, #smem, mutable>
-CHECK: %[[B:[0-9]+]] = ttg.local_alloc {{.*}} : () -> !ttg.memdesc<3x32x128xf16, #shared1, #smem, mutable>
+CHECK: %[[A:[0-9]+]] = ttg.local_alloc {{.*}} : () -> !ttg.memdesc<2x128x32xf16, #shared, #smem, mutable>
+CHECK: %[[B:[0-9]+]] = ttg.local_alloc {{.*}} : () -> !ttg.memdesc<2x32x128xf16, #shared1, #smem, mutable>
 CHECK: %[[A1:[0-9]+]] = tt.addptr %[[A0:[a-z_0-9]+]], %{{.*}} : tensor<128x32x!tt.ptr<f16>
 CHECK-NEXT: %[[A2:[0-9]+]] = tt.addptr %[[A1]], %{{.*}} : tensor<128x32x!tt.ptr<f16>
 CHECK: %[[B1:[0-9]+]] = tt.addptr %[[B0:[a-z_0-9]+]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
 CHECK-NEXT: %[[B2:[0-9]+]] = tt.addptr %[[B1]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
 CHECK: ttg.memdesc_index %[[A]][%c0_i32
 CHECK-NEXT: ttg.async_copy_global_to_local %[[A0]],
+CHECK-NEXT: ttg.async_commit_group
 CHECK: ttg.memdesc_index %[[B]][%c0_i32
 CHECK-NEXT: ttg.async_copy_global_to_local %[[B0]],
-CHECK: ttg.async_commit_group
+CHECK-NEXT: ttg.async_commit_group
 CHECK: ttg.async_copy_global_to_local %[[A1]],
+CHECK-NEXT: ttg.async_commit_group
 CHECK: ttg.async_copy_global_to_local %[[B1]],
-CHECK: ttg.async_commit_group
+CHECK-NEXT: ttg.async_commit_group
 CHECK: scf.for %k = {{.*}} iter_args(%{{.*}} = %acc, %[[PA:[a-z_0-9]+]] = %[[A2]], %[[PB:[a-z_0-9]+]] = %[[B2]])
-CHECK: ttg.async_wait {num = 1 : i32}
+CHECK: ttg.async_wait {num = 2 : i32}
 CHECK: gpu.barrier
-CHECK-NEXT: ttg.async_copy_global_to_local %[[PA]],
-CHECK: ttg.async_copy_global_to_local %[[PB]],
-CHECK: ttg.async_commit_group
+CHECK-NEXT: ttg.local_load
 CHECK-NOT: tt.load
 CHECK: ttg.local_load
-CHECK: ttg.local_load
 CHECK: tt.dot
-CHECK: tt.addptr %[[PA]]
-CHECK: tt.addptr %[[PB]]
+CHECK: gpu.barrier
+CHECK-NEXT: ttg.async_copy_global_to_local %[[PA]],
+CHECK-NEXT: ttg.async_commit_group
+CHECK: ttg.async_copy_global_to_local %[[PB]],
+CHECK-NEXT: ttg.async_commit_group
 CHECK: scf.yield
 CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
@@ -86,13 +88,14 @@ def test_masks_are_computed_for_the_prefetched_iteration():
 def test_stages_set_buffers_and_pointer_chain(stages):
     text = _text(pipelined_ttgir(tutorial_mm, SIG_1024, stages=stages, MASK=True, WRAP=True,
                                  **TILE))
-    assert f"!ttg.memdesc<{stages}x128x32xf16" in text
-    assert f"ttg.async_wait {{num = {stages - 2} : i32}}" in text
+    # mma.sync: stages - 1 slots; A and B in groups of their own
+    assert f"!ttg.memdesc<{stages - 1}x128x32xf16" in text
+    assert f"ttg.async_wait {{num = {2 * (stages - 2)} : i32}}" in text
     pre = text[:text.index("scf.for")]
     # p_1 .. p_{S-1} for each of a and b, before the loop
     assert len(re.findall(r"= tt.addptr %\w+, %\w+ : tensor<128x32x!tt.ptr<f16>", pre)) >= \
         stages - 1
-    assert text.count('ttg.async_commit_group') == stages
+    assert text.count('ttg.async_commit_group') == 2 * stages
 
 
 def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
@@ -113,12 +116,12 @@ def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
 # --- the pipelined ttgir computes the same values (interpreter vs numpy) -------------------
 
 def _tutorial_values(m, n, k, stages, mask=True, wrap=True, bm=64, bn=64, bk=32):
-    module = pipelined_ttgir(tutorial_mm, SIG_ANY, stages=stages, MASK=mask, WRAP=wrap,
+    module = pipelined_ttgir(tutorial_mm, SIG_ANY_F32, stages=stages, MASK=mask, WRAP=wrap,
                              BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
     assert "ttg.async_copy_global_to_local" in _text(module)
-    rng = np.random.default_rng(k * 7 + stages)
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((k, n)).astype(np.float16)
+    rng = np.random.default_rng()
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
     c = np.full((m, n), np.nan, np.float16)
     run_ttgir(module, (-(-m // bm), -(-n // bn)), [a, b, c, m, n, k, k, n, n])
     want = a.astype(np.float64) @ b.astype(np.float64)
@@ -133,10 +136,11 @@ def test_masked_k_tails_match_numpy(k, stages):
 
 
 def test_no_iteration_gives_zeros():
-    module = pipelined_ttgir(tutorial_mm, SIG_ANY, MASK=True, WRAP=True, BLOCK_M=64,
+    module = pipelined_ttgir(tutorial_mm, SIG_ANY_F32, MASK=True, WRAP=True, BLOCK_M=64,
                              BLOCK_N=64, BLOCK_K=32)
+    assert "ttg.async_copy_global_to_local" in _text(module)
     c = np.full((64, 64), np.nan, np.float16)
-    z = np.zeros((64, 64), np.float16)
+    z = np.zeros((64, 64), np.float32)
     run_ttgir(module, (1, 1), [z, z, c, 64, 64, 0, 0, 64, 64])
     assert (c == 0).all()
 

@@ -142,6 +142,7 @@ class CudaBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         from ..codegen.nvptx import compile_ttgir
+        from ..codegen.nvptx.scratch import scratch_bytes
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
 
@@ -154,7 +155,7 @@ class CudaBackend(Backend):
         t0 = time.perf_counter()
         mod = clone_module(ttir_module)
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
-        passes = ttgir_passes(options, self.target) if is_ttir else []
+        passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
         if passes:
             mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)

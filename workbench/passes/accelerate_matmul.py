@@ -106,6 +106,20 @@ def _bits(t) -> int:
     return t.width if isinstance(t, IntType) else {"f16": 16, "bf16": 16, "f32": 32}[t.name]
 
 
+def _place_after_source(dot, src, alloc) -> None:
+    """Put ``alloc`` right after the op defining ``src`` when that op is in the dot's block
+    (as Triton 3.6 places it: the operand is stored as soon as it exists, the loads wait for
+    the dot), else just before the dot."""
+    block = block_of(dot)
+    d = src.defining_op
+    if d is not None and d.parent is block:
+        ops = block.ops
+        nxt = ops[ops.index(d) + 1]
+        block.insert_before(nxt, alloc)
+    else:
+        block.insert_before(dot, alloc)
+
+
 def _stage_operand(dot, idx, mma, kw):
     v = dot.operands[idx]
     conv = v.defining_op if (v.defining_op is not None and
@@ -120,7 +134,7 @@ def _stage_operand(dot, idx, mma, kw):
     load = Operation("ttg.local_load", [alloc.result],
                      [TensorType(shape, shaped_type(v).element, DotOperandLayout(idx, mma, kw))],
                      loc=dot.loc)
-    block_of(dot).insert_before(dot, alloc)
+    _place_after_source(dot, src, alloc)
     block_of(dot).insert_before(dot, load)
     dot.set_operand(idx, load.result)
     if conv is not None and not conv.result.uses:

@@ -1,132 +1,200 @@
-"""``tritongpu-insert-barriers``: ``gpu.barrier`` (``bar.sync 0``) between shared-memory
-accesses of different threads that could race (Triton's membar analysis,
-``lib/Analysis/Membar.cpp``; PTX ISA 9.7.13.1 ``bar.sync`` orders the shared-memory accesses
+"""``tritongpu-insert-barriers``: ``gpu.barrier`` (``bar.sync 0``) only where two shared-memory
+accesses of different threads could race, as Triton's membar analysis
+(``lib/Analysis/Membar.cpp``; PTX ISA 9.7.13.1 ``bar.sync`` orders the shared-memory accesses
 of the CTA's threads).
 
-The explicit buffers (``ttg.local_alloc``/``local_store``/``local_load``, the pipeline's
-``ttg.async_copy_global_to_local``/``async_wait``) are treated as one resource, so buffers that
-share bytes after ``tritongpu-allocate-shared-memory``'s reuse are safe. The state at each
-point is four flags: reads since the last barrier, writes since the last barrier, async
-copies not yet waited for, and asynchronous wgmma reads not yet waited for.
+Each op reads and writes byte intervals of ``global_smem``, from the offsets of
+``tritongpu-allocate-shared-memory`` (run first):
 
-* a read (``local_load``) after writes needs a barrier (read-after-write);
-* a write (``local_alloc`` with a source, ``local_store``) or an async copy after reads or
-  writes needs a barrier (write-after-read, write-after-write);
-* ``async_wait`` turns copies in flight into writes (this thread's copies have landed; other
-  threads see them only after a barrier);
-* ``gpu.barrier`` clears reads and writes;
-* an asynchronous ``ttng.warp_group_dot`` (Hopper wgmma left in flight) is a read that is
-  still going on; ``ttng.warp_group_dot_wait`` turns the groups it waits for into finished
-  reads of this thread, so the next write waits at a barrier for every warp group's wait.
-  Writes while a group is still in flight are allowed: the pipeline pass only writes slots
-  that the in-flight group does not read.
+* ``ttg.local_alloc`` with a source and ``ttg.local_store`` write their buffer;
+  ``ttg.local_load`` and ``ttng.warp_group_dot`` read theirs (a memdesc is traced back through
+  views and loop-carried values to its ``local_alloc``; one that cannot be traced counts as
+  all of shared memory);
+* an op with scratch (a layout conversion, a reduction across warps, ...) writes and reads
+  its scratch interval; its own store-barrier-load sequence is the code generator's;
+* ``ttg.async_copy_global_to_local`` writes its slot asynchronously: it waits like a write for
+  earlier accesses (write-after-read), and its bytes become a pending write at the
+  ``ttg.async_wait`` that lets them land; an asynchronous ``ttng.warp_group_dot`` is a read
+  still in progress until ``ttng.warp_group_dot_wait``.
 
-Loops iterate the analysis of their body to a fixed point (the state entering the body is the
-join of the state before the loop and at the end of the body), then insert; ``scf.if`` joins
-its branches. For the pipelined K loop this gives exactly one barrier per iteration, after
-``async_wait`` and before the next copies. Scratch space of reductions and conversions is the
-code generator's (after ``ttg.shared``) and synchronised there.
+The analysis keeps the intervals read and written since the last barrier; an op that reads
+bytes pending a write (read-after-write) or writes bytes pending a read or a write
+(write-after-read, write-after-write) gets a barrier before it, which clears both sets. Loops
+iterate their body to a fixed point (the state entering the body joins the state before the
+loop and at the end of the body, the back edge), ``scf.if`` joins its branches, so a hazard
+across a back edge or a branch is found too. Running the pass twice adds nothing.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..ir.core import Operation, functions
+from ..ir.types import MemDescType
+from .allocate_shared import buffer_bytes
 from .manager import Pass
 
-_READS = {"ttg.local_load", "ttng.warp_group_dot"}
-_WRITES = {"ttg.local_store"}
+ALL = (0, 1 << 62)
+EMPTY: frozenset = frozenset()
+_LOOPS = {"scf.for", "scf.while"}
 
 
-def _join(a: tuple, b: tuple) -> tuple:
-    return tuple(x or y for x, y in zip(a, b, strict=False))
+@dataclass(frozen=True)
+class State:
+    """Byte intervals ``(start, end)`` read and written since the last barrier, written by
+    copies in flight, and read by asynchronous wgmma in flight."""
+
+    reads: frozenset = EMPTY
+    writes: frozenset = EMPTY
+    copies: frozenset = EMPTY
+    wgmma: frozenset = EMPTY
+
+    def join(self, other: State) -> State:
+        return State(self.reads | other.reads, self.writes | other.writes,
+                     self.copies | other.copies, self.wgmma | other.wgmma)
 
 
-def _needs_barrier(op: Operation, rd: bool, wr: bool) -> bool:
-    """Whether ``op`` must wait for the shared-memory reads (``rd``) or writes (``wr``) still
-    pending since the last barrier: a read after a write, a write after either."""
-    name = op.name
-    if name in _READS:
-        return wr
-    if name in _WRITES or (name == "ttg.local_alloc" and op.operands) or \
-            name == "ttg.async_copy_global_to_local":
-        return rd or wr
-    return False
+def _hit(a, b) -> bool:
+    return any(x0 < y1 and y0 < x1 for x0, x1 in a for y0, y1 in b)
 
 
-def _after(op: Operation, state: tuple, insert: bool) -> tuple:
-    """The state ``(reads, writes, copies in flight, async wgmma reads in flight)`` after
-    ``op``, given the state before it (barrier already placed)."""
-    rd, wr, fly, rfly = state
-    name = op.name
-    if name == "gpu.barrier":
-        rd = wr = False
-    elif name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
-        rfly = True
-    elif name in _READS:
-        rd = True
-    elif name == "ttng.warp_group_dot_wait":
-        rd = rd or rfly
-        rfly = rfly and int(op.attributes.get("pendings", 0)) > 0
-    elif name == "ttg.async_copy_global_to_local":
-        fly = True
-    elif name == "ttg.async_wait":
-        wr = wr or fly
-        fly = fly and int(op.attributes.get("num", 0)) > 0
-    elif name in _WRITES or (name == "ttg.local_alloc" and op.operands):
-        wr = True
-    elif name == "scf.for":
-        return _loop(op, (rd, wr, fly, rfly), insert)
-    elif name == "scf.if":
-        outs = [_block(r.blocks[0], (rd, wr, fly, rfly), insert) for r in op.regions
-                if r.blocks]
-        st = (rd, wr, fly, rfly) if len(outs) < 2 else (False, False, False, False)
-        for o in outs:
-            st = _join(st, o)
+class Membar:
+    """The analysis over one function; ``scratch(op)``: the op's scratch bytes."""
+
+    def __init__(self, scratch: Callable[[Operation], int] | None):
+        self.scratch = scratch
+        self.added = 0
+
+    # what an op touches -----------------------------------------------------------------------
+    def interval(self, v, depth: int = 0) -> tuple:
+        """Bytes of the buffer that memdesc value ``v`` views (ALL when unknown)."""
+        op = v.defining_op
+        if depth > 16:
+            return ALL
+        if op is None:  # a loop-carried memdesc: the loop's init operand
+            block = v.owner
+            loop = block.parent.parent if block.parent is not None else None
+            if loop is not None and loop.name == "scf.for" and v.index >= 1:
+                return self.interval(loop.operands[3 + v.index - 1], depth + 1)
+            return ALL
+        if op.name == "ttg.local_alloc":
+            if "allocation.offset" not in op.attributes:
+                return ALL
+            start = int(op.attributes["allocation.offset"])
+            return start, start + buffer_bytes(op.result.type)
+        src = [o for o in op.operands if isinstance(o.type, MemDescType)]
+        if src:
+            return self.interval(src[0], depth + 1)
+        return ALL
+
+    def _scratch(self, op: Operation) -> frozenset:
+        if op.name == "ttg.local_alloc" or "allocation.offset" not in op.attributes:
+            return EMPTY
+        start = int(op.attributes["allocation.offset"])
+        n = self.scratch(op) if self.scratch is not None else ALL[1] - start
+        return frozenset({(start, start + n)}) if n else EMPTY
+
+    def effects(self, op: Operation) -> tuple[frozenset, frozenset]:
+        """``(reads, writes)`` of ``op`` that take effect now (not the async ones)."""
+        name = op.name
+        mem = [self.interval(o) for o in op.operands if isinstance(o.type, MemDescType)]
+        if name == "ttg.local_load" or (name == "ttng.warp_group_dot"
+                                        and not op.attributes.get("isAsync")):
+            return frozenset(mem), EMPTY
+        if name == "ttg.local_store" or (name == "ttg.local_alloc" and op.operands):
+            own = [self.interval(op.result)] if name == "ttg.local_alloc" else mem
+            return EMPTY, frozenset(own)
+        s = self._scratch(op)
+        return s, s
+
+    # the walk ---------------------------------------------------------------------------------
+    def needs_barrier(self, op: Operation, st: State) -> bool:
+        if op.name == "ttg.async_copy_global_to_local":
+            dst = frozenset(self.interval(o) for o in op.operands
+                            if isinstance(o.type, MemDescType))
+            return _hit(dst, st.reads | st.writes)
+        rd, wr = self.effects(op)
+        if op.name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
+            rd = frozenset(self.interval(o) for o in op.operands
+                           if isinstance(o.type, MemDescType))
+        return _hit(rd, st.writes) or _hit(wr, st.reads | st.writes)
+
+    def after(self, op: Operation, st: State, insert: bool) -> State:
+        """The state after ``op`` (its barrier, if any, already applied)."""
+        name = op.name
+        if name == "gpu.barrier":
+            return State(copies=st.copies, wgmma=st.wgmma)
+        if name in _LOOPS:
+            return self.loop(op, st, insert)
+        if name == "scf.if":
+            outs = [self.block(r.blocks[0], st, insert) for r in op.regions if r.blocks]
+            res = st if len(outs) < 2 else State()
+            for o in outs:
+                res = res.join(o)
+            return res
+        if name == "ttg.async_copy_global_to_local":
+            dst = frozenset(self.interval(o) for o in op.operands
+                            if isinstance(o.type, MemDescType))
+            return State(st.reads, st.writes, st.copies | dst, st.wgmma)
+        if name == "ttg.async_wait":
+            keep = st.copies if int(op.attributes.get("num", 0)) > 0 else EMPTY
+            return State(st.reads, st.writes | st.copies, keep, st.wgmma)
+        if name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
+            rd = frozenset(self.interval(o) for o in op.operands
+                           if isinstance(o.type, MemDescType))
+            return State(st.reads, st.writes, st.copies, st.wgmma | rd)
+        if name == "ttng.warp_group_dot_wait":
+            keep = st.wgmma if int(op.attributes.get("pendings", 0)) > 0 else EMPTY
+            return State(st.reads | st.wgmma, st.writes, st.copies, keep)
+        rd, wr = self.effects(op)
+        return State(st.reads | rd, st.writes | wr, st.copies, st.wgmma)
+
+    def block(self, block, st: State, insert: bool) -> State:
+        for op in list(block.ops):
+            if self.needs_barrier(op, st):
+                if insert:
+                    block.insert_before(op, Operation("gpu.barrier", [], [], loc=op.loc))
+                    self.added += 1
+                st = State(copies=st.copies, wgmma=st.wgmma)
+            st = self.after(op, st, insert)
         return st
-    return rd, wr, fly, rfly
+
+    def _body(self, loop: Operation, st: State, insert: bool) -> State:
+        for region in loop.regions:
+            for b in region.blocks:
+                st = self.block(b, st, insert)
+        return st
+
+    def loop(self, loop: Operation, entry: State, insert: bool) -> State:
+        state = entry
+        for _ in range(8):
+            nxt = entry.join(self._body(loop, state, False))
+            if nxt == state:
+                break
+            state = nxt
+        return entry.join(self._body(loop, state, insert))
 
 
-def _block(block, state: tuple, insert: bool) -> tuple:
-    rd, wr, fly, rfly = state
-    for op in list(block.ops):
-        if _needs_barrier(op, rd, wr):
-            if insert:
-                block.insert_before(op, Operation("gpu.barrier", [], [], loc=op.loc))
-            rd = wr = False
-        rd, wr, fly, rfly = _after(op, (rd, wr, fly, rfly), insert)
-    return rd, wr, fly, rfly
-
-
-def _loop(loop: Operation, entry: tuple, insert: bool) -> tuple:
-    body = loop.regions[0].blocks[0]
-    state = entry
-    for _ in range(4):
-        end = _block(body, state, False)
-        nxt = _join(entry, end)
-        if nxt == state:
-            break
-        state = nxt
-    end = _block(body, state, insert)
-    return _join(entry, end)
-
-
-def insert_barriers(func: Operation) -> int:
-    """Insert the barriers of ``func`` (module docstring); returns how many were added."""
-    before = sum(1 for op in func.walk() if op.name == "gpu.barrier")
-    _block(func.regions[0].blocks[0], (False, False, False, False), True)
-    return sum(1 for op in func.walk() if op.name == "gpu.barrier") - before
+def insert_barriers(func: Operation, scratch: Callable[[Operation], int] | None = None) -> int:
+    """Insert the barriers of ``func`` (module docstring); returns how many were added.
+    ``scratch``: bytes of scratch an op needs (None: an op with an ``allocation.offset``
+    counts as using everything above it)."""
+    m = Membar(scratch)
+    m.block(func.regions[0].blocks[0], State(), True)
+    return m.added
 
 
 @dataclass
 class InsertBarriers(Pass):
-    """The ``tritongpu-insert-barriers`` pass (no options)."""
+    """The ``tritongpu-insert-barriers`` pass. ``scratch``: the backend's scratch bytes of an
+    op (see :mod:`.allocate_shared`)."""
 
     name = "tritongpu-insert-barriers"
+    scratch: Callable[[Operation], int] | None = field(default=None, repr=False)
 
     def run(self, module: Operation, ctx=None) -> None:
         for func in functions(module):
-            insert_barriers(func)
+            insert_barriers(func, self.scratch)
 
 
-__all__ = ["InsertBarriers", "insert_barriers"]
+__all__ = ["InsertBarriers", "Membar", "State", "insert_barriers"]

@@ -5,25 +5,34 @@ A K loop after ``tritongpu-accelerate-matmul`` reads its operands as
 memory before the tensor cores can start. With ``num_stages = S >= 2`` each such load whose
 address and mask are known for a future iteration (:mod:`.pipeline_analysis`: pure functions
 of the induction variable, of loop-invariant values and of loop-carried pointers advanced by
-a loop-invariant offset; ``other`` zero or absent) is turned into an asynchronous copy into
-one of ``S`` shared-memory buffers, issued ``S - 1`` iterations ahead (Triton 3.6
+a loop-invariant offset; ``other`` zero or absent) is turned into an asynchronous copy
+issued ``S - 1`` iterations ahead into one of ``B`` shared-memory slots (Triton 3.6
 ``lib/Dialect/TritonGPU/Transforms/Pipeliner/``; PTX ISA 9.7.9.25 ``cp.async``,
-``cp.async.commit_group``, ``cp.async.wait_group``)::
+``cp.async.commit_group``, ``cp.async.wait_group``). ``B = S - 1`` (Triton's ``stageDiff``)
+when the operands are read into registers (``ttg.local_load``, mma.sync on sm_80), ``B = S``
+when a ``ttng.warp_group_dot`` reads them from shared memory (wgmma may still be reading the
+previous slot: Triton's ``loadRequiresAdditionalBuffer``). Each operand's copy is a commit
+group of its own (A, then B), so waits count ``(S - 2) * operands`` groups. With ``B = S - 1``
+(the mma.sync form)::
 
-    %buf = ttg.local_alloc : () -> !ttg.memdesc<S x M x K x f16, #shared, #smem, mutable>
-    // prologue: iterations 0 .. S-2, predicated on lb + s * step < ub
-    ttg.async_copy_global_to_local %ptr(iv = lb + s*step), %buf[s], %pred ; ttg.async_commit_group
+    %buf = ttg.local_alloc : () -> !ttg.memdesc<B x M x K x f16, #shared, #smem, mutable>
+    // prologue: iterations 0 .. S-2, predicated on lb + s * step < ub, a group per operand
+    ttg.async_copy_global_to_local %a(iv = lb + s*step), %bufA[s % B], %pred ; commit
+    ttg.async_copy_global_to_local %b(iv = lb + s*step), %bufB[s % B], %pred ; commit
     scf.for %iv ... {
       %i = (%iv - lb) / step
-      ttg.async_wait {num = S - 2}      // the group of iteration i has landed (this thread)
-      [gpu.barrier]                     // by tritongpu-insert-barriers: for every thread;
-                                        // and slot (i-1) % S is free again
-      ttg.async_copy_global_to_local %ptr(iv + (S-1)*step), %buf[(i + S - 1) % S], %pred
-      ttg.async_commit_group            // one group per iteration (possibly empty)
-      %a = ttg.local_load %buf[i % S]   // ldmatrix as before
+      ttg.async_wait {num = (S - 2) * 2} // the groups of iteration i have landed (this thread)
+      [gpu.barrier]                     // by tritongpu-insert-barriers: for every thread
+      %a = ttg.local_load %bufA[i % B]  // ldmatrix as before
       tt.dot ...
+      [gpu.barrier]                     // every thread has read slot i % B ...
+      ttg.async_copy_global_to_local .. %bufA[(i + S - 1) % B] ; commit  // ... which this refills
+      ttg.async_copy_global_to_local .. %bufB[(i + S - 1) % B] ; commit
     }
     ttg.async_wait {num = 0}
+
+With ``B = S`` the copies go at the top of the body instead (they refill slot ``(i - 1) % S``,
+read in the previous iteration), after the one barrier.
 
 Loop-carried pointers (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, an iter arg
 ``%p`` yielded as ``tt.addptr %p, %inc`` with ``%inc`` loop invariant): the prologue computes
@@ -49,11 +58,9 @@ after the loop ``warp_group_dot_wait {pendings = 0}`` drains the last group.
 :mod:`.insert_barriers` puts a ``gpu.barrier`` between the wait and the copies (every warp
 group's reads of the slot are done) in addition to the one after ``async_wait``.
 
-The ``gpu.barrier`` is placed by :mod:`.insert_barriers` (run after this pass). One
-``bar.sync`` per iteration does both jobs (visibility of the landed copies, and no
-thread still reading the slot about to be overwritten, which was read in the previous
-iteration). The copies are predicated off past the last iteration, so nothing is left in
-flight but empty groups; the final ``async_wait`` drains them anyway.
+The ``gpu.barrier`` ops are placed by :mod:`.insert_barriers` (run after this pass). The
+copies are predicated off past the last iteration, so nothing is left in flight but empty
+groups; the final ``async_wait`` drains them anyway.
 
 New ops (in the op catalogue, :mod:`workbench.ir.dialects`; Triton's names, without async
 tokens):
@@ -187,10 +194,11 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
     async_dot = _async_dot(body, cands)
+    nbuf = num_buffers(cands, stages)
     bufs = []
     for c in cands:
         t = c.alloc.result.type
-        a = Operation("ttg.local_alloc", [], [MemDescType((stages,) + tuple(t.shape), t.element,
+        a = Operation("ttg.local_alloc", [], [MemDescType((nbuf,) + tuple(t.shape), t.element,
                                                           t.encoding, True)], loc=c.alloc.loc)
         a.result.name = c.alloc.result.name
         block_of(loop).insert_before(loop, a)
@@ -201,18 +209,18 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         iv_s = _binop(loop, "arith.addi", lb, _binop(loop, "arith.muli", step, _const(loop, s)))
         pred = _binop(loop, "arith.cmpi", iv_s, ub, i1)
         defining_op(pred).attributes["predicate"] = "slt"
-        slot = _const(loop, s)
+        slot = _const(loop, s % nbuf)
         mapping = {id(iv): iv_s}
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
-        for c, buf in zip(cands, bufs, strict=False):
+        for c, buf in zip(cands, bufs, strict=False):  # one commit group per operand
             _issue(c, buf, mapping, slot, pred, loop)
-        block_of(loop).insert_before(
-            loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
+            block_of(loop).insert_before(
+                loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
     # steady state, at the top of the body: prefetch iteration i + S - 1
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
     i = _binop(first, "arith.divsi", _binop(first, "arith.subi", iv, lb), step)
-    n_st = _const(first, stages)
+    n_st = _const(first, nbuf)
     rd = _binop(first, "arith.remsi", i, n_st)
     wr = _binop(first, "arith.remsi", _binop(first, "arith.addi", i, _const(first, stages - 1)),
                 n_st)
@@ -220,16 +228,18 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
                                                    _const(first, stages - 1)))
     pred = _binop(first, "arith.cmpi", ahead, ub, i1)
     defining_op(pred).attributes["predicate"] = "slt"
-    body.insert_before(first, Operation("ttg.async_wait", [], [], {"num": stages - 2},
-                                        loc=loop.loc))
+    body.insert_before(first, Operation("ttg.async_wait", [], [],
+                                        {"num": (stages - 2) * len(cands)}, loc=loop.loc))
     issue_at = first
     if async_dot is not None:
         issue_at = _make_async(async_dot)
+    elif nbuf < stages and body.terminator is not None:  # the prefetch refills the slot
+        issue_at = body.terminator                           # read this iteration: after it
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     for c, buf in zip(cands, bufs, strict=False):
         _issue(c, buf, mapping, wr, pred, issue_at)
-    body.insert_before(issue_at, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
+        body.insert_before(issue_at, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
     for c, buf in zip(cands, bufs, strict=False):
         for u in c.users:
             t = c.alloc.result.type
@@ -250,6 +260,15 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
+
+
+def num_buffers(cands: list, stages: int) -> int:
+    """Buffers per pipelined operand: ``stages - 1`` (the distance between the copy and the
+    use, Triton's ``stageDiff``), one more when an operand feeds a ``ttng.warp_group_dot``
+    straight from shared memory (wgmma still reads the slot of the previous iteration; Triton
+    3.6 ``LowerLoops.cpp``: ``loadRequiresAdditionalBuffer``)."""
+    wgmma = any(u.name == "ttng.warp_group_dot" for c in cands for u in c.users)
+    return stages if wgmma else max(1, stages - 1)
 
 
 def _async_dot(body, cands: list):
@@ -347,4 +366,4 @@ class Pipeline(Pass):
         return {"num_stages": self.num_stages}
 
 
-__all__ = ["Pipeline", "pipeline_loop", "candidates", "find_candidates"]
+__all__ = ["Pipeline", "pipeline_loop", "candidates", "find_candidates", "num_buffers"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value
 from ..ir.types import TensorType
+from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .effects import is_pure
 
 
@@ -134,7 +135,27 @@ def _describe(load: Operation) -> str:
     return f"the load of `{name}`" + (f" (line {line})" if line else "")
 
 
-def _check(load: Operation, body, iv, affine) -> tuple:
+def copy_bytes(load: Operation, axis) -> int:
+    """Bytes one thread can copy at once for ``load`` (a tensor ``tt.load``): the pointer's
+    contiguity along its layout's fastest dim, capped by its known alignment and by the
+    mask's constancy, times the element size (Triton 3.6 ``LowerLoops.cpp``:
+    ``canBeConvertedToAsyncLoad``, ``getContiguity``, ``getMaskAlignment``). ``axis``: an
+    :class:`~.axis_info.AxisInfoAnalysis` of the function."""
+    ptr = load.operands[0]
+    t = ptr.type
+    enc = getattr(t, "encoding", None)
+    rank = len(getattr(t, "shape", ()))
+    order = getattr(enc, "order", None) or tuple(range(rank - 1, -1, -1))
+    d = order[0]
+    eb = pointee_bytes(t)
+    info = axis.get(ptr)
+    vec = max(1, min(info.contiguity[d], max(1, info.divisibility[d] // eb)))
+    if len(load.operands) > 1:
+        vec = min(vec, max(1, axis.get(load.operands[1]).constancy[d]))
+    return vec * eb
+
+
+def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
     uses = [u for u, _ in load.result.uses]
     if load.attributes.get("isVolatile"):
@@ -150,6 +171,9 @@ def _check(load: Operation, body, iv, affine) -> tuple:
         return None, "its `other` is not zero (cp.async can only zero-fill)"
     if not isinstance(load.operands[0].type, TensorType):
         return None, "it loads a scalar"
+    if axis is not None and copy_bytes(load, axis) < 4:
+        return None, ("its addresses are not known to be 4-byte aligned runs (no "
+                      "divisibility: cp.async copies at least 4 bytes; Triton declines too)")
     s = _Slicer(body, iv, affine)
     if not s.add(load.operands[0], "pointer"):
         return None, s.why
@@ -184,12 +208,16 @@ def find_candidates(loop: Operation) -> tuple:
     body = loop.regions[0].block
     iv = body.args[0]
     affine = affine_iter_args(loop)
+    func = loop.parent_op()
+    while func is not None and func.name != "tt.func":
+        func = func.parent_op()
+    axis = AxisInfoAnalysis(func) if func is not None else None
     cands, notes, done = [], [], set()
     for op in body.ops:
         if op.name == "ttg.local_alloc" and op.operands:
             load = op.operands[0].defining_op
             if load is not None and load.name == "tt.load" and load.parent is body:
-                c, _ = _check(load, body, iv, affine)
+                c, _ = _check(load, body, iv, affine, axis)
                 if c is not None and id(load) not in done:
                     done.add(id(load))
                     cands.append(c)
@@ -201,7 +229,7 @@ def find_candidates(loop: Operation) -> tuple:
             if load is None or id(load) in done:
                 continue
             done.add(id(load))
-            _, why = _check(load, body, iv, affine)
+            _, why = _check(load, body, iv, affine, axis)
             if why is not None:
                 notes.append(f"{_describe(load)} was not pipelined: {why}.")
     return cands, notes

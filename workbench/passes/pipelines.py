@@ -54,14 +54,15 @@ def ttir_passes(options=None) -> list:
     return [Canonicalize(), CSE(), DCE()]
 
 
-def ttgir_passes(options=None, target="cuda:90") -> list:
+def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
     from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and
-    ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir)."""
+    ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir). ``scratch``: the
+    backend's shared-scratch size of an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions(),
@@ -70,5 +71,6 @@ def ttgir_passes(options=None, target="cuda:90") -> list:
     text = str(target)
     if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
         stages = getattr(options, "num_stages", 3) if options is not None else 3
-        passes += [Pipeline(num_stages=stages), AllocateShared(), InsertBarriers()]
+        passes += [Pipeline(num_stages=stages), AllocateShared(scratch=scratch),
+                   InsertBarriers(scratch=scratch)]
     return passes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..ir.core import Location
-from .ir_html import NO_MATHS, esc
+from .ir_html import NO_MATHS, esc, new_view_id
 from .ir_view import render_stages
 
 #: stages both compilers print, in compile order
@@ -65,9 +65,11 @@ def differences_table(comparison) -> str:
          sum(map(len, tf.op_layouts.values())), "op_layouts"),
         ("convert_layout", of.converts, tf.converts, "converts"),
         ("shared bytes", comparison.ours_shared, comparison.theirs_shared, "shared"),
-        ("bar.sync (ptx)", of.ptx_barriers, tf.ptx_barriers, "barriers"),
+        ("bar.sync (ptx), no more than Triton's", of.ptx_barriers, tf.ptx_barriers,
+         "barriers"),
         ("global ld/st widths", _fmt(dict(of.vectors)), _fmt(dict(tf.vectors)), "vectors"),
     ]
+    shown = {prop: (str(ours), str(theirs)) for _, ours, theirs, prop in summary}
     rows = ['<tr><th>property</th><th>ours</th><th>Triton 3.6</th><th></th></tr>']
     for label, ours, theirs, prop in summary:
         ok = comparison.agree.get(prop, False)
@@ -76,6 +78,8 @@ def differences_table(comparison) -> str:
         rows.append(f"<tr data-prop='{prop}'><td>{esc(label)}</td><td>{esc(ours)}</td>"
                     f"<td>{esc(theirs)}</td><td>{mark}</td></tr>")
     for d in comparison.differences:
+        if shown.get(d.prop) == (_fmt(d.ours), _fmt(d.theirs)):
+            continue  # the property's own row already says it
         rows.append(f"<tr class='wb-diff' data-prop='{esc(d.prop)}'><td>\u2260 {esc(d.what)}"
                     f"</td><td><code>{esc(_fmt(d.ours))}</code></td><td><code>"
                     f"{esc(_fmt(d.theirs))}</code></td><td></td></tr>")
@@ -104,6 +108,17 @@ def render_comparison(comparison, stages=None) -> str:
              f"{comparison.num_warps}: ours beside Triton 3.6 ("
              + (f"{n_diff} difference{'s' if n_diff != 1 else ''}" if n_diff else "all agree")
              + ")")
+    uid = new_view_id()
     view = render_stages(panes, getattr(src, "text", ""), source_file or None,
-                         getattr(src, "first_line", 1) or 1, title=title)
-    return differences_table(comparison) + view
+                         getattr(src, "first_line", 1) or 1, title=title, view_id=uid)
+    return differences_table(comparison) + _wide_panes(uid) + view
+
+
+def _wide_panes(uid: str) -> str:
+    """CSS for view ``uid``: the source pane takes a row of its own and each stage's two
+    panes (ours, Triton's) share the next row, half the output width each, instead of five
+    narrow panes side by side."""
+    s = f"#{uid}"
+    return (f"<style>{s} .wb-panes{{flex-wrap:wrap}} "
+            f"{s} .wb-pane{{flex:1 1 calc(50% - 6px);max-width:none}} "
+            f"{s} .wb-pane[data-stage=\"source\"]{{flex-basis:100%}}</style>")

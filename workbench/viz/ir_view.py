@@ -65,7 +65,7 @@ def render_stages(stages, source_text: str, source_file: str | None = None,
             lines = lines[:max_lines]
         locs = list(line_map or [])[:len(lines)]
         locs += [None] * (len(lines) - len(locs))
-        split = split_debug(name, lines)
+        split = split_debug(name.split(" ", 1)[0], lines)  # "ttgir (Triton)" -> ttgir
         src_of = [source_line_of(loc, source_file, first_line, last) for loc in locs]
         for s, sl in zip(src_of, split, strict=False):
             if s is not None and not sl.debug:

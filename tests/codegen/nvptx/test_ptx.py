@@ -92,7 +92,9 @@ def test_softmax_uses_triton_math():
     out = compile_ttgir(samples.softmax(), arch=90)
     ptx = out.ptx
     assert count(ptx, r"shfl\.sync\.bfly\.b32") == 10   # max and sum: 5 rounds each
-    assert count(ptx, r"bar\.sync") == 4               # 2 per cross-warp reduction
+    # one inside each cross-warp reduction, one between the first's reads of its scratch and
+    # the second's writes (both reuse the same bytes): membar places no other
+    assert count(ptx, r"bar\.sync") == 3
     assert count(ptx, r"ex2\.approx\.f32") == 8         # exp = ex2(x * log2 e), 8 regs
     assert "0f3FB8AA3B" in ptx                           # log2(e) as an fp32 literal
     assert count(ptx, r"div\.full\.f32") == 8

@@ -14,9 +14,9 @@
 * ``ttg.async_commit_group`` / ``ttg.async_wait {num}``: ``cp.async.commit_group`` and
   ``cp.async.wait_group num`` (PTX ISA 9.7.9.25.4/5).
 
-The copies do not touch :class:`.smem_access.SharedSync`: the pipeline pass orders them with an
-explicit ``gpu.barrier`` after each ``async_wait``. Every inline asm clobbers memory so LLVM
-keeps shared loads and stores on their side of it.
+Barriers around the copies come from ``tritongpu-insert-barriers``: a copy waits for earlier
+reads of its bytes, a read after ``async_wait`` for the copies that landed. Every inline asm
+clobbers memory so LLVM keeps shared loads and stores on their side of it.
 """
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, PointerType, TensorType
 from . import smem_access
 from .memory import and_optional, owner_predicate
+from .threads import thread_layout
 from .types import I1, I32, llvm_type
 
 _SEM = {"relaxed": ".relaxed", "acquire": ".acquire", "release": ".release",
@@ -121,6 +122,28 @@ def _cas_loop_bf16_add(kl, ptr, pred, val, qual):
     return kl.b.call(asm, args)
 
 
+def _shares(t) -> bool:
+    """Whether some threads of a result of type ``t`` hold copies of elements they do not
+    own (a scalar, or a layout with lanes or warps that do not move along any dim)."""
+    if not isinstance(t, TensorType):
+        return True
+    tl = thread_layout(t)
+    return any(not any(v) for v in tl.lane) or any(not any(v) for v in tl.warp)
+
+
+def scratch_bytes(op) -> int:
+    """Bytes of shared scratch atomic ``op`` needs: the result tile (one element for a
+    scalar) when its value is used and copies of an element must get the owner's value."""
+    t = op.result.type
+    if not op.result.uses or not _shares(op.operands[0].type):
+        return 0
+    elem_t = t.scalar if isinstance(t, TensorType) else t
+    n = 1
+    for s in (t.shape if isinstance(t, TensorType) else ()):
+        n *= s
+    return n * max(_bits(elem_t) // 8, 1)
+
+
 def _broadcast_copies(kl, op, out, owner):
     """Give threads holding copies of an element the owner's old value (shared memory)."""
     t = op.result.type
@@ -131,12 +154,8 @@ def _broadcast_copies(kl, op, out, owner):
         shape = t.shape
     else:
         tl, coords, shape = None, [[]], ()
-    numel = 1
-    for s in shape:
-        numel *= s
-    kl.need_shared(numel * max(_bits(elem_t) // 8, 1))
+    kl.need_shared(scratch_bytes(op))
     b = kl.b
-    smem_access.barrier(kl)
     seen = set()
     for r, c in enumerate(coords):
         key = tl.regs[r] if tl else ()

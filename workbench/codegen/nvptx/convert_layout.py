@@ -41,7 +41,7 @@ from .smem_access import (
     vector_load,
     vector_store,
 )
-from .threads import register_map
+from .threads import register_map, thread_layout
 from .types import byte_size
 
 
@@ -126,6 +126,23 @@ def _run(coords, dim: int, limit: int) -> int:
     return v
 
 
+def scratch_bytes(op) -> int:
+    """Bytes of shared scratch ``ttg.convert_layout`` ``op`` needs: 0 for a register
+    permutation (or a scalar), else the whole tile (numel x element bytes)."""
+    src_t, dst_t = op.operands[0].type, op.result.type
+    if not isinstance(src_t, TensorType):
+        return 0
+    try:
+        register_map(thread_layout(src_t), thread_layout(dst_t), lambda c: c)
+        return 0
+    except UnsupportedError:
+        pass
+    numel = 1
+    for s in src_t.shape:
+        numel *= s
+    return numel * byte_size(src_t.element)
+
+
 def lower_convert_swizzled(kl, op) -> None:
     """Store the source registers into the swizzled scratch buffer and load the destination's."""
     src_t, dst_t = op.operands[0].type, op.result.type
@@ -133,13 +150,12 @@ def lower_convert_swizzled(kl, op) -> None:
     elem_t = src_t.element
     eb = byte_size(elem_t)
     shape = tuple(src_t.shape)
-    kl.need_shared(shape[0] * shape[1] * eb)
+    kl.need_shared(scratch_bytes(op))
     s_tl, d_tl = kl.layout(src_t), kl.layout(dst_t)
     limit = max(1, min(enc.vec, 16 // eb))
     vs = contiguous_run(s_tl, enc.order[0], limit)
     vl = contiguous_run(d_tl, enc.order[0], limit)
     src = kl.get(op.operands[0])
-    barrier(kl)
     seen = set()
     for g, c in zip(range(0, s_tl.num_regs, vs), kl.coords(src_t)[::vs], strict=True):
         if s_tl.regs[g] in seen:
@@ -185,8 +201,7 @@ def lower_convert(kl, op) -> None:
     numel = 1
     for s in src_t.shape:
         numel *= s
-    kl.need_shared(numel * byte_size(elem_t))
-    barrier(kl)
+    kl.need_shared(scratch_bytes(op))
     seen = set()
     for r, c in enumerate(kl.coords(src_t)):
         if s_tl.regs[r] in seen:

@@ -10,9 +10,9 @@ Stores are vectorised over the source layout's contiguous registers (up to 16 by
 ``st.shared.v4.b32``). Loads into a ``#ttg.dot_op`` of an MMA parent use
 ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15 ldmatrix) when every
 8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); otherwise one
-``ld.shared`` per contiguous run. Barriers come from :class:`.smem_access.SharedSync`: a write
-waits for earlier reads and a read for earlier writes, once per phase, conservatively at
-control-flow joins.
+``ld.shared`` per contiguous run. Barriers between these and other shared-memory accesses
+come from ``tritongpu-insert-barriers`` (:mod:`workbench.passes.insert_barriers`, also run by
+the lowering on ttgir that did not go through it).
 
 Each access is recorded with its bank-conflict degree (``kl.shared_accesses``; computed by
 :func:`workbench.layouts.bank_conflicts` for ``st/ld.shared`` and by :mod:`.ldmatrix` for
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ...errors import UnsupportedError
 from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
+from ...passes.allocate_shared import buffer_bytes
 from .ldmatrix import ldmatrix_load
 from .smem_access import (
     buffer_pointer,
@@ -36,34 +37,53 @@ from .smem_access import (
 from .types import byte_size
 
 
-def plan(func_op) -> tuple[dict, int]:
-    """Byte offset of every ``ttg.local_alloc`` result (by id) and the bytes they take.
-
-    Offsets set by ``allocate-shared-memory`` (:mod:`workbench.passes.allocate_shared`, the
-    ``allocation.offset`` attribute, total in the module's ``ttg.shared``) are kept; without
-    that pass buffers are laid out one after another, 128-byte aligned (1024 for
-    ``#ttg.nvmma_shared``)."""
-    offsets, off = {}, 0
+def _ensure_allocated(func_op):
+    """The module of ``func_op``, allocated by :func:`workbench.passes.allocate_shared.
+    allocate_module` with this backend's scratch sizes unless it carries ``ttg.shared``
+    already (ttgir that went through ``tritongpu-allocate-shared-memory``)."""
+    from ...passes.allocate_shared import allocate_module
+    from .scratch import scratch_bytes
     module = func_op.parent_op() if func_op.parent is not None else None
-    assigned = module is not None and "ttg.shared" in module.attributes
+    if module is None:
+        from ...passes.allocate_shared import allocate
+        allocate(func_op, scratch_bytes)
+        return None
+    unplaced = any(op.name != "ttg.local_alloc" and "allocation.offset" not in op.attributes
+                   and scratch_bytes(op) for op in func_op.walk())
+    if "ttg.shared" not in module.attributes or unplaced:
+        allocate_module(module, scratch_bytes)
+    return module
+
+
+def plan(func_op) -> tuple[dict, int]:
+    """Byte offset of every ``ttg.local_alloc`` result (by id) and the kernel's shared bytes.
+
+    Offsets and total are those of ``allocate-shared-memory`` (:mod:`workbench.passes.
+    allocate_shared`: the ``allocation.offset`` attributes, the module's ``ttg.shared``);
+    a module without them is allocated here first."""
+    module = _ensure_allocated(func_op)
+    offsets, total = {}, 0
     for op in func_op.walk():
         if op.name == "ttg.local_alloc":
-            t = op.result.type
-            n = byte_size(t.element)
-            for s in t.shape:
-                n *= s
-            if assigned and "allocation.offset" in op.attributes:
-                start = int(op.attributes["allocation.offset"])
-            else:
-                a = 1024 if isinstance(t.encoding, NVMMASharedLayout) else 128
-                start = (off + a - 1) // a * a
-                op.attributes["allocation.offset"] = start
+            start = int(op.attributes["allocation.offset"])
             offsets[id(op.result)] = start
-            off = max(off, start + (n + 127) // 128 * 128)
-    if assigned:
-        assert module is not None
-        off = max(off, int(module.attributes["ttg.shared"]))
-    return offsets, off
+            total = max(total, start + buffer_bytes(op.result.type))
+    if module is not None:
+        total = max(total, int(module.attributes["ttg.shared"]))
+    return offsets, total
+
+
+def scratch_plan(func_op) -> dict:
+    """``{id(op): (offset, bytes)}`` of the shared scratch of every op that has some (after
+    :func:`plan`, which makes sure offsets exist)."""
+    from .scratch import scratch_bytes
+    out = {}
+    for op in func_op.walk():
+        if op.name != "ttg.local_alloc" and "allocation.offset" in op.attributes:
+            n = scratch_bytes(op)
+            if n:
+                out[id(op)] = (int(op.attributes["allocation.offset"]), n)
+    return out
 
 
 def lower_local_alloc(kl, op) -> None:
@@ -81,7 +101,6 @@ def lower_local_alloc(kl, op) -> None:
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
     coords = kl.coords(src_t)
-    kl.sync.before_write(kl)
     seen = set()
     for g in range(0, tl.num_regs, v):
         if tl.regs[g] in seen:
@@ -109,7 +128,6 @@ def lower_local_load(kl, op) -> None:
     if base is None:
         raise UnsupportedError("ttg.local_load of a buffer not made by ttg.local_alloc", op.loc)
     elem_t = mem_t.element
-    kl.sync.before_read(kl)
     lay = dst_t.encoding
     if isinstance(lay, DotOperandLayout) and isinstance(lay.parent, MmaLayout):
         regs = ldmatrix_load(kl, op, enc, base, elem_t)

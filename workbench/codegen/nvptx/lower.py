@@ -19,6 +19,7 @@ from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorType
+from ...passes.insert_barriers import insert_barriers
 from . import (
     async_copy,
     atomics,
@@ -37,6 +38,7 @@ from . import (
     wgmma,
 )
 from .debuginfo import DebugInfo
+from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
 
@@ -83,9 +85,12 @@ class KernelLowering:
         self.vals: dict = {}
         self.parts: dict = {}
         self.layouts: dict = {}
-        self.shared_bytes = 0
-        self.smem_offsets, self.scratch_base = local_memory.plan(func_op)
-        self.sync = smem_access.SharedSync()
+        self.smem_offsets, self.shared_total = local_memory.plan(func_op)
+        self.smem_scratch = local_memory.scratch_plan(func_op)
+        insert_barriers(func_op, scratch_bytes)  # adds nothing after tritongpu-insert-barriers
+        #: where the current op's scratch starts (bytes into ``global_smem``) and its size
+        self.scratch_base = 0
+        self.scratch_size = 0
         self.shared_accesses: list = []
         self.axis = axisinfo.analyse(func_op)
         #: the kernel's dots are Hopper wgmma (operands read through the async proxy)
@@ -142,8 +147,14 @@ class KernelLowering:
         self.vals[id(v)] = list(regs)
 
     def need_shared(self, nbytes: int) -> None:
-        """Record that an op uses ``nbytes`` of the (reused) shared scratch buffer."""
-        self.shared_bytes = max(self.shared_bytes, (nbytes + 15) // 16 * 16)
+        """Check that the op being lowered uses no more than the ``nbytes`` of shared scratch
+        allocated to it (at ``self.scratch_base``) by ``allocate-shared-memory``.
+
+        Raises CompilationError when it would (a bug: the size function disagrees)."""
+        if nbytes > self.scratch_size:
+            raise CompilationError(
+                f"internal: an op needs {nbytes} bytes of shared scratch, "
+                f"{self.scratch_size} were allocated")
 
     # driver ---------------------------------------------------------------------------------
     def run(self) -> LoweredKernel:
@@ -151,8 +162,7 @@ class KernelLowering:
         if not self.b.block.is_terminated:
             self.b.ret_void()
         self._annotate()
-        total = self.scratch_base + self.shared_bytes
-        return LoweredKernel(str(self.module), self.name, total, self.num_warps,
+        return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses)
 
     def _annotate(self):
@@ -177,6 +187,15 @@ class KernelLowering:
 
         Raises UnsupportedError for an op the CUDA backend does not lower."""
         name = op.name
+        outer = self.scratch_base, self.scratch_size
+        if id(op) in self.smem_scratch:
+            self.scratch_base, self.scratch_size = self.smem_scratch[id(op)]
+        try:
+            self._lower_op(op, name)
+        finally:
+            self.scratch_base, self.scratch_size = outer
+
+    def _lower_op(self, op, name: str) -> None:
         handler = _STRUCTURAL.get(name) or _OPS.get(name)
         if handler is not None:
             handler(self, op)
@@ -317,7 +336,6 @@ def _for(kl, op):
     cond = kl.b.icmp_signed("<", iv, ub)
     kl.b.cbranch(cond, body_bb, exit_bb)
     kl.b.position_at_end(body_bb)
-    kl.sync.unknown()
     kl.set(body.args[0], [iv])
     for a, ps in zip(body.args[1:], phis, strict=True):
         kl.set(a, ps)
@@ -333,7 +351,6 @@ def _for(kl, op):
             p.add_incoming(r, latch)
     kl.b.branch(header)
     kl.b.position_at_end(exit_bb)
-    kl.sync.unknown()
     for res, ps in zip(op.results, phis, strict=True):
         kl.set(res, ps)
 
@@ -347,7 +364,6 @@ def _if(kl, op):
     results = []
     for region, bb in zip(op.regions, (then_bb, else_bb), strict=False):
         kl.b.position_at_end(bb)
-        kl.sync.unknown()
         block = region.blocks[0] if region.blocks else None
         vals = []
         if block is not None:
@@ -362,7 +378,6 @@ def _if(kl, op):
         results.append((kl.b.block, vals))
         kl.b.branch(merge)
     kl.b.position_at_end(merge)
-    kl.sync.unknown()
     for i, res in enumerate(op.results):
         regs = []
         for j in range(len(results[0][1][i])):

@@ -121,7 +121,6 @@ def lower_while(kl, op) -> None:
             p.add_incoming(r, pre)
             ps.append(p)
         phis.append(ps)
-    kl.sync.unknown()
     for a, ps in zip(before.args, phis, strict=True):
         kl.set(a, ps)
     _lower_ops(kl, before.ops[:-1])
@@ -130,7 +129,6 @@ def lower_while(kl, op) -> None:
     fwd = [kl.get(v) for v in cond_op.operands[1:]]
     b.cbranch(cond, body_bb, exit_bb)
     b.position_at_end(body_bb)
-    kl.sync.unknown()
     for a, regs in zip(after.args, fwd, strict=True):
         kl.set(a, regs)
     _lower_ops(kl, after.ops[:-1])
@@ -143,7 +141,6 @@ def lower_while(kl, op) -> None:
             p.add_incoming(r, latch)
     b.branch(header)
     b.position_at_end(exit_bb)
-    kl.sync.unknown()
     for res, regs in zip(op.results, fwd, strict=True):
         kl.set(res, regs)
 

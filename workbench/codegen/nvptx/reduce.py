@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
 from . import smem_access
-from .threads import ThreadLayout, register_map
+from .threads import ThreadLayout, register_map, thread_layout
 from .types import I32, byte_size
 
 
@@ -95,6 +95,33 @@ def _across_lanes(kl, op, tl, axis, groups, order) -> None:
             groups[key] = inline_combine(kl, block, groups[key], shuffled)
 
 
+def _slots(op, n: int) -> list:
+    """Byte offset of each operand's ``n`` partials in the scratch, and the end."""
+    offsets, off = [], 0
+    for v in op.operands:
+        offsets.append(off)
+        off += (n * byte_size(v.type.scalar) + 7) // 8 * 8
+    return offsets + [off]
+
+
+def scratch_bytes(op) -> int:
+    """Bytes of shared scratch ``tt.reduce`` ``op`` needs: one slot per result element, warp
+    along the axis and operand (8-byte aligned per operand); 0 when no warps lie along the
+    axis (the reduction stays within warps)."""
+    src_t = op.operands[0].type
+    if not isinstance(src_t, TensorType):
+        return 0
+    axis = op.attributes["axis"]
+    nw = 1 << sum(1 for v in thread_layout(src_t).warp if v[axis])
+    if nw == 1:
+        return 0
+    numel = 1
+    for i, s in enumerate(src_t.shape):
+        if i != axis:
+            numel *= s
+    return _slots(op, numel * nw)[-1]
+
+
 def _across_warps(kl, op, wbits, res_shape, proj, groups, order) -> None:
     """Step 3: each warp's partials through shared memory (one slot per warp along the axis),
     then every thread combines them in warp order."""
@@ -110,14 +137,10 @@ def _across_warps(kl, op, wbits, res_shape, proj, groups, order) -> None:
         bit = b.and_(b.lshr(kl.warp, I32(j)), I32(1))
         term = b.shl(bit, I32(k)) if k else bit
         widx = term if widx is None else b.or_(widx, term)
-    offsets, off = [], 0
-    for v in op.operands:
-        offsets.append(off)
-        off += (numel * nw * byte_size(v.type.scalar) + 7) // 8 * 8
-    kl.need_shared(off)
+    offsets = _slots(op, numel * nw)[:-1]
+    kl.need_shared(scratch_bytes(op))
     part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
     rpart = proj(part) if res_shape else ()
-    smem_access.barrier(kl)
     res_index = {}
     for key in order:
         coords = [b.xor(p, I32(c)) if c else p for p, c in zip(rpart, key, strict=True)]

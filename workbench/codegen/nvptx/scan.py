@@ -25,6 +25,7 @@ from ...errors import UnsupportedError
 from ...ir.types import TensorType
 from . import smem_access
 from .reduce import inline_combine
+from .threads import thread_layout
 from .types import I32, byte_size
 
 
@@ -147,28 +148,36 @@ def lower_scan(kl, op) -> None:
     warp_idx = _bits_index(kl, kl.warp, warp_pos)
     n_lanes, n_warps = 1 << len(lane_pos), 1 << len(warp_pos)
     smem_off = _smem_plan(kl, op, src_t, axis, n_warps, rows) if warp_pos else None
-    if warp_pos:
-        smem_access.barrier(kl)
-    for g, (key, chunks) in enumerate(rows.items()):
-        carry = None
+    runs = []
+    for key, chunks in rows.items():
         for h in sorted(chunks, reverse=reverse):
-            run = sorted(chunks[h], reverse=reverse)
-            regs = [r for _, r in run]
+            regs = [r for _, r in sorted(chunks[h], reverse=reverse)]
             for prev, cur in zip(regs, regs[1:], strict=False):  # 1. in the thread
                 vals[cur] = comb(vals[prev], vals[cur])
             total = vals[regs[-1]]
             if lane_pos:  # 2. across lanes
                 total = _lane_scan(kl, total, regs, vals, lane_idx, lane_pos, n_lanes, reverse,
                                    comb)
-            if warp_pos:  # 3. across warps
-                total = _warp_scan(kl, op, total, regs, vals, warp_idx, n_warps, reverse, comb,
-                                   smem_off, src_t, axis, key, g, h, hi_mask)
-            if carry is not None:  # 4. repetitions
-                for r in regs:
-                    vals[r] = comb(carry, vals[r])
-                carry = comb(carry, total)
-            else:
-                carry = total
+            base = None
+            if warp_pos:  # 3a. every warp's run totals to shared memory
+                base = _warp_store(kl, op, total, warp_idx, n_warps, smem_off, src_t, axis,
+                                   key, h, hi_mask)
+            runs.append((key, regs, total, base))
+    if warp_pos:  # one barrier between all stores and all loads
+        smem_access.barrier(kl)
+    carry, last_key = None, None
+    for key, regs, total, base in runs:
+        if key != last_key:
+            carry, last_key = None, key
+        if base is not None:  # 3b. the totals of the warps before this one
+            total = _warp_load(kl, op, regs, vals, warp_idx, n_warps, reverse, comb, smem_off,
+                               base)
+        if carry is not None:  # 4. repetitions
+            for r in regs:
+                vals[r] = comb(carry, vals[r])
+            carry = comb(carry, total)
+        else:
+            carry = total
     for i, res in enumerate(op.results):
         out = []
         for c in tl.regs:
@@ -200,7 +209,8 @@ def _lane_scan(kl, total, regs, vals, lane_idx, lane_pos, n_lanes, reverse, comb
     return [shuffle(kl, v, "idx", src, 0x1F) for v in inc]
 
 
-def _smem_plan(kl, op, src_t, axis, n_warps, rows):
+def _smem_layout(op, src_t, axis, n_warps, rows):
+    """Byte offsets of the operands' warp totals, the end, rows and chunks per row."""
     rows_numel = 1
     for d, s in enumerate(src_t.shape):
         if d != axis:
@@ -210,15 +220,39 @@ def _smem_plan(kl, op, src_t, axis, n_warps, rows):
     for v in op.operands:
         offs.append(off)
         off += (rows_numel * n_chunks * n_warps * byte_size(v.type.scalar) + 15) // 16 * 16
-    kl.need_shared(off)
+    return offs, off, rows_numel, n_chunks
+
+
+def scratch_bytes(op) -> int:
+    """Bytes of shared scratch ``tt.scan`` ``op`` needs: each warp's run totals per row and
+    register chunk, per operand; 0 when no warps lie along the axis (or the layout cannot be
+    scanned: the lowering reports that)."""
+    src_t = op.operands[0].type
+    if not isinstance(src_t, TensorType):
+        return 0
+    axis = op.attributes["axis"]
+    tl = thread_layout(src_t)
+    try:
+        _, warp_pos, lo_mask, hi_mask = _axis_bits(tl, axis, op.loc)
+    except UnsupportedError:
+        return 0
+    if not warp_pos:
+        return 0
+    rows = _rows(tl, axis, lo_mask, hi_mask)
+    return _smem_layout(op, src_t, axis, 1 << len(warp_pos), rows)[1]
+
+
+def _smem_plan(kl, op, src_t, axis, n_warps, rows):
+    offs, _, rows_numel, n_chunks = _smem_layout(op, src_t, axis, n_warps, rows)
+    kl.need_shared(scratch_bytes(op))
     return offs, rows_numel, n_chunks
 
 
-def _warp_scan(kl, op, total, regs, vals, warp_idx, n_warps, reverse, comb, plan, src_t, axis,
-               key, g, h, hi_mask):
-    """Exchange warp totals through shared memory; updates elements; returns the run total."""
+def _warp_store(kl, op, total, warp_idx, n_warps, plan, src_t, axis, key, h, hi_mask):
+    """Store this warp's run totals at its slot of row ``key``, chunk ``h``; returns the
+    slot base (i32 element index of warp 0)."""
     b = kl.b
-    offs, rows_numel, n_chunks = plan
+    offs, rows_numel, _ = plan
     part = kl.parts[(src_t.encoding, tuple(src_t.shape))]
     coords = [b.xor(p, I32(c)) if c else p
               for p, c in zip([x for d, x in enumerate(part) if d != axis], key, strict=True)]
@@ -229,7 +263,14 @@ def _warp_scan(kl, op, total, regs, vals, warp_idx, n_warps, reverse, comb, plan
     for v, val, o in zip(op.operands, total, offs, strict=True):
         ptr = smem_access.slot(kl, o, b.add(base, warp_idx), v.type.scalar)
         smem_access.store_value(kl, ptr, val, v.type.scalar)
-    smem_access.barrier(kl)
+    return base
+
+
+def _warp_load(kl, op, regs, vals, warp_idx, n_warps, reverse, comb, plan, base):
+    """Combine the totals of the warps before this one into the run's elements (after the
+    barrier); returns the run total over all warps."""
+    b = kl.b
+    offs = plan[0]
     order = range(n_warps - 1, -1, -1) if reverse else range(n_warps)
     running, prefix = None, None
     for w in order:

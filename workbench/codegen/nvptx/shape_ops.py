@@ -215,10 +215,10 @@ def _regs_and_coords(kl, v):
 
 
 def _store_sources(kl, srcs, elem_t) -> None:
-    """``bar.sync``, then every thread stores its distinct source registers (source k at
-    element offset ``k * numel``), then ``bar.sync``."""
+    """Every thread stores its distinct source registers (source k at element offset
+    ``k * numel``), then ``bar.sync`` (the barrier before, if one is needed, is
+    ``tritongpu-insert-barriers``')."""
     alu = LLAlu(kl.b)
-    smem_access.barrier(kl)
     base = 0
     for v in srcs:
         regs, coords, keys = _regs_and_coords(kl, v)
@@ -253,10 +253,34 @@ def _load_results(kl, res, index_of, elem_t) -> None:
     kl.set(res, out)
 
 
-def _mark_reads(kl) -> None:
-    sync = getattr(kl, "sync", None)
-    if sync is not None:
-        sync.reads = True
+def _register_plans(op, layout) -> list | None:
+    """Per result of index-map op ``op``, its :func:`register_plan` (``layout``: type ->
+    ThreadLayout), or None when one of them must go through shared memory."""
+    srcs = list(op.operands)
+    if not all(isinstance(v.type, TensorType) and v.type.shape
+               for v in srcs + list(op.results)):
+        return None
+    maps = index_maps(op.name, op.attributes, [_shape(v.type) for v in srcs],
+                      [_shape(r.type) for r in op.results])
+    s_tls = [layout(v.type) for v in srcs]
+    plans = [register_plan(s_tls, layout(r.type), f)
+             for r, f in zip(op.results, maps, strict=True)]
+    return None if any(p is None for p in plans) else plans
+
+
+def scratch_bytes(op) -> int:
+    """Bytes of shared scratch shape op ``op`` needs: ``tt.gather`` its source tile,
+    ``tt.histogram`` one i32 per bin, the index-map ops (trans, reshape, join, split, cat)
+    every source element when the data crosses threads, else 0."""
+    from .threads import thread_layout
+    if op.name == "tt.gather":
+        src = op.operands[0].type
+        return numel(_shape(src)) * byte_size(src.scalar)
+    if op.name == "tt.histogram":
+        return op.result.type.shape[0] * 4
+    if _register_plans(op, thread_layout) is not None:
+        return 0
+    return sum(numel(_shape(v.type)) * byte_size(v.type.scalar) for v in op.operands)
 
 
 def lower_index_map(kl, op) -> None:
@@ -265,22 +289,16 @@ def lower_index_map(kl, op) -> None:
     elem_t = srcs[0].type.scalar
     maps = index_maps(op.name, op.attributes, [_shape(v.type) for v in srcs],
                       [_shape(r.type) for r in op.results])
-    if all(isinstance(v.type, TensorType) and v.type.shape for v in srcs + list(op.results)):
-        s_tls = [kl.layout(v.type) for v in srcs]
-        plans = [register_plan(s_tls, kl.layout(r.type), f)
-                 for r, f in zip(op.results, maps, strict=True)]
-        found = [p for p in plans if p is not None]
-        if len(found) == len(plans):
-            regs = [kl.get(v) for v in srcs]
-            for r, plan in zip(op.results, found, strict=True):
-                kl.set(r, [regs[k][i] for k, i in plan])
-            return
-    total = sum(numel(_shape(v.type)) for v in srcs)
-    kl.need_shared(total * byte_size(elem_t))
+    plans = _register_plans(op, kl.layout)
+    if plans is not None:
+        regs = [kl.get(v) for v in srcs]
+        for r, plan in zip(op.results, plans, strict=True):
+            kl.set(r, [regs[k][i] for k, i in plan])
+        return
+    kl.need_shared(scratch_bytes(op))
     _store_sources(kl, srcs, elem_t)
     for r, f in zip(op.results, maps, strict=True):
         _load_results(kl, r, f, elem_t)
-    _mark_reads(kl)
 
 
 def gather_map(src_shape, axis: int):
@@ -304,7 +322,7 @@ def lower_gather(kl, op) -> None:
     b = kl.b
     m = register_map(kl.layout(idx_v.type), kl.layout(res.type), lambda c: c)
     idx_regs = kl.get(idx_v)
-    kl.need_shared(numel(src_shape) * byte_size(elem_t))
+    kl.need_shared(scratch_bytes(op))
     _store_sources(kl, [src_v], elem_t)
     flat = gather_map(src_shape, axis)
     alu = LLAlu(b)
@@ -321,7 +339,6 @@ def lower_gather(kl, op) -> None:
             loaded[key] = smem_access.load_value(kl, smem_access.slot(kl, 0, idx, elem_t), elem_t)
         out.append(loaded[key])
     kl.set(res, out)
-    _mark_reads(kl)
 
 
 def lower_histogram(kl, op) -> None:
@@ -333,10 +350,9 @@ def lower_histogram(kl, op) -> None:
     nbins = res.type.shape[0]
     b = kl.b
     i32_t = res.type.scalar
-    kl.need_shared(nbins * 4)
+    kl.need_shared(scratch_bytes(op))
     res_tl = kl.layout(res.type)
     res_coords = kl.coords(res.type)
-    smem_access.barrier(kl)
     done = set()
     for key, c in zip(res_tl.regs, res_coords, strict=True):
         if key not in done:
@@ -372,7 +388,6 @@ def lower_histogram(kl, op) -> None:
             loaded[key] = b.load(smem_access.slot(kl, 0, c[0], i32_t), typ=I32)
         out.append(loaded[key])
     kl.set(res, out)
-    _mark_reads(kl)
 
 
 def lower(kl, op) -> None:

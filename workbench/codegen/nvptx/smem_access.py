@@ -44,38 +44,10 @@ def smem_base(kl):
 
 def barrier(kl) -> None:
     """``bar.sync 0`` (llvm.nvvm.barrier0; PTX ISA 9.7.13.1 bar): every thread of the CTA waits
-    here; pending shared reads and writes (:class:`SharedSync`) are then settled."""
+    here. Barriers between ops come from ``tritongpu-insert-barriers``
+    (:mod:`workbench.passes.insert_barriers`); ops call this only between their own shared
+    stores and loads."""
     kl.b.call(kl.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), []), [])
-    sync = getattr(kl, "sync", None)
-    if sync is not None:
-        sync.reads = sync.writes = False
-
-
-class SharedSync:
-    """Tracks pending shared-memory reads and writes to place ``bar.sync`` only where needed:
-    a write waits for earlier reads and writes, a read for earlier writes, once per phase;
-    :meth:`unknown` (control-flow joins) assumes both are pending."""
-
-    def __init__(self):
-        self.reads = self.writes = True
-
-    def before_write(self, kl) -> None:
-        """Barrier if any access is pending, then mark a write pending."""
-        if self.reads or self.writes:
-            barrier(kl)
-            self.reads = self.writes = False
-        self.writes = True
-
-    def before_read(self, kl) -> None:
-        """Barrier if a write is pending, then mark a read pending."""
-        if self.writes:
-            barrier(kl)
-            self.writes = False
-        self.reads = True
-
-    def unknown(self) -> None:
-        """Forget what is pending (a branch target or loop header): assume everything."""
-        self.reads = self.writes = True
 
 
 def fence_proxy_async(kl) -> None:
@@ -296,7 +268,7 @@ def record_access(kl, op, what: str, enc, layout, shape, elem_t, vec_bytes: int)
 
 
 __all__ = [
-    "SharedSync", "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
+    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
     "linear_index", "load_value", "nvmma_offset", "nvmma_offset_py", "record_access",
     "shared_address", "shared_order", "slot", "smem_base", "store_value", "swizzle_offset",
     "swizzle_offset_py", "vector_load", "vector_store",

@@ -197,7 +197,6 @@ def lower_warp_group_dot(kl, op) -> None:
     wg_n = b.mul(b.udiv(kl.warp, I32(wm)), I32(n_in))
     da = _desc_base(kl, a_v, ga, wg_m)
     db = _desc_base(kl, b_v, gb, wg_n)
-    kl.sync.before_read(kl)
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
     n = n_in // 2
     outs = ",".join(f"${i}" for i in range(n))
