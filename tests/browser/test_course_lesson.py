@@ -1,0 +1,39 @@
+"""The course in a real browser: lesson 1 opened in JupyterLab and run as a student gets it
+(every check says "not yet right" in words), then with the first exercise answered (its check
+says it is right); read from the page's data attributes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from workbench.course import solution
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "notebooks" / "course" / "01_program_ids_blocks_masks.ipynb"
+
+CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"]')).map(e => ({
+    correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
+
+
+def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
+    name = jupyter_server.add_notebook(LESSON)
+    page = run_notebook(name)
+    assert page.state["unrun"] == 0, page.state
+    checks = page.page.evaluate(CHECKS_JS)
+    assert len(checks) == 3, checks
+    for c in checks:
+        assert c["correct"] == "0" and "not yet right" in c["text"], c
+        assert "Traceback" not in c["text"]
+    assert page.console_errors == [], page.console_errors
+    nb = nbformat.read(LESSON, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("course", {}).get("exercise") == "vector_add" \
+                and cell.metadata["course"]["role"] == "answer":
+            cell.source = solution("vector_add").replace("@jit", "@wb.jit", 1)
+    nbformat.write(nb, jupyter_server.root / "lesson1_answered.ipynb")
+    answered = run_notebook("lesson1_answered.ipynb")
+    first = answered.page.evaluate(CHECKS_JS)[0]
+    assert first["correct"] == "1" and "right on the interpreter and the CPU backend" in \
+        first["text"], first
+    print(f"lesson 1 ran in {page.seconds:.1f} s, answered in {answered.seconds:.1f} s")
