@@ -17,6 +17,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
 from . import mathlib
+from .fp8cvt import fp8_cast
 from .types import F16, F32, F64, I16, I32, is_bf16, llvm_type
 
 _INT_BIN = {"addi": "add", "subi": "sub", "muli": "mul", "divsi": "sdiv", "divui": "udiv",
@@ -239,6 +240,9 @@ def lower(kl, op) -> None:
             out.append(_compare(kl, op, xs[0], xs[1], src_t))
         elif base == "select":
             out.append(b.select(*xs))
+        elif name == "tt.fp_to_fp" and isinstance(src_t, FloatType) and (
+                src_t.is_fp8 or dst_t.is_fp8):
+            out.append(fp8_cast(kl, xs[0], src_t, dst_t, op.attributes.get("rounding")))
         elif base in _CASTS or name == "tt.fp_to_fp":
             out.append(_cast(kl, "extf" if name == "tt.fp_to_fp" else base, xs[0], src_t, dst_t))
         elif name == "tt.bitcast":
