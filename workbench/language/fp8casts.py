@@ -89,3 +89,26 @@ class Fp8CastRules:
 
 def _tl(d: dt.dtype) -> str:
     return "tl." + d.name
+
+
+def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
+    """The operands and ``maxNumImpreciseAcc`` of a ``tl.dot`` with an fp8 operand (Triton's
+    ``language/semantic.py``, ``dot``): both must be fp8 (any two fp8 dtypes); float8e4b15,
+    which has no MLIR type, upcasts both to float16; ``max_num_imprecise_acc`` must not exceed
+    K. Its default is 0 here (Triton's ttir for sm_90 says 2**30, full-precision accumulation,
+    which is also what every workbench backend does).
+
+    Raises LanguageError for an fp8 operand with a non-fp8 one."""
+    if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
+        raise LanguageError(f"tl.dot of {a.dtype} and {b.dtype}: an 8-bit float operand needs "
+                            "an 8-bit float partner",
+                            "convert both to one type, e.g. .to(tl.float16)")
+    if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():
+        a, b = sem.cast(a, dt.float16), sem.cast(b, dt.float16)
+    imprecise = max_num_imprecise_acc.value if hasattr(max_num_imprecise_acc, "value") \
+        else max_num_imprecise_acc
+    if imprecise is None:
+        imprecise = 0
+    elif imprecise > k:
+        raise LanguageError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
+    return a, b, int(imprecise)

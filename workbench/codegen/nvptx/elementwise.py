@@ -16,6 +16,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
+from .. import fp8
 from . import mathlib
 from .fp8cvt import fp8_cast
 from .types import F16, F32, F64, I16, I32, is_bf16, llvm_type
@@ -57,7 +58,10 @@ def _ftype(t):
 
 
 def to_f32(b, v, t):
-    """Widen a value of IR float type ``t`` to f32 (bf16 bits shifted left by 16: exact)."""
+    """Widen a value of IR float type ``t`` to f32 (bf16 bits shifted left by 16: exact; fp8
+    bits by :mod:`workbench.codegen.fp8`: exact)."""
+    if t.is_fp8:
+        return fp8.to_f32(b, v, fp8.fmt_of(t.name))
     if is_bf16(t):
         return b.bitcast(b.shl(b.zext(v, I32), I32(16)), F32)
     if t.name == "f16":
