@@ -15,6 +15,7 @@ from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
+from .decompose_scaled_dot import DecomposeScaledDot
 from .insert_barriers import InsertBarriers
 from .manager import Pass
 from .pipeline import Pipeline
@@ -33,6 +34,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
     "tritongpu-insert-barriers": InsertBarriers,
+    "decompose-scaled-dot": DecomposeScaledDot,
 }
 
 
@@ -56,14 +58,16 @@ def ttir_passes(options=None) -> list:
 
 def ttgir_passes(options=None, target="cuda:90") -> list:
     """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
-    ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
+    ``[DecomposeScaledDot(), ConvertToTTGIR(num_warps, target), Coalesce(),
+    RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
     from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and
     ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir)."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
-    passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
+    passes = [DecomposeScaledDot(),
+              ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions(),
               AccelerateMatmul(target=str(target), num_warps=num_warps,
                                mma=getattr(options, "cuda_mma", "auto") or "auto")]

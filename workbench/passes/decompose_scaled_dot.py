@@ -1,0 +1,151 @@
+"""``decompose-scaled-dot``: rewrite ``tt.dot_scaled`` as bf16 arithmetic and a ``tt.dot``,
+what Triton does on targets without block-scaled MMA (sm_90 included:
+``lib/Dialect/TritonGPU/Transforms/DecomposeScaledBlocked.cpp``).
+
+Per operand: widen to bf16 (e4m3/e5m2 by ``tt.fp_to_fp``, fp16 through f32, e2m1 unpacked
+from its bytes, low nibble first, with integer ops giving bf16 bits); the e8m0 scale ``s``
+becomes the bf16 ``2**(s - 127)`` (its bits ``s << 7``; s = 0 gives 0 as in Triton), is
+repeated over its group of 32 elements along K and multiplies the operand; a scale of 255
+makes its group NaN. Then ``tt.dot`` bf16 x bf16 -> f32 with the accumulator.
+
+The workbench runs it on the ttir the interpreter and the CPU backend execute and as the
+first ttgir pass for CUDA, so the ``ttir`` stage still shows ``tt.dot_scaled`` as Triton prints
+it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.builder import Builder
+from ..ir.core import Operation
+from ..ir.types import FloatType, IntType, TensorType
+from .manager import Pass
+
+BF16, F32, I8, I16, I1 = FloatType("bf16"), FloatType("f32"), IntType(8), IntType(16), \
+    IntType(1)
+GROUP = 32
+
+
+class _Emit:
+    """Small helpers creating ttir ops at one builder's insertion point."""
+
+    def __init__(self, b: Builder):
+        self.b = b
+
+    def op(self, name, operands, elem, shape, attrs=None):
+        return self.b.value(name, operands, TensorType(tuple(shape), elem), attrs)
+
+    def const(self, value, elem, shape):
+        return self.op("arith.constant", [], elem, shape, {"value": value})
+
+    def binop(self, name, x, value, elem):
+        shape = x.type.shape
+        return self.op(name, [x, self.const(value, elem, shape)], elem, shape)
+
+    def e2m1_to_bf16(self, nib):
+        """i16 nibbles (0..15) -> bf16: sign bit 3, exponent bits 2..1 (bias 1), mantissa
+        bit 0; exponent 0 is the subnormal 0.5 * mantissa."""
+        shape = nib.type.shape
+        sign = self.binop("arith.shli", self.binop("arith.andi", nib, 8, I16), 12, I16)
+        e = self.binop("arith.andi", self.binop("arith.shrui", nib, 1, I16), 3, I16)
+        m = self.binop("arith.andi", nib, 1, I16)
+        normal = self.op("arith.ori", [self.binop("arith.shli", self.binop(
+            "arith.addi", e, 126, I16), 7, I16), self.binop("arith.shli", m, 6, I16)], I16,
+            shape)
+        sub = self.binop("arith.muli", m, 0x3F00, I16)
+        is_sub = self.op("arith.cmpi", [e, self.const(0, I16, shape)], I1, shape,
+                         {"predicate": "eq"})
+        bits = self.op("arith.select", [is_sub, sub, normal], I16, shape)
+        bits = self.op("arith.ori", [bits, sign], I16, shape)
+        return self.op("tt.bitcast", [bits], BF16, shape)
+
+    def unpack_e2m1(self, x, axis: int):
+        """uint8 [R, C] -> bf16 twice as long along ``axis`` (low nibble first)."""
+        r, c = x.type.shape
+        lo = self.op("arith.extui", [self.binop("arith.andi", x, 0xF, I8)], I16, (r, c))
+        hi = self.op("arith.extui", [self.binop("arith.shrui", x, 4, I8)], I16, (r, c))
+        pair = self.op("tt.join", [self.e2m1_to_bf16(lo), self.e2m1_to_bf16(hi)], BF16,
+                       (r, c, 2))
+        if axis == 1:
+            return self.op("tt.reshape", [pair], BF16, (r, 2 * c))
+        pair = self.op("tt.trans", [pair], BF16, (r, 2, c), {"order": [0, 2, 1]})
+        return self.op("tt.reshape", [pair], BF16, (2 * r, c))
+
+    def to_bf16(self, x, fmt: str, packed_axis: int):
+        shape = x.type.shape
+        if fmt == "e2m1":
+            return self.unpack_e2m1(x, packed_axis)
+        if fmt in ("e4m3", "e5m2"):
+            return self.op("tt.fp_to_fp", [x], BF16, shape)
+        if fmt == "fp16":
+            return self.op("arith.truncf", [self.op("arith.extf", [x], F32, shape)], BF16,
+                           shape)
+        return x
+
+    def scaled(self, x, s, k_axis: int):
+        """``x`` (bf16, K along ``k_axis``) times ``2**(s - 127)`` per group of 32 along K;
+        NaN where ``s`` is 255. ``s``: i8 [rows, K/32]."""
+        rows, groups = s.type.shape
+        bits = self.binop("arith.shli", self.op("arith.extui", [s], I16, (rows, groups)), 7,
+                          I16)
+        scale = self.spread(self.op("tt.bitcast", [bits], BF16, (rows, groups)), k_axis)
+        nan = self.op("arith.cmpi", [s, self.const(-1, I8, (rows, groups))], I1,
+                      (rows, groups), {"predicate": "eq"})
+        nan = self.spread(nan, k_axis)
+        prod = self.op("arith.mulf", [x, scale], BF16, x.type.shape)
+        return self.op("arith.select", [nan, self.const(float("nan"), BF16, x.type.shape),
+                                        prod], BF16, x.type.shape)
+
+    def spread(self, v, k_axis: int):
+        """[rows, K/32] -> [rows, K] (each value repeated 32 times), transposed to [K, rows]
+        when K is axis 0."""
+        rows, groups = v.type.shape
+        e = v.type.element
+        v = self.op("tt.expand_dims", [v], e, (rows, groups, 1), {"axis": 2})
+        v = self.op("tt.broadcast", [v], e, (rows, groups, GROUP))
+        v = self.op("tt.reshape", [v], e, (rows, groups * GROUP))
+        if k_axis == 0:
+            v = self.op("tt.trans", [v], e, (groups * GROUP, rows), {"order": [1, 0]})
+        return v
+
+
+def decompose(op: Operation) -> None:
+    """Replace one ``tt.dot_scaled`` by its decomposition (module doc)."""
+    attrs = op.attributes
+    seg = attrs.get("operandSegmentSizes") or [1, 1, 1] + [1] * (len(op.operands) - 3) + \
+        [0] * (5 - len(op.operands))
+    a, b, c = op.operands[:3]
+    rest = list(op.operands[3:])
+    sa = rest.pop(0) if seg[3] else None
+    sb = rest.pop(0) if seg[4] else None
+    bld = Builder(loc=op.loc)
+    bld.set_insertion_point_before(op)
+    em = _Emit(bld)
+    x = em.to_bf16(a, attrs["a_elem_type"], 1 if attrs.get("lhs_k_pack", True) else 0)
+    y = em.to_bf16(b, attrs["b_elem_type"], 0 if attrs.get("rhs_k_pack", True) else 1)
+    if sa is not None:
+        x = em.scaled(x, sa, 1)
+    if sb is not None:
+        y = em.scaled(y, sb, 0)
+    d = bld.value("tt.dot", [x, y, c], op.result.type,
+                  {"inputPrecision": "ieee", "maxNumImpreciseAcc": 0})
+    op.result.replace_all_uses_with(d)
+    op.erase()
+
+
+def decompose_all(module: Operation) -> int:
+    """Decompose every ``tt.dot_scaled`` in ``module``; returns how many."""
+    ops = [o for o in module.walk() if o.name == "tt.dot_scaled"]
+    for o in ops:
+        decompose(o)
+    return len(ops)
+
+
+@dataclass
+class DecomposeScaledDot(Pass):
+    """``tt.dot_scaled`` -> bf16 scaling and ``tt.dot`` (module doc)."""
+
+    name = "decompose-scaled-dot"
+
+    def run(self, module: Operation, ctx=None) -> None:
+        decompose_all(module)
