@@ -202,3 +202,15 @@ def test_sm90_uses_the_cvt_instruction_and_sm80_software(name, ptx):
     c80 = wb.compile(down_up, "*fp32", sig, "*fp32", DST=getattr(tl, name), R=None, N=256,
                      target="cuda:80")
     assert "satfinite" not in c80.asm["ptx"]
+
+
+def test_readme_fp8_example_runs(tmp_path):
+    import pathlib
+    import runpy
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    start = text.index("```python\n", text.index("### 8-bit floats")) + len("```python\n")
+    script = tmp_path / "fp8_example.py"
+    script.write_text(text[start:text.index("```", start)], encoding="utf-8")
+    ns = runpy.run_path(str(script))
+    want = saturating(ns["x"], "float8e4nv")
+    np.testing.assert_array_equal(ns["q"].view(np.uint8), want)
