@@ -1,7 +1,8 @@
 """``tl.dot_scaled`` (microscaled matmul) against a numpy model of Triton's sm_90 semantics:
-operands widened to bf16 (e2m1 unpacked low nibble first), times ``2**(scale - 127)`` per 32
-elements of K (scale 0 gives 0, 255 gives NaN, as Triton's bf16 bits do), bf16 products
-rounded, fp32 accumulation. Fresh random data each run; ttir checked against Triton's text."""
+operands widened to bf16 (fp16 when an operand is fp16; e2m1 unpacked low nibble first),
+times ``2**(scale - 127)`` per 32 elements of K (scale 0 gives 0, 255 gives NaN, as Triton's
+bf16 bits do), products rounded, fp32 accumulation. Fresh random data each run; ttir checked
+against Triton's text."""
 import re
 
 import numpy as np
@@ -61,7 +62,7 @@ def _operand(rng, fmt, rows, cols, pack_axis):
                                                       else "float8e5"])
         return x.view(np.uint8), x.astype(np.float64)
     x = rng.uniform(-4, 4, (rows, cols)).astype(np.float16 if fmt == "fp16" else BF16)
-    return x, x.astype(BF16).astype(np.float64)
+    return x, x.astype(np.float64)
 
 
 def _scale(rng, rows, groups):
@@ -69,15 +70,18 @@ def _scale(rng, rows, groups):
     return s, np.exp2(s.astype(np.float64) - 127)
 
 
-def _scaled(vals, s_vals, k_axis):
+def _scaled(vals, s_vals, k_axis, ct):
+    """Scaled operand values rounded to the compute type ``ct`` (bf16, or fp16 when an
+    operand is fp16, as Triton decomposes)."""
     rep = np.repeat(s_vals, 32, axis=1)
     rep = rep if k_axis == 1 else rep.T
-    return (vals * rep).astype(BF16).astype(np.float64)
+    return (vals * rep).astype(ct).astype(np.float64)
 
 
 CASES = [("e2m1", "e2m1", True, True, True), ("e4m3", "e5m2", True, True, True),
          ("e2m1", "e4m3", True, True, True), ("bf16", "e2m1", False, True, True),
-         ("e5m2", "e2m1", True, True, False), ("fp16", "bf16", False, False, True)]
+         ("e5m2", "e2m1", True, True, False), ("fp16", "bf16", False, False, True),
+         ("e2m1", "fp16", True, False, True)]
 
 
 @pytest.mark.parametrize("fa, fb, scale_a, scale_b, kpack_b", CASES)
@@ -87,10 +91,11 @@ def test_dot_scaled_matches_numpy(backend, rng, fa, fb, scale_a, scale_b, kpack_
     b, vb = _operand(rng, fb, K, N, 0 if kpack_b else 1)
     sa, sva = _scale(rng, M, K // 32)
     sb, svb = _scale(rng, N, K // 32)
+    ct = np.float16 if "fp16" in (fa, fb) else BF16
     if scale_a:
-        va = _scaled(va, sva, 1)
+        va = _scaled(va, sva, 1, ct)
     if scale_b:
-        vb = _scaled(vb, svb, 0)
+        vb = _scaled(vb, svb, 0, ct)
     c = np.full((M, N), np.nan, np.float32)
     scaled_mm[(1,)](a, sa, b, sb, c, M=M, N=N, K=K, FA=fa, FB=fb, SCALE_A=scale_a,
                     SCALE_B=scale_b, KPACK_B=kpack_b)

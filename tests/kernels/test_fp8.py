@@ -214,3 +214,22 @@ def test_readme_fp8_example_runs(tmp_path):
     ns = runpy.run_path(str(script))
     want = saturating(ns["x"], "float8e4nv")
     np.testing.assert_array_equal(ns["q"].view(np.uint8), want)
+
+
+@wb.jit
+def fp8_abs(x_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.abs(tl.load(x_ptr + offs)))
+
+
+@pytest.mark.parametrize("name", FORMATS + ["float8e4b15"])
+def test_abs_of_every_code(backend, name):
+    codes = np.arange(256, dtype=np.uint8)
+    y = np.zeros(256, np.uint8)
+    fp8_abs[(1,)](wb.reinterpret(codes, getattr(tl, name)), wb.reinterpret(y, getattr(tl, name)),
+                  N=256)
+    if name == "float8e4b15":
+        np.testing.assert_array_equal(y, codes & 0x7F)
+        return
+    want = np.abs(codes.view(ML[name]).astype(np.float32))
+    np.testing.assert_array_equal(y.view(ML[name]).astype(np.float32), want)

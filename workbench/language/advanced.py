@@ -215,7 +215,7 @@ def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
 def _rmw(kind, pointer, val, mask, sem_, scope, sem):
     pointer, val, mask, attrs = _atomic(kind, pointer, val, mask, sem_, scope, sem)
     d = val.dtype
-    if d.is_int() and d.primitive_bitwidth < 32:
+    if (d.is_int() and d.primitive_bitwidth < 32) or d.is_fp8():
         raise LanguageError(f"atomic_{kind} does not support {d}")
     if kind in ("max", "min") and d.is_floating():
         if d not in (dt.float32, dt.float64):

@@ -29,6 +29,9 @@ _IR_FLOAT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": 
 _MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52, "float8e4nv": 3,
              "float8e5": 2, "float8e4b15": 3, "float8e4b8": 3, "float8e5b16": 2}
 
+_BIAS = {"float16": 15, "bfloat16": 127, "float32": 127, "float64": 1023, "float8e4nv": 7,
+         "float8e5": 15, "float8e4b15": 15, "float8e4b8": 8, "float8e5b16": 16}
+
 KIND_BOOL, KIND_INT, KIND_FLOAT = 0, 1, 2
 
 
@@ -131,6 +134,14 @@ class dtype:
     @property
     def fp_mantissa_width(self) -> int:
         return _MANTISSA[self.name]
+
+    @property
+    def exponent_bias(self) -> int:
+        """The float exponent bias: 15 for fp16, 127 for bf16/fp32, 7 for float8e4nv...
+        (Triton's ``dtype.exponent_bias``). Raises AttributeError for non-floats."""
+        if self.name not in _BIAS:
+            raise AttributeError(f"{self.name} has no exponent bias")
+        return _BIAS[self.name]
 
     @property
     def scalar(self) -> "dtype":

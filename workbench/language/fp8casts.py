@@ -55,6 +55,19 @@ class Fp8CastRules:
             attrs = {"rounding": rounding or "rtne"}
         return self._op("tt.fp_to_fp", [x], d, x.shape, attrs)
 
+    def fp8_abs(self, x) -> tensor:
+        """|x| of an fp8 tile by its bits: ``bits & 0x7F`` (0x80 kept for the fnuz formats,
+        where it is NaN)."""
+        bits = self.wrap(x.handle, dt.uint8, x.shape) if x.dtype.is_fp8e4b15() else \
+            self._op("tt.bitcast", [x], dt.uint8, x.shape)
+        mag = self._int_op("andi", bits, 0x7F, dt.uint8)
+        if x.dtype.is_fp8e4b8() or x.dtype.is_fp8e5b16():
+            nan = self._op("arith.cmpi", [bits, self.constant(0x80, dt.uint8, x.shape)],
+                           dt.int1, x.shape, {"predicate": "eq"})
+            mag = self._op("arith.select", [nan, bits, mag], dt.uint8, x.shape)
+        return self._op("tt.bitcast", [mag], x.dtype, x.shape) if x.dtype.to_ir() != \
+            mag.dtype.to_ir() else self.wrap(mag.handle, x.dtype, x.shape)
+
     # float8e4b15 ---------------------------------------------------------------------------
     def _int_op(self, name: str, a, value, d: dt.dtype) -> tensor:
         c = self.constant(value, d, a.shape)

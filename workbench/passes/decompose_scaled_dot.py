@@ -2,11 +2,12 @@
 what Triton does on targets without block-scaled MMA (sm_90 included:
 ``lib/Dialect/TritonGPU/Transforms/DecomposeScaledBlocked.cpp``).
 
-Per operand: widen to bf16 (e4m3/e5m2 by ``tt.fp_to_fp``, fp16 through f32, e2m1 unpacked
-from its bytes, low nibble first, with integer ops giving bf16 bits); the e8m0 scale ``s``
-becomes the bf16 ``2**(s - 127)`` (its bits ``s << 7``; s = 0 gives 0 as in Triton), is
-repeated over its group of 32 elements along K and multiplies the operand; a scale of 255
-makes its group NaN. Then ``tt.dot`` bf16 x bf16 -> f32 with the accumulator.
+The compute type is bf16, or f16 when an operand is fp16 (as Triton chooses). Per operand:
+widen to it (e4m3/e5m2 by ``tt.fp_to_fp``, others through f32; e2m1 unpacked from its bytes,
+low nibble first, with integer ops giving bf16 bits); the e8m0 scale ``s`` becomes
+``2**(s - 127)`` from its bits (bf16 ``s << 7``, so s = 0 gives 0 as in Triton; f16 through
+f32 ``s << 23``), is repeated over its group of 32 elements along K and multiplies the
+operand; a scale of 255 makes its group NaN. Then ``tt.dot`` -> f32 with the accumulator.
 
 The workbench runs it on the ttir the interpreter and the CPU backend execute and as the
 first ttgir pass for CUDA, so the ``ttir`` stage still shows ``tt.dot_scaled`` as Triton prints
@@ -21,16 +22,17 @@ from ..ir.core import Operation
 from ..ir.types import FloatType, IntType, TensorType
 from .manager import Pass
 
-BF16, F32, I8, I16, I1 = FloatType("bf16"), FloatType("f32"), IntType(8), IntType(16), \
-    IntType(1)
+BF16, F16, F32 = FloatType("bf16"), FloatType("f16"), FloatType("f32")
+I1, I8, I16, I32 = IntType(1), IntType(8), IntType(16), IntType(32)
 GROUP = 32
 
 
 class _Emit:
     """Small helpers creating ttir ops at one builder's insertion point."""
 
-    def __init__(self, b: Builder):
+    def __init__(self, b: Builder, ct: FloatType):
         self.b = b
+        self.ct = ct  # the compute type: bf16, or f16 when an operand is fp16
 
     def op(self, name, operands, elem, shape, attrs=None):
         return self.b.value(name, operands, TensorType(tuple(shape), elem), attrs)
@@ -71,30 +73,41 @@ class _Emit:
         pair = self.op("tt.trans", [pair], BF16, (r, 2, c), {"order": [0, 2, 1]})
         return self.op("tt.reshape", [pair], BF16, (2 * r, c))
 
-    def to_bf16(self, x, fmt: str, packed_axis: int):
-        shape = x.type.shape
+    def widen(self, x, fmt: str, packed_axis: int):
+        """An operand in the compute type (exact for every format but bf16 -> f16)."""
         if fmt == "e2m1":
-            return self.unpack_e2m1(x, packed_axis)
-        if fmt in ("e4m3", "e5m2"):
-            return self.op("tt.fp_to_fp", [x], BF16, shape)
-        if fmt == "fp16":
-            return self.op("arith.truncf", [self.op("arith.extf", [x], F32, shape)], BF16,
-                           shape)
+            x = self.unpack_e2m1(x, packed_axis)
+        elif fmt in ("e4m3", "e5m2"):
+            return self.op("tt.fp_to_fp", [x], self.ct, x.type.shape)
+        if x.type.element != self.ct:
+            shape = x.type.shape
+            x = self.op("arith.truncf", [self.op("arith.extf", [x], F32, shape)], self.ct,
+                        shape)
         return x
 
+    def scale_value(self, s):
+        """e8m0 exponents (i8) -> ``2**(s - 127)`` in the compute type, from its bits: bf16
+        ``s << 7``; f16 through f32 ``s << 23`` (out-of-range scales become inf or 0)."""
+        shape = s.type.shape
+        if self.ct == BF16:
+            bits = self.binop("arith.shli", self.op("arith.extui", [s], I16, shape), 7, I16)
+            return self.op("tt.bitcast", [bits], BF16, shape)
+        bits = self.binop("arith.shli", self.op("arith.extui", [s], I32, shape), 23, I32)
+        return self.op("arith.truncf", [self.op("tt.bitcast", [bits], F32, shape)], F16,
+                       shape)
+
     def scaled(self, x, s, k_axis: int):
-        """``x`` (bf16, K along ``k_axis``) times ``2**(s - 127)`` per group of 32 along K;
+        """``x`` (compute type, K along ``k_axis``) times ``2**(s - 127)`` per group of 32 along K;
         NaN where ``s`` is 255. ``s``: i8 [rows, K/32]."""
         rows, groups = s.type.shape
-        bits = self.binop("arith.shli", self.op("arith.extui", [s], I16, (rows, groups)), 7,
-                          I16)
-        scale = self.spread(self.op("tt.bitcast", [bits], BF16, (rows, groups)), k_axis)
+        scale = self.spread(self.scale_value(s), k_axis)
         nan = self.op("arith.cmpi", [s, self.const(-1, I8, (rows, groups))], I1,
                       (rows, groups), {"predicate": "eq"})
         nan = self.spread(nan, k_axis)
-        prod = self.op("arith.mulf", [x, scale], BF16, x.type.shape)
-        return self.op("arith.select", [nan, self.const(float("nan"), BF16, x.type.shape),
-                                        prod], BF16, x.type.shape)
+        ct = self.ct
+        prod = self.op("arith.mulf", [x, scale], ct, x.type.shape)
+        return self.op("arith.select", [nan, self.const(float("nan"), ct, x.type.shape),
+                                        prod], ct, x.type.shape)
 
     def spread(self, v, k_axis: int):
         """[rows, K/32] -> [rows, K] (each value repeated 32 times), transposed to [K, rows]
@@ -120,9 +133,10 @@ def decompose(op: Operation) -> None:
     sb = rest.pop(0) if seg[4] else None
     bld = Builder(loc=op.loc)
     bld.set_insertion_point_before(op)
-    em = _Emit(bld)
-    x = em.to_bf16(a, attrs["a_elem_type"], 1 if attrs.get("lhs_k_pack", True) else 0)
-    y = em.to_bf16(b, attrs["b_elem_type"], 0 if attrs.get("rhs_k_pack", True) else 1)
+    fa, fb = attrs["a_elem_type"], attrs["b_elem_type"]
+    em = _Emit(bld, F16 if "fp16" in (fa, fb) else BF16)
+    x = em.widen(a, fa, 1 if attrs.get("lhs_k_pack", True) else 0)
+    y = em.widen(b, fb, 0 if attrs.get("rhs_k_pack", True) else 1)
     if sa is not None:
         x = em.scaled(x, sa, 1)
     if sb is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .specialization import NUMPY_TO_SHORT
+from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY
 
 
 class ArrayTypeError(Exception):
@@ -191,8 +191,10 @@ def _reinterpreted(w) -> ArrayInfo:
     info = array_info(w.base)
     if info is None:
         raise ArrayTypeError(f"reinterpret wraps an array, not {type(w.base).__name__}")
-    return dataclasses.replace(info, dtype=_short_dtype(getattr(w.dtype, "name", str(w.dtype))),
-                               obj=w)
+    short = getattr(w.dtype, "short_name", None)  # a tl dtype: "fp8e4nv", "u32"...
+    if short not in SHORT_TO_NUMPY:
+        short = _short_dtype(getattr(w.dtype, "name", str(w.dtype)))
+    return dataclasses.replace(info, dtype=short, obj=w)
 
 
 def array_info(v) -> ArrayInfo | None:
