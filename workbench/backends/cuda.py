@@ -131,6 +131,7 @@ class CudaBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         from ..codegen.nvptx import compile_ttgir
+        from ..passes.decompose_scaled_dot import decompose_all
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
 
@@ -139,7 +140,7 @@ class CudaBackend(Backend):
             timings = {}
         arch = self.target.arch or 90
         t0 = time.perf_counter()
-        mod = clone_module(ttir_module)
+        mod = decompose_all(clone_module(ttir_module))  # tt.dot_scaled as on sm_90
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target) if is_ttir else []
         if passes:

@@ -54,7 +54,7 @@ class InterpreterBackend(Backend):
         ``tt.func``) into closures. ``spec`` and ``ctx`` are accepted for the interface.
         Raises UnsupportedError naming the op and its line for ops the interpreter lacks.
         ``tt.dot_scaled`` is first decomposed as on sm_90 (``decompose-scaled-dot``)."""
-        decompose_all(ttir_module)
+        ttir_module = decompose_all(ttir_module)
         if ttir_module.name == "tt.func":
             func, module = ttir_module, None
         else:

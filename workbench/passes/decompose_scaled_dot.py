@@ -9,9 +9,9 @@ low nibble first, with integer ops giving bf16 bits); the e8m0 scale ``s`` becom
 f32 ``s << 23``), is repeated over its group of 32 elements along K and multiplies the
 operand; a scale of 255 makes its group NaN. Then ``tt.dot`` -> f32 with the accumulator.
 
-The workbench runs it on the ttir the interpreter and the CPU backend execute and as the
-first ttgir pass for CUDA, so the ``ttir`` stage still shows ``tt.dot_scaled`` as Triton prints
-it.
+Each backend runs it on the ttir before lowering (after the ``ttir`` stage is printed; CUDA on
+its copy, before the ttgir passes), so the ``ttir`` stage shows ``tt.dot_scaled`` as Triton
+prints it.
 """
 from __future__ import annotations
 
@@ -147,12 +147,11 @@ def decompose(op: Operation) -> None:
     op.erase()
 
 
-def decompose_all(module: Operation) -> int:
-    """Decompose every ``tt.dot_scaled`` in ``module``; returns how many."""
-    ops = [o for o in module.walk() if o.name == "tt.dot_scaled"]
-    for o in ops:
+def decompose_all(module: Operation) -> Operation:
+    """Decompose every ``tt.dot_scaled`` in ``module``, in place; returns ``module``."""
+    for o in [o for o in module.walk() if o.name == "tt.dot_scaled"]:
         decompose(o)
-    return len(ops)
+    return module
 
 
 @dataclass

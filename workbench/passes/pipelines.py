@@ -58,16 +58,14 @@ def ttir_passes(options=None) -> list:
 
 def ttgir_passes(options=None, target="cuda:90") -> list:
     """The ttgir pipeline for ``target`` (a :class:`workbench.config.Target` or its text):
-    ``[DecomposeScaledDot(), ConvertToTTGIR(num_warps, target), Coalesce(),
-    RemoveLayoutConversions()]`` with
+    ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
     from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and
     ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir)."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
-    passes = [DecomposeScaledDot(),
-              ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
+    passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions(),
               AccelerateMatmul(target=str(target), num_warps=num_warps,
                                mma=getattr(options, "cuda_mma", "auto") or "auto")]

@@ -36,7 +36,7 @@ class CpuBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         t0 = time.perf_counter()
-        decompose_all(ttir_module)  # tt.dot_scaled as on sm_90 (decompose-scaled-dot)
+        ttir_module = decompose_all(ttir_module)  # tt.dot_scaled as on sm_90
         host = build_module(ttir_module, options)
         t1 = time.perf_counter()
         res = jit(host)
