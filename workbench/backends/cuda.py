@@ -143,6 +143,7 @@ class CudaBackend(Backend):
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         from ..codegen.nvptx import compile_ttgir
         from ..codegen.nvptx.scratch import scratch_bytes
+        from ..passes.decompose_scaled_dot import decompose_all
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
 
@@ -153,7 +154,7 @@ class CudaBackend(Backend):
         device = limits.gpu_limits(arch)
         _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
-        mod = clone_module(ttir_module)
+        mod = decompose_all(clone_module(ttir_module))  # tt.dot_scaled as on sm_90
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
         if passes:

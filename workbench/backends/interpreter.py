@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ..ir.core import functions
 from ..ir.parser import parse_module
+from ..passes.decompose_scaled_dot import decompose_all
 from .base import Backend, BackendResult, KernelMetadata, Loaded
 from .interp.compiler import compile_function
 from .interp.errors import DeviceAssertionError, InterpreterError
@@ -51,7 +52,9 @@ class InterpreterBackend(Backend):
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         """Precompile the module's kernel (its first ``tt.func``, or the module if it is a
         ``tt.func``) into closures. ``spec`` and ``ctx`` are accepted for the interface.
-        Raises UnsupportedError naming the op and its line for ops the interpreter lacks."""
+        Raises UnsupportedError naming the op and its line for ops the interpreter lacks.
+        ``tt.dot_scaled`` is first decomposed as on sm_90 (``decompose-scaled-dot``)."""
+        ttir_module = decompose_all(ttir_module)
         if ttir_module.name == "tt.func":
             func, module = ttir_module, None
         else:

@@ -42,12 +42,17 @@ class _Printed:
         return "".join(out)
 
 
+#: the attribute giving each spec operand's count, for ops with several optional operands
+SEGMENTS = "operandSegmentSizes"
+
+
 class _OpView:
     """An op seen through its spec: operands, results and attributes by name."""
 
     def __init__(self, op: Operation, spec: OpSpec):
         self.op, self.spec = op, spec
-        self.operands = spec.operand_slots(len(op.operands))
+        self.operands = spec.operand_slots(len(op.operands),
+                                           op.attributes.get(SEGMENTS))
         self.results = spec.result_slots(len(op.results))
 
     def values(self, name: str) -> list:
@@ -98,7 +103,7 @@ def attr_dict_text(spec: OpSpec | None, attrs: dict, used: set) -> str:
     name as MLIR's dictionary attributes are; ``""`` when there are none."""
     items = []
     for k in sorted(attrs):
-        if k in used:
+        if k in used or k == SEGMENTS:  # MLIR prints it only in the generic form
             continue
         v = attrs[k]
         attr = spec.attr(k) if spec is not None else None
@@ -271,6 +276,9 @@ def parse_custom(r, name: str, spec: OpSpec) -> Operation:
         operands = got.operands["operands"]
     else:
         operands = [v for s in spec.operands for v in got.operands.get(base_name(s), [])]
+        if spec.attr(SEGMENTS) is not None:
+            got.attrs[SEGMENTS] = [len(got.operands.get(base_name(s), []))
+                                   for s in spec.operands]
     for attr in spec.attributes:
         if attr.fill is not None and attr.name not in got.attrs:
             got.attrs[attr.name] = attr.fill

@@ -9,6 +9,8 @@ import re
 from .parser_lex import Cursor, float_from_text
 from .types import FloatType, IntType, MemDescType, PointerType, TensorType
 
+_SCALAR = re.compile(r"(i\d+|bf16|f16|f32|f64|f8E4M3FNUZ|f8E4M3FN|f8E5M2FNUZ|f8E5M2)\b")
+
 
 class TypeParser(Cursor):
     """Types and attributes on top of :class:`Cursor`."""
@@ -62,7 +64,7 @@ class TypeParser(Cursor):
             mutable = self.eat(",") and (self.eat_word("mutable") or True)
             self.expect(">", "to close !ttg.memdesc<...>")
             return MemDescType(shape, elem, enc, bool(mutable))
-        m = re.compile(r"(i\d+|bf16|f16|f32|f64)\b").match(self.s, pos)
+        m = _SCALAR.match(self.s, pos)
         if not m:
             raise self.error(f"expected a type, found {self.found()}")
         self.i = m.end()

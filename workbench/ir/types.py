@@ -33,13 +33,18 @@ class IntType(Type):
 
 @dataclass(frozen=True)
 class FloatType(Type):
-    """A floating point type: ``f16``, ``bf16``, ``f32`` or ``f64``."""
+    """A floating point type: ``f16``, ``bf16``, ``f32``, ``f64`` or an 8-bit float
+    (``f8E4M3FN``, ``f8E5M2``, ``f8E4M3FNUZ``, ``f8E5M2FNUZ``: see :mod:`workbench.ir.fp8`)."""
 
     name: str
 
     @property
     def width(self) -> int:
-        return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[self.name]
+        return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}.get(self.name, 8)
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.name.startswith("f8")
 
     def __str__(self) -> str:
         return self.name

@@ -108,6 +108,7 @@ from .random import (
     uint_to_uniform_float,
 )
 from .reductions import max, min, sum
+from .scaled_dot import dot_scaled
 from .shapes import (
     broadcast,
     broadcast_to,
@@ -142,7 +143,8 @@ __all__ = [
     "constexpr_function", "swizzle2d",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
-    "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
+    "dot_scaled", "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv",
+    "sqrt_rn",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "view", "random",

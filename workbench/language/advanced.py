@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from .core import LanguageError, PyScalar, builtin, tensor
+from .fp8casts import fp8_dot_operands
 from .reductions import reduce_tiles, scan_tiles
 from .semantic import ir_type, unwrap
 
@@ -182,6 +183,11 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         raise LanguageError(f"tl.dot inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
     _check_dot_dtypes(a.dtype, b.dtype)
     k = a.shape[1]
+    imprecise = 0
+    if a.dtype.is_fp8() or b.dtype.is_fp8():
+        a, b, imprecise = fp8_dot_operands(sem, a, b, k, max_num_imprecise_acc)
+    elif a.dtype != b.dtype:
+        raise LanguageError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
     if k < (32 if a.dtype.primitive_bitwidth == 8 else 16):
         raise LanguageError(f"tl.dot needs K >= 16 (32 for 8-bit inputs), got K = {k}")
     if unwrap(allow_tf32) is not None and unwrap(input_precision) is not None:
@@ -191,7 +197,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         raise LanguageError(f"unknown input_precision {prec!r}")
     out_dtype = unwrap(out_dtype)
     ret = dt.int32 if a.dtype.is_int() else (
-        out_dtype if a.dtype in (dt.float16,) else dt.float32)
+        out_dtype if a.dtype == dt.float16 or a.dtype.is_fp8() else dt.float32)
     if a.dtype == dt.float64:
         ret = dt.float64
     shape = (a.shape[0], b.shape[1])
@@ -203,7 +209,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
     if acc is not None:
         ret = c.dtype
     return sem._op("tt.dot", [a, b, c], ret, shape,
-                   {"inputPrecision": prec, "maxNumImpreciseAcc": 0})
+                   {"inputPrecision": prec, "maxNumImpreciseAcc": imprecise})
 
 
 def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
@@ -230,7 +236,7 @@ def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
 def _rmw(kind, pointer, val, mask, sem_, scope, sem):
     pointer, val, mask, attrs = _atomic(kind, pointer, val, mask, sem_, scope, sem)
     d = val.dtype
-    if d.is_int() and d.primitive_bitwidth < 32:
+    if (d.is_int() and d.primitive_bitwidth < 32) or d.is_fp8():
         raise LanguageError(f"atomic_{kind} does not support {d}")
     if kind in ("max", "min") and d.is_floating():
         if d not in (dt.float32, dt.float64):

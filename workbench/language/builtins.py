@@ -309,8 +309,12 @@ ceil = _unary_math("ceil", "round up")
 
 @builtin
 def abs(x, _semantic=None):  # noqa: A001 (Triton's name)
-    """|x|: ``math.absf`` for floats, ``math.absi`` for signed ints, identity for unsigned."""
+    """|x|: ``math.absf`` for floats, ``math.absi`` for signed ints, identity for unsigned;
+    8-bit floats clear the sign bit of their bits (Triton does so for float8e4b15; the fnuz
+    formats keep 0x80, their NaN)."""
     x = _semantic.to_tensor(unwrap(x))
+    if x.dtype.is_fp8():
+        return _semantic.fp8_abs(x)
     if x.dtype.is_floating():
         return _semantic._op("math.absf", [x], x.dtype, x.shape)
     if x.dtype.is_int_signed():

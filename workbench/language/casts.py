@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from . import dtypes as dt
 from .core import LanguageError, PyScalar, constexpr
+from .fp8casts import Fp8CastRules
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
@@ -20,7 +21,7 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
-class CastRules:
+class CastRules(Fp8CastRules):
     """``cast``/``bitcast``; needs ``to_tensor``, ``_op``, ``wrap``, ``compare``."""
 
     if TYPE_CHECKING:  # provided by Semantic, the class this is mixed into
@@ -40,6 +41,12 @@ class CastRules:
             return x
         if rounding is not None and rounding not in ("rtne", "rtz"):
             raise LanguageError(f"unknown rounding mode {rounding!r}", "use 'rtne' or 'rtz'")
+        if s.is_fp8() or d.is_fp8():
+            narrowing = s.is_floating() and d.is_floating() and \
+                d.primitive_bitwidth < s.primitive_bitwidth
+            if rounding is not None and not narrowing:
+                raise LanguageError(_ROUNDING_ONLY_WHEN_TRUNCATING)
+            return self._cast_fp8(x, d, rounding)
         if (s.is_fp16() or s.is_bf16()) and not d.is_fp32():
             return self.cast(self.cast(x, dt.float32), d, rounding)
         if s.is_floating() and d.is_floating():

@@ -7,13 +7,12 @@ Triton's ``triton-semantics.rst``). Names and attributes follow ``triton.languag
 """
 from __future__ import annotations
 
-from ..errors import UnsupportedError
 from ..ir import types as irt
 
 SINT_TYPES = ("int8", "int16", "int32", "int64")
 UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")  # Triton counts bool as unsigned
 FP_TYPES = ("float16", "bfloat16", "float32", "float64")
-# Triton's 8-bit floats: the names exist, kernels using them are refused (not implemented yet)
+# Triton's 8-bit floats (formats: workbench.ir.fp8)
 FP8_TYPES = ("float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16")
 
 _SHORT = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -24,8 +23,14 @@ _SHORT = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "
 _FROM_SHORT = {v: k for k, v in _SHORT.items()}
 # Triton's own spellings of float names (``tl.dtype("fp32")``)
 _TRITON_SPELLING = {v: k for k, v in _SHORT.items() if k.startswith(("float", "bfloat"))}
+_IR_FLOAT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+             "float8e4nv": "f8E4M3FN", "float8e5": "f8E5M2", "float8e4b8": "f8E4M3FNUZ",
+             "float8e5b16": "f8E5M2FNUZ"}
 _MANTISSA = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52, "float8e4nv": 3,
              "float8e5": 2, "float8e4b15": 3, "float8e4b8": 3, "float8e5b16": 2}
+
+_BIAS = {"float16": 15, "bfloat16": 127, "float32": 127, "float64": 1023, "float8e4nv": 7,
+         "float8e5": 15, "float8e4b15": 15, "float8e4b8": 8, "float8e5b16": 16}
 
 KIND_BOOL, KIND_INT, KIND_FLOAT = 0, 1, 2
 
@@ -57,6 +62,24 @@ class dtype:
 
     def is_fp8(self) -> bool:
         return self.name in FP8_TYPES
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "float8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "float8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "float8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "float8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "float8e5b16"
+
+    def is_standard_floating(self) -> bool:
+        return self.name in FP_TYPES
 
     def is_int(self) -> bool:
         return self.name in SINT_TYPES or self.name in UINT_TYPES
@@ -113,23 +136,25 @@ class dtype:
         return _MANTISSA[self.name]
 
     @property
+    def exponent_bias(self) -> int:
+        """The float exponent bias: 15 for fp16, 127 for bf16/fp32, 7 for float8e4nv...
+        (Triton's ``dtype.exponent_bias``). Raises AttributeError for non-floats."""
+        if self.name not in _BIAS:
+            raise AttributeError(f"{self.name} has no exponent bias")
+        return _BIAS[self.name]
+
+    @property
     def scalar(self) -> "dtype":
         return self
 
     def to_ir(self) -> irt.Type:
-        """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16`` ...
-
-        Raises :class:`~workbench.errors.UnsupportedError` for the fp8 dtypes, which the
-        workbench names but does not compile yet."""
-        if self.is_fp8():
-            raise UnsupportedError(f"tl.{self.name} (8-bit float) is not supported by the "
-                                   "workbench yet", None,
-                                   "Use float16, bfloat16 or float32 data; fp8 conversions "
-                                   "and fp8 tl.dot are listed in the README's differences "
-                                   "from Triton.")
+        """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16``, MLIR's fp8
+        names (``f8E4M3FN`` for float8e4nv, ``f8E5M2``, ``f8E4M3FNUZ``, ``f8E5M2FNUZ``) and
+        ``i8`` for float8e4b15, which has no MLIR type (as in Triton 3.6)."""
+        if self.name == "float8e4b15":
+            return irt.IntType(8)
         if self.is_floating():
-            return irt.FloatType({"float16": "f16", "bfloat16": "bf16", "float32": "f32",
-                                  "float64": "f64"}[self.name])
+            return irt.FloatType(_IR_FLOAT[self.name])
         return irt.IntType(self.primitive_bitwidth)
 
     @property

@@ -118,6 +118,11 @@ def computation_type(a: dt.dtype, a_scalar: bool, b: dt.dtype, b_scalar: bool,
         return dt.bfloat16
     if a.is_bf16() or b.is_bf16():
         return dt.float32
+    if a.is_fp8() and b.is_fp8():
+        return a if a == b else dt.float16
+    if not (a.is_int() and b.is_int()):
+        raise LanguageError(f"unexpected operand types {a} and {b}",
+                            "convert 8-bit floats with .to(tl.float32) first")
     if div_or_mod and a.is_int_signed() != b.is_int_signed():
         raise LanguageError(f"Cannot use /, // or % with {a} and {b} because they have "
                             "different signedness; the result is undefined",
@@ -236,7 +241,16 @@ class Semantic(CastRules, BroadcastRules):
             return self.compare(name, a, b)
         raise LanguageError(f"unsupported operator {name}")
 
+    @staticmethod
+    def _no_fp8_math(d: dt.dtype, what: str) -> None:
+        if d.is_fp8():
+            raise LanguageError(f"{what} on {d} values is not supported: the workbench's "
+                                "backends have no 8-bit float arithmetic",
+                                "convert first, e.g. x.to(tl.float16), compute, and convert "
+                                "back")
+
     def _arith(self, fop, iop, a, b) -> tensor:
+        self._no_fp8_math(a.dtype, "arithmetic")
         op = fop if a.dtype.is_floating() else iop
         return self._op("arith." + op, [a, b], a.dtype, a.shape)
 
@@ -317,6 +331,7 @@ class Semantic(CastRules, BroadcastRules):
     def compare(self, name: str, a, b) -> tensor:
         a, b = self.binary_checked(a, b)
         d = a.dtype
+        self._no_fp8_math(d, "comparison")
         if d.is_floating():
             pred, op = _CMPF[name], "arith.cmpf"
         else:
@@ -350,6 +365,7 @@ class Semantic(CastRules, BroadcastRules):
         ``propagate_nan``; maxsi/maxui for ints (Triton's ``language/math.py``)."""
         a, b = self.binary_checked(a, b)
         d = a.dtype
+        self._no_fp8_math(d, f"tl.{which}imum")
         if d.is_floating():
             op = (which + "imumf") if propagate_nan else (which + "numf")
         elif d.is_int():

@@ -15,6 +15,7 @@ from .coalesce import Coalesce
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
+from .decompose_scaled_dot import DecomposeScaledDot
 from .insert_barriers import InsertBarriers
 from .manager import Pass
 from .pipeline import Pipeline
@@ -33,6 +34,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
     "tritongpu-insert-barriers": InsertBarriers,
+    "decompose-scaled-dot": DecomposeScaledDot,
 }
 
 

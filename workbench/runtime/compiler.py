@@ -24,7 +24,7 @@ OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
 IGNORED_OPTIONS = frozenset({"maxnreg", "launch_cooperative_grid", "launch_pdl",
                              "waves_per_eu", "matrix_instr_nonkdim", "kpack"})
 
-_SIG = re.compile(r"^\s*(\*?)([a-z]+\d*)((?::\d+)*)\s*$")
+_SIG = re.compile(r"^\s*(\*?)([a-z][a-z0-9]*)((?::\d+)*)\s*$")
 
 
 def parse_signature_entry(name: str, text: str) -> ArgSpec:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .specialization import NUMPY_TO_SHORT
+from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY
 
 
 class ArrayTypeError(Exception):
@@ -59,17 +59,25 @@ def byte_span(address: int, shape, strides_bytes, itemsize: int) -> tuple[int, i
     return lo, hi + itemsize
 
 
+_E4M3B11 = (" (float8_e4m3b11fnuz has exponent bias 11; Triton's float8e4b15 has bias 15, so no "
+             "tl dtype matches it: convert the data, or pass its bits as uint8 and decode them)")
+
+
 def _short_dtype(name: str) -> str:
     short = NUMPY_TO_SHORT.get(name)
     if short is None:
         raise ArrayTypeError(
             f"arrays of dtype {name} cannot be passed to a kernel; use bool, int8..int64, "
-            "uint8..uint64, float16, bfloat16, float32 or float64")
+            "uint8..uint64, float16, bfloat16, float32, float64 or the fp8 dtypes "
+            "float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz"
+            + (_E4M3B11 if name == "float8_e4m3b11fnuz" else ""))
     return short
 
 
-# numpy dtype -> Triton short name, for the dtypes numpy has (bfloat16 goes by name)
-_NP_SHORT = {np.dtype(n): s for n, s in NUMPY_TO_SHORT.items() if n != "bfloat16"}
+# numpy dtype -> Triton short name, for the dtypes numpy has (bfloat16 and the ml_dtypes fp8
+# dtypes go by name)
+_NP_SHORT = {np.dtype(n): s for n, s in NUMPY_TO_SHORT.items()
+             if n != "bfloat16" and not s.startswith("fp8")}
 
 
 def _from_numpy(a: np.ndarray, obj=None) -> ArrayInfo:
@@ -183,8 +191,10 @@ def _reinterpreted(w) -> ArrayInfo:
     info = array_info(w.base)
     if info is None:
         raise ArrayTypeError(f"reinterpret wraps an array, not {type(w.base).__name__}")
-    return dataclasses.replace(info, dtype=_short_dtype(getattr(w.dtype, "name", str(w.dtype))),
-                               obj=w)
+    short = getattr(w.dtype, "short_name", None)  # a tl dtype: "fp8e4nv", "u32"...
+    if short not in SHORT_TO_NUMPY:
+        short = _short_dtype(getattr(w.dtype, "name", str(w.dtype)))
+    return dataclasses.replace(info, dtype=short, obj=w)
 
 
 def array_info(v) -> ArrayInfo | None:

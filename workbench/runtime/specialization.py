@@ -14,6 +14,10 @@ SHORT_TO_NUMPY = {
     "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+    # 8-bit floats: ml_dtypes' and torch's names (float8e4b15 has no array dtype: pass uint8
+    # data through ``reinterpret(a, tl.float8e4b15)``)
+    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+    "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": "float8e4b15",
 }
 NUMPY_TO_SHORT = {v: k for k, v in SHORT_TO_NUMPY.items()}
 

@@ -20,6 +20,7 @@ import llvmlite.binding as llvm
 from ...codegen.cpu.compile import build_module, host_features, jit, target_machine
 from ...codegen.lineinfo import directive_line_locs, llir_line_locs
 from ...ir.parser import TypeParser
+from ...passes.decompose_scaled_dot import decompose_all
 from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
 from ..entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
 from ..limits import host_scratch_check
@@ -36,6 +37,7 @@ class CpuBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         t0 = time.perf_counter()
+        ttir_module = decompose_all(ttir_module)  # tt.dot_scaled as on sm_90
         host = build_module(ttir_module, options)
         t1 = time.perf_counter()
         res = jit(host)

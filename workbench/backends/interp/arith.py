@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...ir.types import FloatType, IntType, Type
+from . import fp8
 from .dtypes import (
     float_value,
     from_float,
@@ -225,6 +226,10 @@ def _fp_to_fp(src: Type, dst: Type, rounding: str | None):
 
     def rtz(x):
         v = float_value(x, src)
+        if isinstance(dst.scalar, FloatType) and dst.scalar.is_fp8:
+            if v.dtype == np.float64:
+                v = round_toward_zero(v, np.dtype(np.float32))
+            return fp8.from_f32(v, fp8.fmt_of(dst.scalar.name), rtz=True)
         if is_bf16(dst):
             f = round_toward_zero(v, np.dtype(np.float32)) if v.dtype == np.float64 else v
             bits = f.astype(np.float32).view(np.uint32)

@@ -7,6 +7,8 @@ Representation of IR values in the interpreter (see :mod:`workbench.backends.int
 - ``f16``/``f32``/``f64`` -> ``float16``/``float32``/``float64``.
 - ``bf16`` -> ``uint16`` holding the high half of an fp32 (bits). Arithmetic on bf16 widens to
   fp32, computes, and rounds back to nearest-even, as GPUs without bf16 ALUs do.
+- 8-bit floats (``f8E4M3FN``...) -> ``uint8`` bit patterns; they convert through float32
+  (:mod:`.fp8`).
 - pointers -> ``int64`` byte addresses.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import FloatType, IntType, PointerType, Type
+from . import fp8
 
 _INT: dict[int, np.dtype] = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16),
                              32: np.dtype(np.int32), 64: np.dtype(np.int64)}
@@ -32,7 +35,7 @@ def np_dtype(t: Type) -> np.dtype:
     if isinstance(s, IntType):
         return _INT[s.width]
     if isinstance(s, FloatType):
-        return _FLOAT[s.name]
+        return _FLOAT.get(s.name, _UINT[8])
     if isinstance(s, PointerType):
         return ADDR
     raise TypeError(f"the interpreter has no value representation for type {t}")
@@ -124,7 +127,10 @@ def round_toward_zero(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 # ---- generic float conversion -----------------------------------------------------------------
 def float_value(x: np.ndarray, t: Type) -> np.ndarray:
-    """Numeric view of a float value of IR type ``t`` (bf16 bits widened to float32)."""
+    """Numeric view of a float value of IR type ``t`` (bf16 and fp8 bits widened to float32)."""
+    s = t.scalar
+    if isinstance(s, FloatType) and s.is_fp8:
+        return fp8.to_f32(x, fp8.fmt_of(s.name))
     return bf16_to_f32(x) if is_bf16(t) else x
 
 
@@ -132,6 +138,11 @@ def from_float(x: np.ndarray, t: Type) -> np.ndarray:
     """Round a numeric float array (any precision) to the representation of float type ``t``."""
     if is_bf16(t):
         return to_bf16(x)
+    s = t.scalar
+    if isinstance(s, FloatType) and s.is_fp8:
+        if x.dtype == np.float64:
+            x = f64_to_f32_odd(x)
+        return fp8.from_f32(x.astype(np.float32, copy=False), fp8.fmt_of(s.name))
     dt = np_dtype(t)
     if x.dtype == np.float64 and dt == np.float16:
         return f64_to_f32_odd(x).astype(np.float16)

@@ -27,6 +27,7 @@ from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import FloatType, IntType, f32, f64, i32
+from .. import fp8
 from .dot_kernel import micro_kernel, vector_width
 from .irtypes import tensor_of
 from .llvmtypes import FLOAT, I32, fptrunc, value_type
@@ -61,6 +62,8 @@ def _accumulator_type(elem):
 def _convert(b, v, src, dst):
     """Convert an LLVM value of IR scalar type ``src`` to IR scalar type ``dst`` (widening or
     narrowing ints, floats)."""
+    if isinstance(src, FloatType) and src.is_fp8:  # exact in f32 (codegen.fp8)
+        v, src = fp8.to_f32(b, v, fp8.fmt_of(src.name)), f32
     sv, dv = value_type(src), value_type(dst)
     if isinstance(dst, IntType):
         if sv.width == dv.width:

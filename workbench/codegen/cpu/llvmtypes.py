@@ -11,6 +11,7 @@ iN            iN           iN
 f16           half         half          IEEE binary16 through LLVM ``half``
 bf16          float        i16           upper 16 bits of an f32; stores round to nearest even
 f32 / f64     float/double same
+f8E4M3FN...   i8           i8            the bit pattern; converted by ``codegen.fp8``
 !tt.ptr<T>    i64          i64           an absolute address (bounds checks compare i64s)
 ============  ===========  ============  ===============================================
 
@@ -24,7 +25,9 @@ import numpy as np
 from llvmlite import ir
 
 from ...errors import UnsupportedError
+from ...ir.fp8 import const_code as fp8_const
 from ...ir.types import FloatType, IntType, PointerType, TensorType, Type
+from ..fp8 import f64_to_f32_odd
 
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
 HALF, FLOAT, DOUBLE = ir.HalfType(), ir.FloatType(), ir.DoubleType()
@@ -38,7 +41,7 @@ def value_type(t: Type) -> ir.Type:
     if isinstance(t, IntType):
         return ir.IntType(t.width)
     if isinstance(t, FloatType):
-        return {"f16": HALF, "bf16": FLOAT, "f32": FLOAT, "f64": DOUBLE}[t.name]
+        return {"f16": HALF, "bf16": FLOAT, "f32": FLOAT, "f64": DOUBLE}.get(t.name, I8)
     if isinstance(t, PointerType):
         return I64
     raise UnsupportedError(f"the CPU backend cannot hold values of type {t}")
@@ -91,15 +94,7 @@ def fptrunc(b: ir.IRBuilder, v, ty: ir.Type):
     (F16C ``vcvtps2ph``)."""
     if not (v.type == DOUBLE and ty == HALF):
         return b.fptrunc(v, ty)
-    r = b.fptrunc(v, FLOAT)
-    back = b.fpext(r, DOUBLE)
-    fabs = b.module.declare_intrinsic("llvm.fabs", [DOUBLE], ir.FunctionType(DOUBLE, [DOUBLE]))
-    away = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [v]))
-    bits = b.bitcast(r, I32)
-    bits = b.select(away, b.sub(bits, ir.Constant(I32, 1)), bits)
-    inexact = b.fcmp_ordered("!=", back, v)
-    bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
-    return b.fptrunc(b.bitcast(bits, FLOAT), HALF)
+    return b.fptrunc(f64_to_f32_odd(b, v), HALF)
 
 
 def to_storage(b: ir.IRBuilder, v, t: Type):
@@ -135,6 +130,9 @@ def const(t: Type, value) -> ir.Constant:
         return ir.Constant(ir.IntType(w), v)
     if isinstance(t, FloatType):
         x = float(value)
+        if t.is_fp8:
+            code = fp8_const(t.name, x)
+            return ir.Constant(I8, code - 256 if code >= 128 else code)
         if t.name == "f16":
             return ir.Constant(HALF, float(np.float16(x)))
         if t.name == "bf16":

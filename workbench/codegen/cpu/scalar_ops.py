@@ -23,8 +23,19 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.dialects import OPS
 from ...ir.types import FloatType, IntType, PointerType, Type
+from .. import fp8
 from .extern import emit_extern
-from .llvmtypes import FLOAT, HALF, I64, fptrunc, is_bf16, round_bf16, storage_size, value_type
+from .llvmtypes import (
+    FLOAT,
+    HALF,
+    I64,
+    f64_to_f32_odd,
+    fptrunc,
+    is_bf16,
+    round_bf16,
+    storage_size,
+    value_type,
+)
 from .vmath import FUNCTIONS as VMATH
 from .vmath import emit_math
 
@@ -130,6 +141,26 @@ def _float_cast_rtz(b, v, src: FloatType, dst: FloatType):
     it = ir.IntType(_fwidth(dv))
     down = b.bitcast(b.sub(b.bitcast(r, it), ir.Constant(it, 1)), dv)
     return b.select(over, down, r)
+
+
+def _is_fp8(t: Type) -> bool:
+    return isinstance(t, FloatType) and t.is_fp8
+
+
+def _fp8_cast(b, v, src: FloatType, dst: FloatType, rtz: bool):
+    """``tt.fp_to_fp`` with an 8-bit float side (:mod:`workbench.codegen.fp8`): through f32,
+    which holds every fp8 value exactly; an f64 source narrows to f32 rounding to odd (or
+    toward zero), so the second rounding is the correct single one."""
+    f32 = FloatType("f32")
+    if _is_fp8(src):
+        x = fp8.to_f32(b, v, fp8.fmt_of(src.name))
+        return _float_cast(b, x, f32, dst) if not _is_fp8(dst) else \
+            fp8.from_f32(b, x, fp8.fmt_of(dst.name))
+    if src.name == "f64":
+        x = _float_cast_rtz(b, v, src, f32) if rtz else f64_to_f32_odd(b, v)
+    else:
+        x = _float_cast(b, v, src, f32)
+    return fp8.from_f32(b, x, fp8.fmt_of(dst.name), rtz)
 
 
 def _fwidth(t: ir.Type) -> int:
@@ -283,6 +314,8 @@ def _emit_tt(b, module, name, attrs, args, ts, res):
             return args[0]
         return _bitcast(b, args[0], ts[0], res)
     if name == "tt.fp_to_fp":
+        if _is_fp8(ts[0]) or _is_fp8(res):
+            return _fp8_cast(b, args[0], ts[0], res, attrs.get("rounding") == "rtz")
         if attrs.get("rounding") == "rtz":
             return _float_cast_rtz(b, args[0], ts[0], res)
         return _float_cast(b, args[0], ts[0], res)

@@ -63,6 +63,7 @@ def _lower_fma(kl, op) -> None:
     ta, tb, tc = kl.layout(a_t), kl.layout(b_t), kl.layout(c_t)
     ia, ib = _index(ta), _index(tb)
     in_t, out_t = a_t.element, c_t.element
+    in_ts = {"a": a_t.element, "b": b_t.element}  # two fp8 types may meet
     b = kl.b
     is_int = isinstance(out_t, IntType)
     widen = {}
@@ -75,8 +76,8 @@ def _lower_fma(kl, op) -> None:
                 x = b.sext(x, llvm_type(out_t)) if x.type.width < llvm_type(out_t).width else x
             elif isinstance(in_t, IntType):
                 x = b.sitofp(x, F32 if acc_f32 else ir.DoubleType())
-            elif in_t.name not in ("f32", "f64"):
-                x = to_f32(b, x, in_t)
+            elif in_ts[cache_key].name not in ("f32", "f64"):
+                x = to_f32(b, x, in_ts[cache_key])
             widen[key] = x
         return widen[key]
 

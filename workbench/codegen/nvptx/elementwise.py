@@ -16,7 +16,9 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
+from .. import fp8
 from . import mathlib
+from .fp8cvt import fp8_cast
 from .types import F16, F32, F64, I16, I32, is_bf16, llvm_type
 
 _INT_BIN = {"addi": "add", "subi": "sub", "muli": "mul", "divsi": "sdiv", "divui": "udiv",
@@ -56,7 +58,10 @@ def _ftype(t):
 
 
 def to_f32(b, v, t):
-    """Widen a value of IR float type ``t`` to f32 (bf16 bits shifted left by 16: exact)."""
+    """Widen a value of IR float type ``t`` to f32 (bf16 bits shifted left by 16: exact; fp8
+    bits by :mod:`workbench.codegen.fp8`: exact)."""
+    if t.is_fp8:
+        return fp8.to_f32(b, v, fp8.fmt_of(t.name))
     if is_bf16(t):
         return b.bitcast(b.shl(b.zext(v, I32), I32(16)), F32)
     if t.name == "f16":
@@ -239,6 +244,9 @@ def lower(kl, op) -> None:
             out.append(_compare(kl, op, xs[0], xs[1], src_t))
         elif base == "select":
             out.append(b.select(*xs))
+        elif name == "tt.fp_to_fp" and isinstance(src_t, FloatType) and (
+                src_t.is_fp8 or dst_t.is_fp8):
+            out.append(fp8_cast(kl, xs[0], src_t, dst_t, op.attributes.get("rounding")))
         elif base in _CASTS or name == "tt.fp_to_fp":
             out.append(_cast(kl, "extf" if name == "tt.fp_to_fp" else base, xs[0], src_t, dst_t))
         elif name == "tt.bitcast":

@@ -33,7 +33,8 @@ def _is_rtz_narrowing(op) -> bool:
     if op.name != "tt.fp_to_fp" or op.attributes.get("rounding") != "rtz":
         return False
     src, dst = op.operands[0].type.scalar, op.result.type.scalar
-    if not (isinstance(src, FloatType) and isinstance(dst, FloatType)):
+    if not (isinstance(src, FloatType) and isinstance(dst, FloatType)) or src.is_fp8 or \
+            dst.is_fp8:  # fp8 conversions: elementwise (fp8cvt)
         return False
     return _NARROW_BITS[dst.name] < _NARROW_BITS[src.name] or (is_bf16(dst) and not is_bf16(src))
 

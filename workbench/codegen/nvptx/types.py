@@ -2,7 +2,8 @@
 
 ``bf16`` is carried as ``i16`` bits (llvmlite has no ``bfloat`` type): arithmetic on it widens
 to f32 (exact: the bits shifted left by 16) and narrows with ``cvt.rn.bf16.f32`` (PTX ISA 9.7.9.21,
-sm_80+), which is what Triton does on sm_80 too. ``i1`` lives in memory as one byte.
+sm_80+), which is what Triton does on sm_80 too. ``i1`` lives in memory as one byte. 8-bit
+floats are carried as ``i8`` bits (:mod:`.fp8cvt` converts them).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 from llvmlite import ir
 
 from ...errors import UnsupportedError
+from ...ir.fp8 import const_code as fp8_const
 from ...ir.types import FloatType, IntType, PointerType
 
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
@@ -31,7 +33,7 @@ def llvm_type(t) -> ir.Type:
     if isinstance(t, IntType):
         return ir.IntType(t.width)
     if isinstance(t, FloatType):
-        return {"f16": F16, "bf16": I16, "f32": F32, "f64": F64}[t.name]
+        return {"f16": F16, "bf16": I16, "f32": F32, "f64": F64}.get(t.name, I8)
     if isinstance(t, PointerType):
         return GLOBAL_PTR
     raise UnsupportedError(f"type {t} is not supported by the CUDA backend")
@@ -76,6 +78,9 @@ def constant(t, value) -> ir.Constant:
     if is_bf16(t):
         b = bf16_bits(value)
         return ir.Constant(I16, b - (1 << 16) if b >= 1 << 15 else b)
+    if isinstance(t, FloatType) and t.is_fp8:
+        code = fp8_const(t.name, value)
+        return ir.Constant(I8, code - 256 if code >= 128 else code)
     if isinstance(t, FloatType) and t.name == "f16":
         return ir.Constant(F16, float(np.float16(value)))
     if isinstance(t, FloatType) and t.name == "f32":

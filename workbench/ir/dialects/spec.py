@@ -150,9 +150,17 @@ class OpSpec:
                 return a
         return None
 
-    def operand_slots(self, n: int) -> dict[str, list[int]]:
+    def operand_slots(self, n: int, segments=None) -> dict[str, list[int]]:
         """Operand name -> the operand indices it covers, for an op with ``n`` operands.
-        Optional operands are filled in order; one variadic takes what is left."""
+        Optional operands are filled in order; one variadic takes what is left. ``segments``
+        (MLIR's ``operandSegmentSizes``: one count per spec operand) decides instead, for ops
+        with several optional operands of which any may be absent (``tt.dot_scaled``)."""
+        if segments is not None and len(segments) == len(self.operands):
+            out, i = {}, 0
+            for s, k in zip(self.operands, segments, strict=True):
+                out[base_name(s)] = list(range(i, i + int(k)))
+                i += int(k)
+            return out
         return _slots(self.operands, n)
 
     def result_slots(self, n: int) -> dict[str, list[int]]:

@@ -7,6 +7,7 @@ from . import tt_checks as chk
 from .spec import REQUIRED, Attr, op, pointee_of_operand, same_as_operand
 
 _PURE = ("pure",)
+SCALE_DOT_TYPES = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "bf16", "fp16")
 _EW = ("pure", "elementwise")
 _ARROW = "$src attr-dict `:` type($src) `->` type($result)"
 _MEM = ("(`cacheModifier` `=` $cache^)? (`evictionPolicy` `=` $evict^)? attr-dict "
@@ -64,6 +65,19 @@ SPECS = [
        format="$a `,` $b `,` $c (`,` `inputPrecision` `=` $inputPrecision^)? attr-dict `:` "
               "type($a) `*` type($b) `->` type($d)",
        doc="c + a @ b (inputPrecision: how fp32 inputs are multiplied; absent means tf32)"),
+    op("tt.dot_scaled", ["a", "b", "c", "a_scale?", "b_scale?"], results=("d",),
+       traits=_PURE, verify=chk.dot_scaled,
+       attributes=[Attr("a_elem_type", "enum", REQUIRED, choices=SCALE_DOT_TYPES),
+                   Attr("b_elem_type", "enum", REQUIRED, choices=SCALE_DOT_TYPES),
+                   Attr("fastMath", "bool", False, elide=(None,)),
+                   Attr("lhs_k_pack", "bool", True, elide=(None, True)),
+                   Attr("rhs_k_pack", "bool", True, elide=(None, True)),
+                   Attr("operandSegmentSizes", "i32_array", None)],
+       format="$a (`scale` $a_scale^)? `,` $b (`scale` $b_scale^)? `,` $c `lhs` `=` "
+              "$a_elem_type `rhs` `=` $b_elem_type attr-dict `:` type($a) (`,` "
+              "type($a_scale)^)? `*` type($b) (`,` type($b_scale)^)? `->` type($d)",
+       doc="c + (a * 2**a_scale) @ (b * 2**b_scale), microscaled (e8m0 scales per 32 "
+           "elements of K; e2m1 packs two values per byte)"),
     op("tt.trans", ["src"], attributes=[Attr("order", "i32_array", REQUIRED)], traits=_PURE,
        format=_ARROW, doc="permute dims"),
     op("tt.reshape", ["src"], traits=_PURE,

@@ -139,3 +139,11 @@ def convert_layout(op, ctx) -> None:
     s, t = op.operands[0].type, op.result.type
     if shape_of(s) != shape_of(t) or s.scalar != t.scalar:
         fail(op, f"changes only the layout; {s} -> {t}")
+
+
+def dot_scaled(op, ctx) -> None:
+    """``tt.dot_scaled``: 2-D operands whose K agree once e2m1 packing is counted, result
+    shape [M, N], scales [M, K/32] and [N, K/32]."""
+    a, b, d = (shape_of(v.type) for v in (op.operands[0], op.operands[1], op.results[0]))
+    if len(a) != 2 or len(b) != 2 or len(d) != 2:
+        fail(op, "tt.dot_scaled needs 2-D operands and result")
