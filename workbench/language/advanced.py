@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from .core import LanguageError, PyScalar, builtin, tensor
-from .reductions import reduce_tiles, scan_tiles
+from .reductions import reduce_tiles, reduce_with_indices, scan_tiles
 from .semantic import ir_type, unwrap
 
 
@@ -17,34 +17,11 @@ def _tile(x, sem, what):
     return x
 
 
-def _arg_combine(which, tie_break_left):
-    def combine(sem, v1, i1, v2, i2):
-        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
-        if tie_break_left:
-            tie = sem.logical("and", sem.compare("eq", v1, v2), sem.compare("lt", i1, i2))
-            better = sem.logical("or", better, tie)
-        return sem.where(better, v1, v2), sem.where(better, i1, i2)
-    return combine
-
-
 def _argreduce(which, input, axis, tie_break_left, keep_dims, sem):
     x = _tile(input, sem, "arg" + which)
-    if x.dtype.primitive_bitwidth < 32:
-        x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
-    axis = unwrap(axis)
-    if axis is None:
+    if unwrap(axis) is None:
         raise LanguageError(f"tl.arg{which} needs an axis")
-    rank = len(x.shape)
-    ax = axis % rank if isinstance(axis, int) else axis
-    idx = sem._op("tt.make_range", [], dt.int32, (x.shape[ax],),
-                  {"start": 0, "end": x.shape[ax]})
-    for d in range(rank):
-        if d != ax:
-            idx = sem.expand_dims(idx, d)
-    idx = sem.broadcast_to_shape(idx, x.shape)
-    _, i = reduce_tiles((x, idx), axis, _arg_combine(which, bool(unwrap(tie_break_left))), sem,
-                        keep_dims)
-    return i
+    return reduce_with_indices(x, axis, which, tie_break_left, keep_dims, sem)[1]
 
 
 @builtin
