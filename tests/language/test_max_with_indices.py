@@ -3,12 +3,11 @@ axis, ties to the smallest index by default, dtypes as Triton keeps them (only b
 compared in fp32), against numpy's max/argmax on both host backends."""
 import numpy as np
 import pytest
+from lang_helpers import launch
 
 import workbench as wb
 import workbench.language as tl
 from workbench.errors import CompilationError
-
-from lang_helpers import launch
 
 
 @wb.jit
