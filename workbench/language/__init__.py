@@ -121,6 +121,7 @@ from .shapes import (
     sort,
     split,
     squeeze,
+    topk,
     unsqueeze,
     view,
 )
@@ -145,5 +146,5 @@ __all__ = [
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
-    "interleave", "join", "ravel", "sort", "split", "view", "random",
+    "interleave", "join", "ravel", "sort", "split", "topk", "view", "random",
 ]

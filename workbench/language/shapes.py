@@ -278,5 +278,45 @@ def sort(x, dim=None, descending=False, _semantic=None):
     return x
 
 
+@builtin
+def topk(x, k, dim=None, _semantic=None):
+    """The ``k`` largest elements along the last dim of ``x`` (both powers of two, k <= n),
+    in descending order: shape ``x.shape[:-1] + (k,)``. As Triton 3.6's ``sort_impl`` with
+    ``k`` (bitonic top-k, Shanbhag et al., "Efficient Top-K Query Processing on Massively
+    Parallel Hardware"): blocks of ``k`` are sorted, then adjacent blocks are merged by an
+    elementwise maximum of one block against the other reversed (a bitonic sequence holding
+    the pair's top ``k``), which is sorted again, until one block is left. When ``k < n`` the
+    values are compared as ``tl.max`` compares them, so floats narrower than 32 bits come back
+    as fp32 and ints as int32 (as Triton's result does). Raises LanguageError for another dim
+    or sizes that are not powers of two."""
+    sem = _semantic
+    x = _t(x, sem)
+    if not x.shape:
+        raise LanguageError("topk needs a tile")
+    if _flip_dim(dim, len(x.shape)) != len(x.shape) - 1:
+        raise LanguageError("only minor dimension is currently supported",
+                            "take the top k along the last dim (tl.trans the tile first)")
+    n, k = x.shape[-1], unwrap(k)
+    if not isinstance(k, int) or k > n:
+        raise LanguageError(f"topk needs a compile-time k <= {n}, got {k!r}")
+    _log2(n), _log2(k)
+    if k == n:
+        return sort(x, descending=True, _semantic=sem)
+    if x.dtype.primitive_bitwidth < 32:
+        x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
+    lead, nb = x.shape[:-1], n // k
+    y = sort(sem._op("tt.reshape", [x], x.dtype, lead + (nb, k)), _semantic=sem)
+    perm = list(range(len(lead) + 1)) + [len(lead) + 2, len(lead) + 1]
+    while nb > 1:
+        nb //= 2
+        pairs = sem._op("tt.reshape", [y], y.dtype, lead + (nb, 2, k))
+        pairs = sem._op("tt.trans", [pairs], y.dtype, lead + (nb, k, 2), {"order": perm})
+        first, second = split(pairs, _semantic=sem)
+        y = sem.minmax("max", first, flip(second, _semantic=sem))
+        y = sort(y, _semantic=sem)
+    y = sem._op("tt.reshape", [y], y.dtype, lead + (k,))
+    return flip(y, _semantic=sem)
+
+
 __all__ = ["reshape", "broadcast_to", "broadcast", "expand_dims", "view", "ravel", "join",
-           "split", "interleave", "cat", "flip", "sort"]
+           "split", "interleave", "cat", "flip", "sort", "topk"]
