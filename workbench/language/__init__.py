@@ -5,6 +5,7 @@ Names and semantics follow ``triton.language`` 3.6: dtypes,
 where the frontend compiles them to ttir.
 """
 from . import (
+    extra,  # noqa: F401
     math,  # noqa: F401
     random,  # noqa: F401
 )
@@ -140,7 +141,7 @@ __all__ = [
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
     "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
-    "constexpr_function", "swizzle2d",
+    "constexpr_function", "swizzle2d", "extra",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
