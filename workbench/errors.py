@@ -74,6 +74,10 @@ class UnsupportedError(CompilationError):
     """A construct the language (or this target) does not support."""
 
 
+class CompileTimeAssertionFailure(CompilationError):
+    """A ``tl.static_assert`` whose condition was false (Triton's class of that name)."""
+
+
 class LaunchError(WorkbenchError):
     """Bad launch: wrong number or type of arguments, bad grid, mismatched devices."""
 

@@ -111,7 +111,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         try:
             return super().visit(node)
         except LanguageError as e:
-            raise self.error(node, e.message, e.hint) from None
+            raise self.error(node, e.message, e.hint, e.error_class) from None
         except CompilationError as e:
             if e.loc is not None:
                 raise

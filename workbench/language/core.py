@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from ..errors import CompilationError, CompileTimeAssertionFailure
 from .dtypes import dtype
 
 
@@ -19,10 +20,20 @@ class LanguageError(Exception):
     The frontend turns it into a :class:`workbench.errors.CompilationError` pointing at the
     expression being compiled. ``hint`` says what to do."""
 
+    #: the CompilationError subclass the frontend raises for it
+    error_class: type = CompilationError
+
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class StaticAssertFailure(LanguageError):
+    """A ``tl.static_assert`` that failed; raised to the user as
+    :class:`workbench.errors.CompileTimeAssertionFailure`."""
+
+    error_class = CompileTimeAssertionFailure
 
 
 def builtin(fn):
