@@ -143,3 +143,32 @@ def test_names_and_symbols_are_tritons(tmp_path):
         ours = next(sym for args, sym, _ in libdevice.TABLE[fn]
                     if args == tuple(_DT[t] for t in types))
         assert ours == _tritons_symbol(tmp_path, fn, types), (fn, types)
+
+
+@pytest.mark.parametrize("fn, torch_fn", [("j0", "bessel_j0"), ("j1", "bessel_j1"),
+                                          ("y0", "bessel_y0"), ("y1", "bessel_y1"),
+                                          ("cyl_bessel_i0", "i0"), ("cyl_bessel_i1", "i1")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bessel_functions(backend, rng, fn, torch_fn, dtype):
+    """Bessel functions against torch.special (computed in float64): libm's j0/j1/y0/y1 and
+    our own I0/I1 (series, then the large-argument expansion above 30)."""
+    torch = pytest.importorskip("torch", reason="torch.special is the reference")
+    # I0/I1: also large arguments, for the expansion above 30; j/y: torch's float64 j0/j1/y0/
+    # y1 lose digits beyond |x| ~ 5 (4e-7 off libm there), so standard normal inputs as
+    # Triton's own test uses
+    if fn.startswith("cyl"):
+        x = np.concatenate([rng.standard_normal(96) * 3, rng.uniform(25, 60, 32)])
+    else:
+        x = rng.standard_normal(128)
+    x = x.astype(dtype)
+    y = np.zeros(128, dtype)
+    launch(backend, unary, (1,), x, y, fn, 128)
+    want = getattr(torch.special, torch_fn)(torch.from_numpy(x.astype(np.float64))).numpy()
+    eps = np.finfo(dtype).eps
+    # torch's j/y are themselves off by ~1e-12 (float64): for them torch.testing's default
+    # tolerances (Triton's own test); I0/I1 within 16 ulp. y0/y1 of x < 0 are NaN.
+    if fn.startswith("cyl"):
+        rtol, atol = 16 * eps, 16 * eps
+    else:
+        rtol, atol = (1e-7, 1e-7) if dtype == np.float64 else (1.3e-6, 1e-5)
+    np.testing.assert_allclose(y, want.astype(dtype), rtol=rtol, atol=atol, equal_nan=True)
