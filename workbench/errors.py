@@ -31,7 +31,9 @@ def user_facing(fn):
         try:
             return fn(*args, **kwargs)
         except WorkbenchError as e:
-            raise e.with_traceback(None) from None
+            cause = e.__cause__  # an underlying language error the compiler chained: kept
+            raise e.with_traceback(None) from (
+                cause.with_traceback(None) if cause is not None else None)
     return entry
 
 

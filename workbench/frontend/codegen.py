@@ -111,7 +111,11 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         try:
             return super().visit(node)
         except LanguageError as e:
-            raise self.error(node, e.message, e.hint, e.error_class) from None
+            err = self.error(node, e.message, e.hint, e.error_class)
+            if e.error_class is CompilationError:  # chained as Triton chains it (no frames)
+                err.__cause__ = e.with_traceback(None)
+            err.__suppress_context__ = True
+            raise err  # noqa: B904 - the cause is set above
         except CompilationError as e:
             if e.loc is not None:
                 raise

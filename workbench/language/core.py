@@ -143,6 +143,21 @@ def _tensor_binary(name: str, reverse: bool = False):
     return f
 
 
+class Shape(tuple):
+    """A tile's shape: a tuple of ints that also compares equal to a list of the same ints
+    (Triton's shapes are lists, so ``t.shape == [1, N]`` holds inside ``tl.static_assert``)."""
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """An IR value in a kernel: ``handle`` (an IR Value), ``dtype`` (a scalar dtype or
     pointer_type), ``shape`` (tuple of ints; ``()`` for a scalar). Operators build IR through
@@ -151,7 +166,7 @@ class tensor:
     def __init__(self, handle, dtype_: dtype, shape=(), sem=None):
         self.handle = handle
         self.dtype = dtype_
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = Shape(int(s) for s in shape)
         self._sem = sem
 
     @property

@@ -38,12 +38,20 @@ def broadcast(input, other, _semantic=None):
 
 @builtin
 def expand_dims(input, axis, _semantic=None):
-    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank)."""
+    """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank).
+    Raises LanguageError for an axis outside ``[-rank, rank)`` of the result ("invalid axis
+    N") or two axes naming one dim ("duplicate axes"), as Triton does."""
     x = _semantic.to_tensor(unwrap(input))
     axes = unwrap(axis)
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
     rank = len(x.shape) + len(axes)
-    axes = sorted(_axis(a) % rank for a in axes)
+    for a in axes:
+        if not -rank <= _axis(a) < rank:
+            raise LanguageError(f"invalid axis {_axis(a)}. Expected {-rank} <= axis < {rank}")
+    normalized = [_axis(a) % rank for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise LanguageError(f"duplicate axes, normalized axes = {normalized}")
+    axes = sorted(normalized)
     for a in axes:
         x = _semantic.expand_dims(x, a)
     return x
