@@ -25,6 +25,11 @@ class CallsMixin:
 
     def visit_Call(self, node):
         fn = self.visit(node.func)
+        must = getattr(fn, "_must_use_result", False)
+        if must and getattr(node, "_wb_unused", False):  # Triton's must_use_result
+            words = f"The result of {ast.unparse(node.func)} is not being used."
+            raise self.error(node, words + (f" {must}" if isinstance(must, str) else ""),
+                             "assign it, e.g. a = f(a)")
         args = self._visit_elts(node.args)
         kws = {}
         for k in node.keywords:
@@ -49,6 +54,10 @@ class CallsMixin:
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
             return self.inline(fn, args, kws, node)
+        if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
+            raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
+                                   "supported in kernels", self.loc_of(node),
+                                   "pass its fields as separate values")
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
             return fn(*args, **kws)
         if fn is constexpr:

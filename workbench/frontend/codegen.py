@@ -152,6 +152,8 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
         self.target_name = None
+        if isinstance(node.value, ast.Call):
+            node.value._wb_unused = True  # type: ignore[attr-defined]  # see calls.visit_Call
         self.visit(node.value)
 
     def visit_Pass(self, node):

@@ -270,3 +270,11 @@ class jit_helper:
 
     def __repr__(self) -> str:
         return f"<tl.{self.fn.__name__} (language helper)>"
+
+
+def _aggregate(cls):
+    """Triton's ``tl.core._aggregate`` (classes of tensors and ``@jit`` methods used inside
+    kernels) is not supported: the class is marked so that using it in a kernel raises a
+    CompilationError at that line instead of failing obscurely."""
+    cls.__workbench_aggregate__ = True
+    return cls
