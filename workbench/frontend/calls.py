@@ -111,6 +111,8 @@ class CallsMixin:
             return out
         if name == "abs" and len(args) == 1:
             return lb.abs(args[0], _semantic=self.sem)
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], str):
+            return hasattr(args[0], args[1])  # a compile-time question about the object
         if name == "len" and len(args) == 1 and isinstance(args[0], tensor):
             if not args[0].shape:
                 raise self.error(node, "len() of a scalar tensor")

@@ -115,7 +115,9 @@ from .shapes import (
     cat,
     expand_dims,
     flip,
+    histogram,
     interleave,
+    item,
     join,
     ravel,
     reshape,
@@ -129,6 +131,7 @@ from .shapes import (
 from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
+pi32_t = pointer_type(int32)
 
 __all__ = [
     "PropagateNan", "abs", "arange", "broadcast", "broadcast_to", "cast", "cdiv", "ceil", "cos",
@@ -147,5 +150,6 @@ __all__ = [
     "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv", "sqrt_rn",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
-    "interleave", "join", "ravel", "sort", "split", "topk", "view", "random",
+    "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
+    "item", "pi32_t",
 ]

@@ -287,6 +287,38 @@ def sort(x, dim=None, descending=False, _semantic=None):
 
 
 @builtin
+def item(input, _semantic=None):
+    """The single element of a one-element tile as a scalar (Triton's ``tensor.item()``);
+    a scalar is returned as it is. Raises LanguageError for a tile of several elements."""
+    x = _t(input, _semantic)
+    if not x.shape:
+        return x
+    if x.numel != 1:
+        raise LanguageError(f"item() needs a tile of one element, got shape {list(x.shape)}")
+    return reduce_tiles(x, None, lambda s, a, b: a, _semantic)
+
+
+@builtin
+def histogram(input, num_bins, mask=None, _semantic=None):
+    """int32 counts of the values of a 1-D integer tile in bins ``0 .. num_bins - 1``
+    (``tt.histogram``; values outside are not counted; ``mask`` leaves elements out).
+    Raises LanguageError for other ranks or dtypes."""
+    sem = _semantic
+    x = _t(input, sem)
+    if len(x.shape) != 1 or not x.dtype.is_int():
+        raise LanguageError("histogram only supports 1-D integer input, got "
+                            f"{x.dtype} of shape {list(x.shape)}")
+    n = unwrap(num_bins)
+    operands = [x]
+    if unwrap(mask) is not None:
+        m = sem.broadcast_to_shape(_t(mask, sem), x.shape)
+        if m.dtype != dt.int1:
+            raise LanguageError("the histogram's mask must be boolean")
+        operands.append(m)
+    return sem._op("tt.histogram", operands, dt.int32, (int(n),))
+
+
+@builtin
 def topk(x, k, dim=None, _semantic=None):
     """The ``k`` largest elements along the last dim of ``x`` (both powers of two, k <= n),
     in descending order: shape ``x.shape[:-1] + (k,)``. As Triton 3.6's ``sort_impl`` with
@@ -327,4 +359,4 @@ def topk(x, k, dim=None, _semantic=None):
 
 
 __all__ = ["reshape", "broadcast_to", "broadcast", "expand_dims", "view", "ravel", "join",
-           "split", "interleave", "cat", "flip", "sort", "topk"]
+           "split", "interleave", "cat", "flip", "sort", "topk", "item", "histogram"]
