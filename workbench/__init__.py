@@ -40,14 +40,16 @@ __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "
            "ToolMissingError", "UnsupportedError",
            "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compare",
            "compile", "heuristics", "jit", "language", "constexpr_function",
-           "next_power_of_2"]
+           "next_power_of_2", "must_use_result"]
 
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils",
+         "must_use_result": "workbench.language.utils",
          "constexpr_function": "workbench.language.utils", "compare": "workbench.runtime.compare"}
 
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)
 _SUBMODULES = frozenset({"language", "testing", "viz", "layouts", "ir", "runtime", "backends",
+                         "compiler",
                          "passes", "frontend", "notebook", "codegen", "cuda"})
 
 

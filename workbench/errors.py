@@ -32,7 +32,9 @@ def user_facing(fn):
         try:
             return fn(*args, **kwargs)
         except WorkbenchError as e:
-            raise e.with_traceback(None) from None
+            cause = e.__cause__  # an underlying language error the compiler chained: kept
+            raise e.with_traceback(None) from (
+                cause.with_traceback(None) if cause is not None else None)
     return entry
 
 
@@ -99,6 +101,10 @@ class CompilationError(WorkbenchError):
 
 class UnsupportedError(CompilationError):
     """A construct the language (or this target) does not support."""
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A ``tl.static_assert`` whose condition was false (Triton's class of that name)."""
 
 
 class LaunchError(WorkbenchError):

@@ -25,6 +25,11 @@ class CallsMixin:
 
     def visit_Call(self, node):
         fn = self.visit(node.func)
+        must = getattr(fn, "_must_use_result", False)
+        if must and getattr(node, "_wb_unused", False):  # Triton's must_use_result
+            words = f"The result of {ast.unparse(node.func)} is not being used."
+            raise self.error(node, words + (f" {must}" if isinstance(must, str) else ""),
+                             "assign it, e.g. a = f(a)")
         args = self._visit_elts(node.args)
         kws = {}
         for k in node.keywords:
@@ -58,6 +63,10 @@ class CallsMixin:
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
             return self.inline(fn, args, kws, node)
+        if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
+            raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
+                                   "supported in kernels", self.loc_of(node),
+                                   "pass its fields as separate values")
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
             self._check_signature(fn, args, kws, node)
             return fn(*args, **kws)
@@ -112,6 +121,8 @@ class CallsMixin:
             return out
         if name == "abs" and len(args) == 1:
             return lb.abs(args[0], _semantic=self.sem)
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1], str):
+            return hasattr(args[0], args[1])  # a compile-time question about the object
         if name == "len" and len(args) == 1 and isinstance(args[0], tensor):
             if not args[0].shape:
                 raise self.error(node, "len() of a scalar tensor")

@@ -111,7 +111,11 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         try:
             return super().visit(node)
         except LanguageError as e:
-            raise self.error(node, e.message, e.hint) from None
+            err = self.error(node, e.message, e.hint, e.error_class)
+            if e.error_class is CompilationError:  # chained as Triton chains it (no frames)
+                err.__cause__ = e.with_traceback(None)
+            err.__suppress_context__ = True
+            raise err  # noqa: B904 - the cause is set above
         except CompilationError as e:
             if e.loc is not None:
                 raise
@@ -148,6 +152,8 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
         self.target_name = None
+        if isinstance(node.value, ast.Call):
+            node.value._wb_unused = True  # type: ignore[attr-defined]  # see calls.visit_Call
         self.visit(node.value)
 
     def visit_Pass(self, node):

@@ -5,6 +5,7 @@ Names and semantics follow ``triton.language`` 3.6: dtypes,
 where the frontend compiles them to ttir.
 """
 from . import (
+    extra,  # noqa: F401
     math,  # noqa: F401
     random,  # noqa: F401
 )
@@ -115,19 +116,23 @@ from .shapes import (
     cat,
     expand_dims,
     flip,
+    histogram,
     interleave,
+    item,
     join,
     ravel,
     reshape,
     sort,
     split,
     squeeze,
+    topk,
     unsqueeze,
     view,
 )
 from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
+pi32_t = pointer_type(int32)
 
 __all__ = [
     "PropagateNan", "abs", "arange", "broadcast", "broadcast_to", "cast", "cdiv", "ceil", "cos",
@@ -140,12 +145,13 @@ __all__ = [
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
     "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
-    "constexpr_function", "swizzle2d",
+    "constexpr_function", "swizzle2d", "extra",
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "dot_scaled", "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv",
     "sqrt_rn",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
-    "interleave", "join", "ravel", "sort", "split", "view", "random",
+    "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
+    "item", "pi32_t",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import dtypes as dt
 from .core import LanguageError, PyScalar, builtin, tensor
 from .fp8casts import fp8_dot_operands
-from .reductions import reduce_tiles, scan_tiles
+from .reductions import reduce_tiles, reduce_with_indices, scan_tiles
 from .semantic import ir_type, unwrap
 
 
@@ -18,34 +18,11 @@ def _tile(x, sem, what):
     return x
 
 
-def _arg_combine(which, tie_break_left):
-    def combine(sem, v1, i1, v2, i2):
-        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
-        if tie_break_left:
-            tie = sem.logical("and", sem.compare("eq", v1, v2), sem.compare("lt", i1, i2))
-            better = sem.logical("or", better, tie)
-        return sem.where(better, v1, v2), sem.where(better, i1, i2)
-    return combine
-
-
 def _argreduce(which, input, axis, tie_break_left, keep_dims, sem):
     x = _tile(input, sem, "arg" + which)
-    if x.dtype.primitive_bitwidth < 32:
-        x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
-    axis = unwrap(axis)
-    if axis is None:
+    if unwrap(axis) is None:
         raise LanguageError(f"tl.arg{which} needs an axis")
-    rank = len(x.shape)
-    ax = axis % rank if isinstance(axis, int) else axis
-    idx = sem._op("tt.make_range", [], dt.int32, (x.shape[ax],),
-                  {"start": 0, "end": x.shape[ax]})
-    for d in range(rank):
-        if d != ax:
-            idx = sem.expand_dims(idx, d)
-    idx = sem.broadcast_to_shape(idx, x.shape)
-    _, i = reduce_tiles((x, idx), axis, _arg_combine(which, bool(unwrap(tie_break_left))), sem,
-                        keep_dims)
-    return i
+    return reduce_with_indices(x, axis, which, tie_break_left, keep_dims, sem)[1]
 
 
 @builtin
@@ -173,16 +150,25 @@ def _check_dot_dtypes(a, b) -> None:
 @builtin
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         max_num_imprecise_acc=None, out_dtype=dt.float32, _semantic=None):
-    """``acc + input @ other`` on 2-D tiles (``tt.dot``); int8 -> int32, floats -> ``out_dtype``
-    (fp32 default). fp32 inputs default to ``input_precision="tf32"`` (Triton's ``tl.dot``)."""
+    """``acc + input @ other`` (``tt.dot``) on 2-D tiles (M x K @ K x N) or batched 3-D tiles
+    (B x M x K @ B x K x N -> B x M x N, one matrix product per batch index, as Triton 3.6's
+    ``semantic.dot`` allows). int8 -> int32, floats -> ``out_dtype`` (fp32 default). fp32
+    inputs default to ``input_precision="tf32"`` (Triton's ``tl.dot``). Raises LanguageError
+    for other ranks, mismatched inner or batch extents, K < 16 (32 for 8-bit inputs) or an
+    accumulator of another shape."""
     sem = _semantic
     a, b = _tile(input, sem, "dot"), _tile(other, sem, "dot")
-    if len(a.shape) != 2 or len(b.shape) != 2:
-        raise LanguageError(f"tl.dot needs 2-D tiles, got {list(a.shape)} and {list(b.shape)}")
-    if a.shape[1] != b.shape[0]:
+    rank = len(a.shape)
+    if rank not in (2, 3) or len(b.shape) != rank:
+        raise LanguageError(f"tl.dot needs two 2-D or two 3-D tiles, got {list(a.shape)} and "
+                            f"{list(b.shape)}")
+    if a.shape[-1] != b.shape[-2]:
         raise LanguageError(f"tl.dot inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
+    if rank == 3 and a.shape[0] != b.shape[0]:
+        raise LanguageError(f"tl.dot batch dimensions differ: {list(a.shape)} @ "
+                            f"{list(b.shape)}")
     _check_dot_dtypes(a.dtype, b.dtype)
-    k = a.shape[1]
+    k = a.shape[-1]
     imprecise = 0
     if a.dtype.is_fp8() or b.dtype.is_fp8():
         a, b, imprecise = fp8_dot_operands(sem, a, b, k, max_num_imprecise_acc)
@@ -190,17 +176,13 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         raise LanguageError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
     if k < (32 if a.dtype.primitive_bitwidth == 8 else 16):
         raise LanguageError(f"tl.dot needs K >= 16 (32 for 8-bit inputs), got K = {k}")
-    if unwrap(allow_tf32) is not None and unwrap(input_precision) is not None:
-        raise LanguageError("pass only one of input_precision and allow_tf32")
-    prec = unwrap(input_precision) or ("ieee" if unwrap(allow_tf32) is False else "tf32")
-    if prec not in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"):
-        raise LanguageError(f"unknown input_precision {prec!r}")
+    prec = _precision(input_precision, allow_tf32)
     out_dtype = unwrap(out_dtype)
     ret = dt.int32 if a.dtype.is_int() else (
         out_dtype if a.dtype == dt.float16 or a.dtype.is_fp8() else dt.float32)
     if a.dtype == dt.float64:
         ret = dt.float64
-    shape = (a.shape[0], b.shape[1])
+    shape = a.shape[:-1] + (b.shape[-1],)
     acc = unwrap(acc)
     c = sem.constant(0, ret, shape) if acc is None else sem.to_tensor(acc)
     if c.shape != shape:
@@ -210,6 +192,15 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         ret = c.dtype
     return sem._op("tt.dot", [a, b, c], ret, shape,
                    {"inputPrecision": prec, "maxNumImpreciseAcc": imprecise})
+
+
+def _precision(input_precision, allow_tf32) -> str:
+    if unwrap(allow_tf32) is not None and unwrap(input_precision) is not None:
+        raise LanguageError("pass only one of input_precision and allow_tf32")
+    prec = unwrap(input_precision) or ("ieee" if unwrap(allow_tf32) is False else "tf32")
+    if prec not in ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"):
+        raise LanguageError(f"unknown input_precision {prec!r}")
+    return prec
 
 
 def _atomic(op_name, pointer, val, mask, sem_, scope, sem):

@@ -74,7 +74,8 @@ class BroadcastRules:
         rank = len(x.shape) + 1
         axis = _unwrap(axis)
         if not isinstance(axis, int) or not -rank <= axis < rank:
-            raise LanguageError(f"expand_dims axis {axis!r} is out of range for rank {rank}")
+            raise LanguageError(f"invalid axis {axis!r}. Expected {-rank} <= axis < {rank}",
+                                "expand_dims inserts a dim: the axis counts in the result")
         axis %= rank
         if not x.shape:
             return self.broadcast_to_shape(x, (1,))

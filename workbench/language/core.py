@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from ..errors import CompilationError, CompileTimeAssertionFailure
 from .dtypes import dtype
 
 
@@ -19,10 +20,20 @@ class LanguageError(Exception):
     The frontend turns it into a :class:`workbench.errors.CompilationError` pointing at the
     expression being compiled. ``hint`` says what to do."""
 
+    #: the CompilationError subclass the frontend raises for it
+    error_class: type = CompilationError
+
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class StaticAssertFailure(LanguageError):
+    """A ``tl.static_assert`` that failed; raised to the user as
+    :class:`workbench.errors.CompileTimeAssertionFailure`."""
+
+    error_class = CompileTimeAssertionFailure
 
 
 def builtin(fn):
@@ -132,6 +143,21 @@ def _tensor_binary(name: str, reverse: bool = False):
     return f
 
 
+class Shape(tuple):
+    """A tile's shape: a tuple of ints that also compares equal to a list of the same ints
+    (Triton's shapes are lists, so ``t.shape == [1, N]`` holds inside ``tl.static_assert``)."""
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """An IR value in a kernel: ``handle`` (an IR Value), ``dtype`` (a scalar dtype or
     pointer_type), ``shape`` (tuple of ints; ``()`` for a scalar). Operators build IR through
@@ -140,7 +166,7 @@ class tensor:
     def __init__(self, handle, dtype_: dtype, shape=(), sem=None):
         self.handle = handle
         self.dtype = dtype_
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = Shape(int(s) for s in shape)
         self._sem = sem
 
     @property
@@ -244,3 +270,11 @@ class jit_helper:
 
     def __repr__(self) -> str:
         return f"<tl.{self.fn.__name__} (language helper)>"
+
+
+def _aggregate(cls):
+    """Triton's ``tl.core._aggregate`` (classes of tensors and ``@jit`` methods used inside
+    kernels) is not supported: the class is marked so that using it in a kernel raises a
+    CompilationError at that line instead of failing obscurely."""
+    cls.__workbench_aggregate__ = True
+    return cls

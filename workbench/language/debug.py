@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import dtypes as dt
-from .core import LanguageError, builtin, tensor
+from .core import LanguageError, StaticAssertFailure, builtin, tensor
 from .semantic import unwrap
 
 
@@ -81,7 +81,7 @@ def static_assert(cond, msg="", _semantic=None):
         raise LanguageError("static_assert needs a compile-time condition",
                             "use tl.device_assert for values known only at run time")
     if not cond:
-        raise LanguageError(f"static_assert failed: {unwrap(msg)}")
+        raise StaticAssertFailure(f"static_assert failed: {unwrap(msg)}")
 
 
 @builtin

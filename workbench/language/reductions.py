@@ -118,11 +118,45 @@ def sum(input, axis=None, keep_dims=False, dtype=None, _semantic=None):  # noqa:
     return reduce_tiles(x, axis, _add, _semantic, keep_dims)
 
 
-def _minmax_input(input, sem, what, return_indices):
+def _arg_combine(which, tie_break_left):
+    """Triton's ``_argmax_combine``/``_argmin_combine`` (``language/standard.py``): keep
+    (v1, i1) when v1 is strictly better, or on a tie when ``tie_break_left`` and i1 < i2."""
+    def combine(sem, v1, i1, v2, i2):
+        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
+        if tie_break_left:
+            tie = sem.logical("and", sem.compare("eq", v1, v2), sem.compare("lt", i1, i2))
+            better = sem.logical("or", better, tie)
+        return sem.where(better, v1, v2), sem.where(better, i1, i2)
+    return combine
+
+
+def reduce_with_indices(input, axis, which, tie_break_left, keep_dims, sem):
+    """(value, int32 index) of the maximum (``which="max"``) or minimum along ``axis``, as
+    Triton's ``_reduce_with_indices``: one ``tt.reduce`` of the tile and an index tile
+    (``tt.make_range`` broadcast along the other axes). bf16 is compared in fp32, other
+    dtypes as they are. Ties go to the smallest index when ``tie_break_left``, else to
+    whichever the reduction tree meets last. Raises LanguageError without an axis."""
+    x = _input(input, sem, which)
+    if x.dtype == dt.bfloat16:
+        x = sem.cast(x, dt.float32)
+    axis = unwrap(axis)
+    if axis is None:
+        raise LanguageError(f"tl.{which} with return_indices=True needs an axis",
+                            "pass axis=0 (a 1-D tile) or the axis to reduce")
+    rank = len(x.shape)
+    ax = _check_axis(axis, rank)
+    idx = sem._op("tt.make_range", [], dt.int32, (x.shape[ax],),
+                  {"start": 0, "end": x.shape[ax]})
+    for d in range(rank):
+        if d != ax:
+            idx = sem.expand_dims(idx, d)
+    idx = sem.broadcast_to_shape(idx, x.shape)
+    combine = _arg_combine(which, bool(unwrap(tie_break_left)))
+    return reduce_tiles((x, idx), ax, combine, sem, keep_dims)
+
+
+def _minmax_input(input, sem, what):
     x = _input(input, sem, what)
-    if unwrap(return_indices):
-        raise LanguageError(f"tl.{what}(..., return_indices=True) is not supported yet",
-                            f"use tl.arg{what} when it lands")
     if x.dtype.primitive_bitwidth < 32:
         x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
     return x
@@ -132,14 +166,22 @@ def _minmax_input(input, sem, what, return_indices):
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
         keep_dims=False, _semantic=None):
     """Maximum along ``axis`` (NaN-ignoring ``maxnumf`` for floats); floats narrower than 32
-    bits are upcast to fp32, ints to int32 (Triton's ``language/standard.py``)."""
-    x = _minmax_input(input, _semantic, "max", return_indices)
+    bits are upcast to fp32, ints to int32 (Triton's ``language/standard.py``). With
+    ``return_indices=True``: a (value, int32 index) pair, see :func:`reduce_with_indices`
+    (only bf16 is upcast there, as in Triton)."""
+    if unwrap(return_indices):
+        return reduce_with_indices(input, axis, "max", return_indices_tie_break_left,
+                                   keep_dims, _semantic)
+    x = _minmax_input(input, _semantic, "max")
     return reduce_tiles(x, axis, _max, _semantic, keep_dims)
 
 
 @builtin
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
         keep_dims=False, _semantic=None):
-    """Minimum along ``axis``; same dtype rules as :func:`max`."""
-    x = _minmax_input(input, _semantic, "min", return_indices)
+    """Minimum along ``axis``; same dtype rules and ``return_indices`` as :func:`max`."""
+    if unwrap(return_indices):
+        return reduce_with_indices(input, axis, "min", return_indices_tie_break_left,
+                                   keep_dims, _semantic)
+    x = _minmax_input(input, _semantic, "min")
     return reduce_tiles(x, axis, _min, _semantic, keep_dims)

@@ -39,20 +39,19 @@ def broadcast(input, other, _semantic=None):
 @builtin
 def expand_dims(input, axis, _semantic=None):
     """Insert size-1 dims at ``axis`` (an int or a sequence, relative to the result rank).
-
-    Raises :class:`LanguageError` for an axis outside ``-rank..rank-1`` of the result (as
-    Triton's ``_wrap_axis`` in ``core.py``) or an axis given twice."""
+    Raises LanguageError for an axis outside ``[-rank, rank)`` of the result ("invalid axis
+    N") or two axes naming one dim ("duplicate axes"), as Triton does."""
     x = _semantic.to_tensor(unwrap(input))
     axes = unwrap(axis)
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
     rank = len(x.shape) + len(axes)
     for a in axes:
         if not -rank <= _axis(a) < rank:
-            raise LanguageError(f"expand_dims axis {unwrap(a)} is out of range for a result "
-                                f"of rank {rank} (valid: {-rank}..{rank - 1})")
-    axes = sorted(_axis(a) % rank for a in axes)
-    if len(set(axes)) != len(axes):
-        raise LanguageError(f"expand_dims got the same axis twice: {unwrap(axis)!r}")
+            raise LanguageError(f"invalid axis {_axis(a)}. Expected {-rank} <= axis < {rank}")
+    normalized = [_axis(a) % rank for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise LanguageError(f"duplicate axes, normalized axes = {normalized}")
+    axes = sorted(normalized)
     for a in axes:
         x = _semantic.expand_dims(x, a)
     return x
@@ -287,5 +286,77 @@ def sort(x, dim=None, descending=False, _semantic=None):
     return x
 
 
+@builtin
+def item(input, _semantic=None):
+    """The single element of a one-element tile as a scalar (Triton's ``tensor.item()``);
+    a scalar is returned as it is. Raises LanguageError for a tile of several elements."""
+    x = _t(input, _semantic)
+    if not x.shape:
+        return x
+    if x.numel != 1:
+        raise LanguageError(f"item() needs a tile of one element, got shape {list(x.shape)}")
+    return reduce_tiles(x, None, lambda s, a, b: a, _semantic)
+
+
+@builtin
+def histogram(input, num_bins, mask=None, _semantic=None):
+    """int32 counts of the values of a 1-D integer tile in bins ``0 .. num_bins - 1``
+    (``tt.histogram``; values outside are not counted; ``mask`` leaves elements out).
+    Raises LanguageError for other ranks or dtypes."""
+    sem = _semantic
+    x = _t(input, sem)
+    if len(x.shape) != 1 or not x.dtype.is_int():
+        raise LanguageError("histogram only supports 1-D integer input, got "
+                            f"{x.dtype} of shape {list(x.shape)}")
+    n = unwrap(num_bins)
+    operands = [x]
+    if unwrap(mask) is not None:
+        m = sem.broadcast_to_shape(_t(mask, sem), x.shape)
+        if m.dtype != dt.int1:
+            raise LanguageError("the histogram's mask must be boolean")
+        operands.append(m)
+    return sem._op("tt.histogram", operands, dt.int32, (int(n),))
+
+
+@builtin
+def topk(x, k, dim=None, _semantic=None):
+    """The ``k`` largest elements along the last dim of ``x`` (both powers of two, k <= n),
+    in descending order: shape ``x.shape[:-1] + (k,)``. As Triton 3.6's ``sort_impl`` with
+    ``k`` (bitonic top-k, Shanbhag et al., "Efficient Top-K Query Processing on Massively
+    Parallel Hardware"): blocks of ``k`` are sorted, then adjacent blocks are merged by an
+    elementwise maximum of one block against the other reversed (a bitonic sequence holding
+    the pair's top ``k``), which is sorted again, until one block is left. When ``k < n`` the
+    values are compared as ``tl.max`` compares them, so floats narrower than 32 bits come back
+    as fp32 and ints as int32 (as Triton's result does). Raises LanguageError for another dim
+    or sizes that are not powers of two."""
+    sem = _semantic
+    x = _t(x, sem)
+    if not x.shape:
+        raise LanguageError("topk needs a tile")
+    if _flip_dim(dim, len(x.shape)) != len(x.shape) - 1:
+        raise LanguageError("only minor dimension is currently supported",
+                            "take the top k along the last dim (tl.trans the tile first)")
+    n, k = x.shape[-1], unwrap(k)
+    if not isinstance(k, int) or k > n:
+        raise LanguageError(f"topk needs a compile-time k <= {n}, got {k!r}")
+    _log2(n), _log2(k)
+    if k == n:
+        return sort(x, descending=True, _semantic=sem)
+    if x.dtype.primitive_bitwidth < 32:
+        x = sem.cast(x, dt.float32 if x.dtype.is_floating() else dt.int32)
+    lead, nb = x.shape[:-1], n // k
+    y = sort(sem._op("tt.reshape", [x], x.dtype, lead + (nb, k)), _semantic=sem)
+    perm = list(range(len(lead) + 1)) + [len(lead) + 2, len(lead) + 1]
+    while nb > 1:
+        nb //= 2
+        pairs = sem._op("tt.reshape", [y], y.dtype, lead + (nb, 2, k))
+        pairs = sem._op("tt.trans", [pairs], y.dtype, lead + (nb, k, 2), {"order": perm})
+        first, second = split(pairs, _semantic=sem)
+        y = sem.minmax("max", first, flip(second, _semantic=sem))
+        y = sort(y, _semantic=sem)
+    y = sem._op("tt.reshape", [y], y.dtype, lead + (k,))
+    return flip(y, _semantic=sem)
+
+
 __all__ = ["reshape", "broadcast_to", "broadcast", "expand_dims", "view", "ravel", "join",
-           "split", "interleave", "cat", "flip", "sort"]
+           "split", "interleave", "cat", "flip", "sort", "topk", "item", "histogram"]

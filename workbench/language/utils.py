@@ -34,3 +34,13 @@ def next_power_of_2(n: int) -> int:
         return 1
     return 1 << (n - 1).bit_length()
 
+
+
+def must_use_result(fn_or_words, words=True):
+    """Mark a ``@jit`` (or constexpr) function so that calling it as a statement, its result
+    unused, is a compile error (Triton's ``triton.must_use_result``). Used as
+    ``@must_use_result`` or ``@must_use_result("extra words for the message")``."""
+    if isinstance(fn_or_words, str):
+        return lambda fn: must_use_result(fn, fn_or_words)
+    fn_or_words._must_use_result = words
+    return fn_or_words

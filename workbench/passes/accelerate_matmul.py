@@ -67,8 +67,11 @@ def _arch(target) -> int:
 
 
 def mma_kind(dot: Operation):
-    """(kWidth, Kin) when ``dot`` can use mma.sync, else None."""
+    """(kWidth, Kin) when ``dot`` can use mma.sync, else None (also for a batched 3-D dot,
+    which this pass leaves on the FMA path; Triton 3.6 gives it a 3-D MMA v2 layout)."""
     a_t, c_t = shaped_type(dot.operands[0]), tensor_type(dot.result)
+    if len(a_t.shape) != 2:
+        return None
     e, r = a_t.element, c_t.element
     m, k = a_t.shape
     n = c_t.shape[1]

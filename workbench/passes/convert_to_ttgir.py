@@ -29,6 +29,7 @@ Module attributes (sorted as MLIR prints them): ``"ttg.num-ctas"``, ``"ttg.num-w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
@@ -213,12 +214,16 @@ class _Converter:
                     self.set_layout(a, lay)
 
     def visit_dot(self, op: Operation) -> None:
-        """Triton's ``TritonDotPattern``: result blocked with sizePerThread 1, 2 or 4 per dim
-        depending on elements per thread; a and b in ``#ttg.dot_op`` of it."""
-        shape = shaped_type(op.result).shape
-        per_thread = shape[0] * shape[1] // (self.num_warps * self.tpw)
-        spt = (4, 4) if per_thread >= 16 else (2, 2) if per_thread >= 4 else (1, 1)
-        d = blocked_for_shape(shape, spt, (1, 0), self.num_warps, self.tpw)
+        """Triton's ``TritonDotPattern``: result blocked with sizePerThread 1, 2 or 4 along
+        the last two dims (at most their extents; 1 along a batch dim) depending on elements
+        per thread, order fastest-last; a and b in ``#ttg.dot_op`` of it."""
+        shape = tuple(shaped_type(op.result).shape)
+        rank = len(shape)
+        per_thread = prod(shape) // (self.num_warps * self.tpw)
+        inner = 4 if per_thread >= 16 else 2 if per_thread >= 4 else 1
+        spt = (1,) * (rank - 2) + (min(inner, shape[-2]), min(inner, shape[-1]))
+        order = tuple(range(rank - 1, -1, -1))
+        d = blocked_for_shape(shape, spt, order, self.num_warps, self.tpw)
         self.coerce(op, 0, DotOperandLayout(0, d))
         self.coerce(op, 1, DotOperandLayout(1, d))
         self.coerce(op, 2, d)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..config import Target
 from ..errors import user_facing
+from .astsource import ASTSource
 from .binding import bind_arguments, launch_error, specialize
 from .compiled import CompiledKernel
 from .compiler import parse_signature_entry, split_options
@@ -14,7 +15,8 @@ from .specialization import Specialization
 
 @user_facing
 def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
-            num_stages: int = 3, keep_snapshots: bool = False, **constexprs) -> CompiledKernel:
+            num_stages: int = 3, keep_snapshots: bool = False, options: dict | None = None,
+            **constexprs) -> CompiledKernel:
     """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).
 
     Positional entries, one per non-constexpr parameter in order: an example value (an array,
@@ -22,16 +24,22 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     ``"i32"``, ``"*fp16:16"``: see :func:`parse_signature_entry`). Keywords: the constexpr
     values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
     ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
-    the IR after every pass in ``.snapshots``). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
+    the IR after every pass in ``.snapshots``). Triton's form ``compile(ASTSource(fn,
+    signature, constexprs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})`` is
+    accepted too (``target=None``: the CPU). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
     apply. A ``@jit`` function's in-memory cache is used and filled.
     Raises LaunchError (wrong entries), TargetError (unknown target, listing the valid ones),
     CompilationError (bad kernel)."""
+    if isinstance(fn, ASTSource):  # Triton's triton.compile(ASTSource(...), target, options)
+        return _compile_source(fn, target, options)
     jf = fn if isinstance(fn, JITFunction) else jit(fn)
-    target = Target.parse(target)
+    target = Target.parse(str(target))
     params = jf.params
     names = {p.name for p in params}
-    kw, options = split_options(jf.fn, dict(constexprs, num_warps=num_warps,
-                                             num_stages=num_stages), names, jf.base_options())
+    given = dict(constexprs, **(options or {}))
+    given.setdefault("num_warps", num_warps)
+    given.setdefault("num_stages", num_stages)
+    kw, opts = split_options(jf.fn, given, names, jf.base_options())
     runtime_params = [p for p in params if not p.constexpr]
     entries = list(signature_or_example_args)
     if len(entries) != len(runtime_params):
@@ -55,4 +63,15 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     bound_values = bind_arguments(jf.fn, params, (), values)
     bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names())
     spec = Specialization(tuple(stated.get(a.name, a) for a in bound.spec.args))
-    return jf.compile_for(spec, options, target, keep_snapshots)
+    return jf.compile_for(spec, opts, target, keep_snapshots)
+
+
+def _compile_source(src: ASTSource, target, options: dict | None) -> CompiledKernel:
+    jf = src.fn if isinstance(src.fn, JITFunction) else jit(src.fn)
+    try:
+        entries, consts = src.arguments(jf.params)
+    except KeyError as e:
+        raise launch_error(jf.fn, str(e.args[0]), "give every parameter a type or a constexpr "
+                           "value") from None
+    return compile(jf, *entries, target="cpu" if target is None else str(target),
+                   options=options, **consts)

@@ -155,12 +155,12 @@ def _cuda(module, arch=90):
                                                              CompileContext())
 
 
-MORE = sorted(libdevice_more.F64_NAMES - {"ldexp", "scalbn"})
+MORE = sorted(libdevice_more.F64_NAMES - {"ldexp", "scalbn", "atan2"})
 FLOAT1 = ["sqrt", "sqrt_rn", "rcp", "rsqrt", "floor", "ceil", "trunc", "round", "rint",
           "nearbyint", "fabs", "saturate", "exp", "exp2", "log", "log2", "exp10",
           "log10"] + MORE
 FLOAT1_F32 = ["fast_exp", "fast_log", "sin", "cos", "tan", "sinpi", "cospi", "erf"]
-FLOAT2 = ["fmax", "fmin", "copysign", "div_rn", "fdiv_rn", "fdim"]
+FLOAT2 = ["fmax", "fmin", "copysign", "div_rn", "fdiv_rn", "fdim", "atan2"]
 APPROX = ("fast_", "sin", "cos", "tan", "erf", "rsqrt", "fma")
 INT1 = ["abs", "popc", "clz", "brev"]
 INT2 = ["min", "max", "umin", "umax"]

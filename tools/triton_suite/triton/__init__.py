@@ -69,3 +69,4 @@ def __getattr__(name):
 language = importlib.import_module("triton.language")
 runtime = importlib.import_module("triton.runtime")
 testing = importlib.import_module("triton.testing")
+compiler = importlib.import_module("triton.compiler")

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ...codegen.cpu.bessel import bessel_i_numpy
 from ...ir.types import FloatType, IntType, Type
 from .dtypes import float_value, from_float, np_dtype, unsigned
 
@@ -46,6 +47,20 @@ FLOAT_FUNCS = {
     "cospi": lambda x: np.cos(np.pi * x), "fast_exp": np.exp, "fast_log": np.log,
     "ldexp": lambda x, e: np.ldexp(x, e), "scalbn": lambda x, e: np.ldexp(x, e),
 }
+
+def _libm1(name: str):
+    """The C library's double function ``name`` of one argument, elementwise."""
+    import ctypes
+    import ctypes.util
+    fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
+    return _vec(fn)
+
+
+for _n in ("j0", "j1", "y0", "y1"):
+    FLOAT_FUNCS[_n] = _libm1(_n)
+FLOAT_FUNCS["cyl_bessel_i0"] = lambda x: bessel_i_numpy(0, x)
+FLOAT_FUNCS["cyl_bessel_i1"] = lambda x: bessel_i_numpy(1, x)
 
 PRED_FUNCS = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
               "finite": np.isfinite, "signbit": np.signbit}

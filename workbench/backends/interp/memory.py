@@ -5,7 +5,9 @@ address = base + offset * itemsize), so pointer arithmetic, strided views, bitca
 pointer types and ``int_to_ptr`` all behave the same. Each pointer argument's byte span
 ``[lo, hi)`` (from :class:`workbench.backends.base.PointerArg`) is mapped by a flat ``uint8``
 numpy view created from its address; overlapping spans (the same array passed twice) are merged.
-Every access is checked against the spans; an access outside all of them raises
+Every access is checked against the spans; an access of unknown origin outside all of them
+first looks for a live host array holding it (a pointer made from an integer, see
+:mod:`.host_memory`) and maps it as one more span; an access still outside raises
 :class:`OutOfBounds` (an internal signal the caller turns into
 :class:`workbench.errors.OutOfBoundsError` with the program id and source line).
 """
@@ -14,6 +16,8 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+
+from .host_memory import find_host_buffers
 
 
 class OutOfBounds(Exception):
@@ -82,9 +86,26 @@ class Memory:
             else:
                 merged.append([lo, hi, keep])
         self.spans = [Span(lo, hi, keep) for lo, hi, keep in merged]
+        self._index_spans()
+        self._span_of_arg = {i: self._find_span(r.lo) for i, r in self.args.items()}
+
+    def _index_spans(self) -> None:
+        self.spans.sort(key=lambda s: s.lo)
         self._los = np.array([s.lo for s in self.spans], dtype=np.int64)
         self._his = np.array([s.hi for s in self.spans], dtype=np.int64)
-        self._span_of_arg = {i: self._find_span(r.lo) for i, r in self.args.items()}
+
+    def _adopt(self, addr: np.ndarray, k: int) -> bool:
+        """Add spans for live host arrays holding ``addr`` (pointers made from integers,
+        see :mod:`.host_memory`) that overlap no span yet; True when any was added."""
+        added = False
+        for lo, hi, owner in find_host_buffers(addr, k):
+            if any(s.lo < hi and lo < s.hi for s in self.spans):
+                continue
+            self.spans.append(Span(lo, hi, [owner]))
+            added = True
+        if added:
+            self._index_spans()
+        return added
 
     def _find_span(self, addr: int):
         for s in self.spans:
@@ -131,6 +152,8 @@ class Memory:
             ok[...] = False
         bad = ~ok if mask is None else (mask & ~ok)
         if bad.any():
+            if self._adopt(addr[bad], k):
+                return self.locate(addr, mask, k, arg, aligned)
             raise OutOfBounds(bad, addr)
         out = []
         for si in np.unique(idxc if mask is None else idxc[mask]):

@@ -1,4 +1,4 @@
-"""``tt.dot`` in the CPU lowering: ``c + a @ b`` on 2-D tiles.
+"""``tt.dot`` in the CPU lowering: ``c + a @ b`` on 2-D tiles, or per batch index on 3-D ones.
 
 Numerics follow the interpreter (:func:`workbench.backends.interp.tensor_ops.dot`):
 
@@ -30,8 +30,8 @@ from ...ir.types import FloatType, IntType, f32, f64, i32
 from .. import fp8
 from .dot_kernel import micro_kernel, vector_width
 from .irtypes import tensor_of
-from .llvmtypes import FLOAT, I32, fptrunc, value_type
-from .tiles import Buffer, loop_nest
+from .llvmtypes import FLOAT, I32, fptrunc, storage_type, value_type
+from .tiles import Buffer, contiguous_strides, loop_nest
 
 _FULL_FP32 = ("ieee", "tf32x3", "bf16x3", "bf16x6")
 
@@ -119,7 +119,6 @@ def _in_place_ok(op: Operation, tile, acc_t) -> bool:
 
 def lower_dot(lw, op: Operation) -> None:
     """Lower ``tt.dot [a, b, c] {inputPrecision}`` (see the module docstring)."""
-    b = lw.b
     a, bb, c = (lw.tile(v) for v in op.operands)
     in_t = a.elem.scalar
     res_t = tensor_of(op.result.type).element
@@ -130,24 +129,42 @@ def lower_dot(lw, op: Operation) -> None:
     A = _operand(lw, a, acc_t, tf32)
     B = _operand(lw, bb, acc_t, tf32)
     acc = c if _in_place_ok(op, c, acc_t) else _converted(lw, c, acc_t, False)
-    M, K = A.shape
-    N = B.shape[1]
-    vt = value_type(acc_t)
-    is_float = isinstance(acc_t, FloatType)
-    width = vector_width(vt, N) if is_float else 0
-    if width:
-        micro_kernel(lw, A, B, acc, width)
+    if len(A.shape) == 3:  # batched: one 2-D product per batch index, on views
+        for i in range(A.shape[0]):
+            _matmul(lw, _batch_view(lw, A, i), _batch_view(lw, B, i), _batch_view(lw, acc, i))
     else:
-        fma = _intrinsic(lw.m, "llvm.fmuladd", vt, 3) if is_float else None
-
-        def body(idx):
-            i, k, j = idx
-            e = lw.elems()
-            x, y, cur = e.get(A, (i, k)), e.get(B, (k, j)), e.get(acc, (i, j))
-            nv = b.call(fma, [x, y, cur]) if is_float else b.add(cur, b.mul(x, y))
-            e.store(acc, (i, j), nv)
-        loop_nest(b, (M, K, N), body)
+        _matmul(lw, A, B, acc)
     if res_t == acc_t:
         lw.env[op.result] = acc
     else:
         lw.env[op.result] = _converted(lw, acc, res_t, False)
+
+
+def _batch_view(lw, buf: Buffer, i: int) -> Buffer:
+    """The ``i``-th matrix of a contiguous 3-D buffer, as a contiguous 2-D buffer."""
+    shape = tuple(buf.shape[1:])
+    offset = ir.Constant(ir.IntType(64), i * shape[0] * shape[1])
+    ptr = lw.b.gep(buf.ptr, [offset], source_etype=storage_type(buf.elem))
+    return Buffer(shape, buf.elem, ptr, contiguous_strides(shape))
+
+
+def _matmul(lw, A: Buffer, B: Buffer, acc: Buffer) -> None:
+    """``acc += A @ B`` on contiguous 2-D buffers of one element type."""
+    b = lw.b
+    M, K = A.shape
+    N = B.shape[1]
+    vt = value_type(acc.elem)
+    is_float = isinstance(acc.elem, FloatType)
+    width = vector_width(vt, N) if is_float else 0
+    if width:
+        micro_kernel(lw, A, B, acc, width)
+        return
+    fma = _intrinsic(lw.m, "llvm.fmuladd", vt, 3) if is_float else None
+
+    def body(idx):
+        i, k, j = idx
+        e = lw.elems()
+        x, y, cur = e.get(A, (i, k)), e.get(B, (k, j)), e.get(acc, (i, j))
+        nv = b.call(fma, [x, y, cur]) if is_float else b.add(cur, b.mul(x, y))
+        e.store(acc, (i, j), nv)
+    loop_nest(b, (M, K, N), body)

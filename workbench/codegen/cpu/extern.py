@@ -7,7 +7,8 @@ predicates also accept libdevice's ``d`` spellings (``__nv_isnand``, ``__nv_isfi
 
 Float functions compute in double precision (LLVM intrinsics, or the C library's ``libm``
 double functions, resolved in the process by MCJIT) and round once to the result type, as
-the interpreter computes in float64 and rounds once. Predicates (``isnan``...) give 1/0 in
+the interpreter computes in float64 and rounds once. ``cyl_bessel_i0``/``i1`` are our own
+(:mod:`.bessel`); ``j0``/``j1``/``y0``/``y1`` are libm's. Predicates (``isnan``...) give 1/0 in
 the result type; integer functions (``abs``, ``min``/``max``, ``umin``/``umax``, ``popc``,
 ``clz``, ``brev`` and their ``ll`` forms) work on the bits. Unknown symbols raise
 UnsupportedError at compile time.
@@ -20,6 +21,8 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType
+from .bessel import ORDERS as BESSEL_I
+from .bessel import emit_bessel_i
 from .llvmtypes import DOUBLE, I32, fptrunc, value_type
 
 # name -> ("intr", llvm intrinsic) | ("libm", C function, nargs) | ("fn", python emitter)
@@ -33,9 +36,9 @@ _INTR = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llv
 _LIBM = {"tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1,
          "asinh": 1, "acosh": 1, "atanh": 1, "expm1": 1, "log1p": 1, "cbrt": 1, "erf": 1,
          "erfc": 1, "lgamma": 1, "tgamma": 1, "exp10": 1, "atan2": 2, "hypot": 2, "fmod": 2,
-         "remainder": 2}
+         "remainder": 2, "j0": 1, "j1": 1, "y0": 1, "y1": 1}
 _CUSTOM = {"rsqrt", "rcbrt", "rcp", "saturate", "div_rn", "fdiv_rn", "sinpi", "cospi",
-           "fdim", "ldexp", "scalbn"}
+           "fdim", "ldexp", "scalbn"} | set(BESSEL_I)
 _PRED = {"isnan", "isinf", "isfinite", "finite", "signbit"}
 _INT = {"abs", "llabs", "min", "max", "llmin", "llmax", "umin", "umax", "ullmin", "ullmax",
         "popc", "popcll", "clz", "clzll", "brev", "brevll"}
@@ -80,6 +83,8 @@ def _float_fn(b, module, name, xs):
     if name in _LIBM:
         return b.call(_libm(module, name, _LIBM[name]), xs)
     x = xs[0]
+    if name in BESSEL_I:
+        return emit_bessel_i(b, module, BESSEL_I[name], x)
     if name == "rsqrt":
         return b.fdiv(d(1.0), b.call(_intr(module, "llvm.sqrt", DOUBLE), [x]))
     if name == "rcbrt":

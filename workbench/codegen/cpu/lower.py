@@ -153,8 +153,13 @@ class KernelLowering:
     def emit_elem(self, op: Operation, args: list):
         saved = self.b.debug_metadata
         self.set_loc(op)
-        v = emit_elementwise(self.b, self.m, op.name, op.attributes, args,
-                             [o.type for o in op.operands], op.results[0].type)
+        try:
+            v = emit_elementwise(self.b, self.m, op.name, op.attributes, args,
+                                 [o.type for o in op.operands], op.results[0].type)
+        except UnsupportedError as e:
+            if e.loc is not None or op.loc is None:
+                raise
+            raise UnsupportedError(e.reason, op.loc, e.hint) from None  # point at the line
         self.b.debug_metadata = saved
         return v
 

@@ -18,7 +18,8 @@ and ``mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`` (int8).
 
 **FMA** (blocked parent; Triton's FMADotOpToLLVM): every thread holds whole rows of A and whole
 columns of B for its result elements (``dot_op`` with a blocked parent) and computes
-``c = fma(a[m, k], b[k, n], c)`` for k = 0..K-1 in order; fp16/bf16 inputs are widened to f32,
+``c = fma(a[m, k], b[k, n], c)`` for k = 0..K-1 in order (batched 3-D dots: the same per
+batch index, ``a[b, m, k]``, ``b[b, k, n]``); fp16/bf16 inputs are widened to f32,
 integers multiply-add in the result's width.
 """
 from __future__ import annotations
@@ -51,14 +52,14 @@ def lower_dot(kl, op) -> None:
 def _index(tl):
     idx = {}
     for i, c in enumerate(tl.regs):
-        idx.setdefault(c, i)
+        idx.setdefault(tuple(c), i)
     return idx
 
 
 def _lower_fma(kl, op) -> None:
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
-    K = a_t.shape[1]
+    K = a_t.shape[-1]
     A, B, C = kl.get(a_v), kl.get(b_v), kl.get(c_v)
     ta, tb, tc = kl.layout(a_t), kl.layout(b_t), kl.layout(c_t)
     ia, ib = _index(ta), _index(tb)
@@ -87,18 +88,20 @@ def _lower_fma(kl, op) -> None:
                        [F32 if acc_f32 else ir.DoubleType()] * 3) if not is_int else None
     out: list = []
     done: dict = {}
-    for r, (m, n) in enumerate(tc.regs):
-        if (m, n) in done:
-            out.append(out[done[(m, n)]])
+    for r, coord in enumerate(tc.regs):
+        coord = tuple(coord)
+        if coord in done:
+            out.append(out[done[coord]])
             continue
-        done[(m, n)] = r
+        done[coord] = r
+        batch, (m, n) = coord[:-2], coord[-2:]
         acc = C[r]
         if acc_f32:
             acc = to_f32(b, acc, out_t)
         for k in range(K):
             try:
-                x = val(A, ia[(m, k)], "a")
-                y = val(B, ib[(k, n)], "b")
+                x = val(A, ia[batch + (m, k)], "a")
+                y = val(B, ib[batch + (k, n)], "b")
             except KeyError:
                 raise UnsupportedError("tt.dot: the operand layouts do not give each thread "
                                        "the rows/columns of its results", op.loc) from None

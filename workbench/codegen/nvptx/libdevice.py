@@ -15,7 +15,8 @@ f32 and rounded once. Supported:
   rounded once, so nearly always correctly rounded; float64 within a few ulp, ``exp2``/``exp10``
   within ``|x| 2^-53`` relative): ``exp``, ``exp2``, ``exp10``, ``log``, ``log2``, ``log10``
   and :data:`.libdevice_more.F64_NAMES` (``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh``,
-  ``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``rcbrt``, ``ldexp``, ``scalbn``);
+  ``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``rcbrt``, ``ldexp``, ``scalbn``, and
+  :mod:`.inverse_trig`'s ``atan``, ``atan2``, ``asin``, ``acos``);
 * f32 only, in float64: ``pow``, ``hypot``; f32 only, approximate PTX instructions (PTX ISA
   9.7.3.22-26 ``ex2``, ``lg2``, ``sin``, ``cos`` ``.approx``; absolute error about 2^-21):
   ``fast_exp``, ``fast_log``, ``sin``, ``cos``, ``tan`` (sin/cos), ``sinpi``, ``cospi``;
@@ -24,7 +25,7 @@ f32 and rounded once. Supported:
   ``umin``/``umax``/``ullmin``/``ullmax``, ``popc``/``popcll`` (``popc``), ``clz``/``clzll``
   (``clz``), ``brev``/``brevll`` (``brev``), PTX ISA 9.7.1.
 
-Any other symbol (``atan``, ``atan2``, ``asin``, ``acos``, ``erfc``, ``fmod``, ``remainder``,
+Any other symbol (``erfc``, ``fmod``, ``remainder``,
 ``lgamma``, ``tgamma``...) raises UnsupportedError naming the
 function and the kernel line.
 """

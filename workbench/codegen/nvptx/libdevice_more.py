@@ -24,11 +24,12 @@ import math
 
 from llvmlite import ir
 
+from . import inverse_trig
 from .mathlib import exp_f64, log_f64
 from .types import F64, I32, I64
 
 F64_NAMES = frozenset({"expm1", "log1p", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-                       "cbrt", "rcbrt", "ldexp", "scalbn"})
+                       "cbrt", "rcbrt", "ldexp", "scalbn"}) | inverse_trig.NAMES
 F32_ONLY_NAMES = frozenset({"hypot", "pow"})
 
 
@@ -97,6 +98,8 @@ def special(kl, name, xs):
         return _ldexp(kl, x, xs[1])
     if name == "pow":
         return _pow(kl, x, xs[1])
+    if name in inverse_trig.NAMES:
+        return inverse_trig.inverse(kl, name, xs)
     raise KeyError(name)
 
 

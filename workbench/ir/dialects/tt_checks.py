@@ -129,10 +129,11 @@ def reduce(op, ctx) -> None:
 
 
 def dot(op, ctx) -> None:
-    a, b, c = (shape_of(v.type) for v in op.operands)
-    if len(a) != 2 or len(b) != 2 or a[1] != b[0] or c != (a[0], b[1]) or \
-            shape_of(op.result.type) != c:
-        fail(op, f"needs MxK, KxN and MxN operands; got {a}, {b}, {c}")
+    a, b, c = (tuple(shape_of(v.type)) for v in op.operands)
+    ok = len(a) in (2, 3) and len(b) == len(a) and a[-1] == b[-2] and \
+        a[:-2] == b[:-2] and c == a[:-1] + b[-1:] and tuple(shape_of(op.result.type)) == c
+    if not ok:
+        fail(op, f"needs MxK, KxN and MxN operands (or BxMxK, BxKxN, BxMxN); got {a}, {b}, {c}")
 
 
 def convert_layout(op, ctx) -> None:

@@ -1,0 +1,47 @@
+"""``workbench.compiler``: Triton's ``triton.compiler`` names. ``compile(ASTSource(...),
+target=GPUTarget(...), options=...)`` compiles like ``workbench.compile``, and a failed
+``tl.static_assert`` raises ``CompileTimeAssertionFailure`` (a CompilationError) at the line."""
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.compiler import ASTSource, GPUTarget
+from workbench.compiler.errors import CompilationError, CompileTimeAssertionFailure
+
+
+@wb.jit
+def scale(x_ptr, out_ptr, n, FACTOR: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+def test_ast_source_compiles_and_runs():
+    rng = np.random.default_rng()
+    src = ASTSource(scale, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                      "FACTOR": "constexpr", "BLOCK": "constexpr"},
+                    constexprs={"FACTOR": 3.0, "BLOCK": 64})
+    kernel = wb.compiler.compile(src)  # target None: the CPU
+    x = rng.standard_normal(50).astype(np.float32)
+    out = np.zeros(50, np.float32)
+    kernel[(1,)](x, out, 50)
+    np.testing.assert_array_equal(out, x * np.float32(3.0))
+    gpu = wb.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 2})
+    assert '"ttg.num-warps" = 2' in gpu.asm["ttgir"]
+
+
+def test_static_assert_failure_class_and_line():
+    @wb.jit
+    def kernel():
+        tl.static_assert(1 + 1 == 3, "arithmetic")
+
+    with pytest.raises(CompileTimeAssertionFailure, match="arithmetic") as e:
+        wb.compile(ASTSource(kernel, signature={}, constexprs={}))
+    assert isinstance(e.value, CompilationError)
+    assert "tl.static_assert(1 + 1 == 3" in str(e.value)
+
+
+def test_a_missing_type_is_named():
+    with pytest.raises(wb.LaunchError, match="'n' has no type"):
+        wb.compile(ASTSource(scale, signature={"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                             constexprs={"FACTOR": 1.0, "BLOCK": 16}))
