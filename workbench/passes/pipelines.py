@@ -19,6 +19,7 @@ from .insert_barriers import InsertBarriers
 from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
+from .rewrite_descriptors import RewriteTensorDescriptorToPointer
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
 REGISTRY: dict[str, type] = {
@@ -33,6 +34,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
     "tritongpu-insert-barriers": InsertBarriers,
+    "triton-rewrite-tensor-descriptor-to-pointer": RewriteTensorDescriptorToPointer,
 }
 
 
