@@ -23,9 +23,12 @@ class DescriptorArg:
     padding_nan: bool = False
 
     def expanded(self) -> list:
-        """``[pointer, *shape, *strides, padding_nan]``: the arguments of the rewritten
-        kernel (Triton's rewrite pass takes them in this order)."""
-        return [self.pointer, *self.shape, *self.strides, self.padding_nan]
+        """``[pointer, *shape, *strides, padding_nan, *shape, *strides]``: the arguments of
+        the rewritten kernel for one descriptor parameter, in Triton's order (the rewrite's
+        pointer, i64 shape, i64 strides and i1 padding, then the i32 shape and i64 strides
+        that follow a descriptor in the ttir signature)."""
+        return [self.pointer, *self.shape, *self.strides, self.padding_nan, *self.shape,
+                *self.strides]
 
 
 def expand_args(args) -> list:

@@ -185,6 +185,36 @@ class tensor_descriptor:
                            [self.handle, x.handle, y.handle, value.handle], [])
 
 
+def parse_desc_type(text: str) -> tuple:
+    """``(element dtype, block shape)`` of Triton's signature type ``tensordesc<fp16[32,
+    64]>``; raises ValueError for other text."""
+    import re
+    m = re.fullmatch(r"\s*tensordesc<\s*(\w+)\s*\[([\d,\s]+)\]\s*>\s*", text)
+    if not m:
+        raise ValueError(f"not a tensor descriptor type: {text!r}")
+    block = tuple(int(x) for x in m.group(2).split(",") if x.strip())
+    return dt.from_short_name(m.group(1)), block
+
+
+def param_types(text: str) -> list:
+    """The kernel parameter types a descriptor parameter of type ``text`` stands for:
+    the descriptor, then its shape (i32) and its strides (i64), one per dimension, as in
+    Triton's ttir signature."""
+    element, block = parse_desc_type(text)
+    n = len(block)
+    return [desc_ir_type(element, block)] + [irt.i32] * n + [irt.i64] * n
+
+
+def from_params(text: str, args: list, sem) -> tensor_descriptor:
+    """The ``tensor_descriptor`` of a parameter from its kernel arguments ``args`` (the
+    values :func:`param_types` lists)."""
+    element, block = parse_desc_type(text)
+    n = len(block)
+    shape = [sem.wrap(a, dt.int32) for a in args[1:1 + n]]
+    strides = [sem.wrap(a, dt.int64) for a in args[1 + n:1 + 2 * n]]
+    return tensor_descriptor(args[0], element, block, shape, strides)
+
+
 def _int_scalar(v, d: dt.dtype, sem, what: str) -> tensor:
     """An integer scalar tensor of dtype ``d`` for an int or a scalar integer tensor."""
     v = unwrap(v)
