@@ -223,3 +223,27 @@ def test_gather_scatter(backend, rng):
         if r < 20:
             want[r, y:y + 32] = 2 * x[r, y:y + 32]
     np.testing.assert_array_equal(out, want)
+
+
+@wb.jit
+def carried_k(a_ptr, M, N, MB: tl.constexpr, NB: tl.constexpr):
+    moff = tl.program_id(0) * MB
+    d = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[MB, NB])
+    for i in range(0, N, NB):
+        d = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[MB, NB])
+        d.store([moff, i], d.load([moff, i]) + 10)
+    n = 0
+    while n < N:
+        if n % (3 * NB) == 0:
+            d = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1],
+                                          block_shape=[MB, NB])
+        d.store([moff, n], d.load([moff, n]) * 2)
+        n += NB
+
+
+def test_descriptors_carried_by_for_while_and_if(backend, rng):
+    m, n = 24, 80
+    a = rng.standard_normal((m, n)).astype(np.float32)
+    want = (a + 10) * 2
+    launch(backend, carried_k, (3,), a, m, n, MB=8, NB=16)
+    np.testing.assert_array_equal(a, want)

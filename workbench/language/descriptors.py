@@ -37,6 +37,33 @@ def desc_ir_type(element: dt.dtype, block_shape) -> irt.TensorDescType:
     return irt.TensorDescType(irt.TensorType(tuple(block_shape), element.to_ir()), sign)
 
 
+class tensor_descriptor_type(dt.pointer_type):
+    """The dtype of a descriptor's own IR value (``!tt.tensordesc<...>``), so a descriptor
+    can cross a loop or an ``if`` as an aggregate of that value, its shape and its strides
+    (Triton's ``tensor_descriptor._flatten_ir``)."""
+
+    def __init__(self, element: dt.dtype, block_shape):
+        super().__init__(element)
+        self.block_shape = tuple(block_shape)
+        self.name = f"tensor_descriptor<{element.name}{list(self.block_shape)}>"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def to_ir(self) -> irt.Type:
+        return desc_ir_type(self.element_ty, self.block_shape)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, tensor_descriptor_type) and \
+            other.element_ty == self.element_ty and other.block_shape == self.block_shape
+
+    def __hash__(self) -> int:
+        return hash(("tensordesc", self.element_ty, self.block_shape))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class tensor_descriptor:
     """A descriptor value in a kernel: ``handle`` (IR value of type ``!tt.tensordesc``),
     ``dtype`` (element dtype), ``block_shape`` (tuple of ints), ``shape`` (int32 scalar
@@ -54,6 +81,20 @@ class tensor_descriptor:
 
     def __repr__(self) -> str:
         return f"tensor_descriptor<{self.dtype}{list(self.block_shape)}>"
+
+    # an aggregate for loops and ifs (workbench.frontend.carry): the descriptor value, then
+    # its shape and strides, as Triton flattens it
+    def _flatten(self) -> list:
+        own = tensor(self.handle, tensor_descriptor_type(self.dtype, self.block_shape))
+        return [own, *self.shape, *self.strides]
+
+    def _unflatten(self, leaves) -> "tensor_descriptor":
+        n = len(self.block_shape)
+        return tensor_descriptor(leaves[0].handle, self.dtype, self.block_shape,
+                                 leaves[1:1 + n], leaves[1 + n:1 + 2 * n])
+
+    def _structure(self):
+        return ("tensor_descriptor", self.dtype, self.block_shape)
 
     def _check_offsets(self, offsets, sem, what: str) -> list:
         offsets = unwrap(offsets)

@@ -15,8 +15,9 @@ unit's behaviour, which the rewrite reproduces).
   (the launcher passes them from the host descriptor); the i32 shape and i64 stride arguments
   the frontend already added stay where they were.
 
-A descriptor carried through a loop, an ``if`` or a call is not rewritten:
-:class:`DescriptorRewriteError` names the op.
+A descriptor carried by an ``scf.for`` or ``scf.while`` or returned by an ``scf.if`` travels
+as those parts (Triton's rewrite does the same); one reaching any other op (a call) raises
+:class:`DescriptorRewriteError` naming the op.
 """
 from __future__ import annotations
 
@@ -242,32 +243,131 @@ def _rewrite_func_args(func: Operation) -> dict:
     return descs
 
 
+def _error(op: Operation):
+    return DescriptorRewriteError(
+        f"a tensor descriptor is used by {op.name}; descriptors can be loaded from, stored "
+        "to, reduced into and carried by loops and ifs, nothing else", op)
+
+
+class _Rewriter:
+    """Walks a function in order, keeping the parts of every descriptor value; descriptors
+    that cross an ``scf.for`` or ``scf.if`` are carried as their parts (pointer, i64 shape,
+    i64 strides, i1 padding), as Triton's rewrite does."""
+
+    def __init__(self, func: Operation):
+        self.descs = _rewrite_func_args(func)
+        self.dead: list = []
+
+    def parts(self, d: _Desc, before: Operation) -> list:
+        nan = d.nan
+        if not isinstance(nan, Value):
+            b = Builder(loc=before.loc)
+            b.set_insertion_point_before(before)
+            nan = b.create("arith.constant", [], [irt.i1], {"value": bool(nan)}).result
+        return [d.base, *d.shape, *d.strides, nan]
+
+    def expand(self, values, before: Operation) -> list:
+        out: list = []
+        for v in values:
+            out += self.parts(self.descs[v], before) if v in self.descs else [v]
+        return out
+
+    def bind(self, olds, news) -> None:
+        """Map old values onto new ones: a descriptor onto its parts, others replaced."""
+        k = 0
+        for old in olds:
+            t = old.type
+            if isinstance(t, irt.TensorDescType):
+                n = len(t.block.shape)
+                ps = news[k:k + 2 * n + 2]
+                self.descs[old] = _Desc(ps[0], list(ps[1:1 + n]), list(ps[1 + n:1 + 2 * n]),
+                                        ps[-1], t.block, t.signedness)
+                k += 2 * n + 2
+            else:
+                news[k].name = old.name
+                old.replace_all_uses_with(news[k])
+                k += 1
+
+    def block(self, block) -> None:
+        for op in list(block.ops):
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        name = op.name
+        if name == "tt.make_tensor_descriptor":
+            b = Builder(loc=op.loc)
+            b.set_insertion_point_after(op)
+            self.descs[op.result] = _from_make(op, b)
+            self.dead.append(op)
+        elif name in _USES:
+            d = self.descs.get(op.operands[0])
+            if d is None:
+                raise DescriptorRewriteError(f"{name} on a descriptor of unknown origin", op)
+            b = Builder(loc=op.loc)
+            b.set_insertion_point_before(op)
+            _rewrite_use(op, d, b)
+            op.erase()
+        elif name in ("scf.yield", "scf.condition") and \
+                any(v in self.descs for v in op.operands):
+            new = self.expand(list(op.operands), op)
+            op.drop_operands()
+            for v in new:
+                op._add_operand(v)
+        elif name in ("scf.for", "scf.if", "scf.while") and _carries(op, self.descs):
+            self.region_op(op)
+        else:
+            if any(v in self.descs for v in op.operands):
+                raise _error(op)
+            for region in op.regions:
+                for blk in region.blocks:
+                    self.block(blk)
+
+    def region_op(self, op: Operation) -> None:
+        """A new ``scf.for``/``scf.if``/``scf.while`` whose descriptor operands, block
+        arguments and results are expanded into parts; the bodies move over and are
+        rewritten."""
+        n_fixed = {"scf.for": 3, "scf.if": 1}.get(op.name, 0)
+        fixed = list(op.operands[:n_fixed])
+        inits = self.expand(op.operands[n_fixed:], op)
+        types = _expand_types([r.type for r in op.results])
+        new = Operation(op.name, fixed + inits, types, dict(op.attributes),
+                        len(op.regions), op.loc)
+        assert op.parent is not None
+        op.parent.insert_before(op, new)
+        for old_r, new_r in zip(op.regions, new.regions, strict=True):
+            for old_b in old_r.blocks:
+                nb = new_r.add_block(_expand_types([a.type for a in old_b.args]))
+                self.bind(old_b.args, nb.args)
+                for inner in list(old_b.ops):
+                    nb.append(inner)
+                old_b.ops = []
+                self.block(nb)
+        self.bind(op.results, new.results)
+        self.dead.append(op)
+
+
+def _expand_types(types) -> list:
+    out: list = []
+    for t in types:
+        if isinstance(t, irt.TensorDescType):
+            n = len(t.block.shape)
+            out += [irt.PointerType(t.block.element)] + [irt.i64] * (2 * n) + [irt.i1]
+        else:
+            out.append(t)
+    return out
+
+
+def _carries(op: Operation, descs: dict) -> bool:
+    return any(v in descs for v in op.operands) or \
+        any(isinstance(r.type, irt.TensorDescType) for r in op.results)
+
+
 def rewrite_function(func: Operation) -> None:
     """Rewrite every descriptor op of ``func`` (a ``tt.func``) in place; raises
     :class:`DescriptorRewriteError` for a descriptor used by another op."""
-    descs = _rewrite_func_args(func)
-    makes = [op for op in func.walk() if op.name == "tt.make_tensor_descriptor"]
-    for op in makes:
-        b = Builder(loc=op.loc)
-        b.set_insertion_point_after(op)
-        descs[op.result] = _from_make(op, b)
-    for op in list(func.walk()):
-        if op.name not in _USES:
-            for v in op.operands:
-                if v in descs:
-                    raise DescriptorRewriteError(
-                        f"a tensor descriptor is used by {op.name}; descriptors can only be "
-                        "loaded from, stored to and reduced into (not carried through loops, "
-                        "ifs or calls) here", op)
-            continue
-        d = descs.get(op.operands[0])
-        if d is None:
-            raise DescriptorRewriteError(f"{op.name} on a descriptor of unknown origin", op)
-        b = Builder(loc=op.loc)
-        b.set_insertion_point_before(op)
-        _rewrite_use(op, d, b)
-        op.erase()
-    for op in makes:
+    rw = _Rewriter(func)
+    rw.block(func.regions[0].block)
+    for op in reversed(rw.dead):
         op.erase()
 
 
