@@ -133,7 +133,14 @@ def wrong_offsets(p, n):
     d.store([0, 0], d.load([0]))
 
 
+@wb.jit
+def float_max(p, n):
+    d = tl.make_tensor_descriptor(p, shape=[n], strides=[1], block_shape=[16])
+    d.atomic_max([0], d.load([0]))
+
+
 @pytest.mark.parametrize("kernel, sig, words", [
+    (float_max, ("*fp16", "i32"), "16-bit float types require native tma support"),
     (narrow_block, ("*fp32", "i32"), "at least 16 bytes in the last dimension"),
     (nan_int, ("*i32", "i32"), "Padding option `nan` is not supported for integer"),
     (strided_last, ("*fp32", "i32", "i32"), "last dim must be 1"),

@@ -139,6 +139,10 @@ class tensor_descriptor:
         if self.dtype.name not in _ATOMIC_DTYPES[kind]:
             raise LanguageError(f"descriptor atomic_{kind} does not support {self.dtype}",
                                 "supported: " + ", ".join(_ATOMIC_DTYPES[kind]))
+        if kind in ("min", "max") and self.dtype.is_floating():
+            raise LanguageError("16-bit float types require native tma support",
+                                "Triton allows float descriptor atomic_min/max only on sm_90 "
+                                "with TMA; the workbench lowers descriptors without TMA")
         offs = self._check_offsets(offsets, sem, f"descriptor atomic_{kind}")
         sem.builder.create("tt.descriptor_reduce",
                            [self.handle] + [o.handle for o in offs] + [value.handle], [],
