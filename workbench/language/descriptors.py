@@ -66,12 +66,12 @@ class tensor_descriptor_type(dt.pointer_type):
 
 class tensor_descriptor:
     """A descriptor value in a kernel: ``handle`` (IR value of type ``!tt.tensordesc``),
-    ``dtype`` (element dtype), ``block_shape`` (tuple of ints), ``shape`` (int32 scalar
+    ``dtype`` (element dtype), ``block_shape`` (list of ints, as Triton's), ``shape`` (int32 scalar
     tensors) and ``strides`` (int64 scalar tensors), one per dimension."""
 
     def __init__(self, handle, element: dt.dtype, block_shape, shape, strides):
         self.handle, self.dtype = handle, element
-        self.block_shape = tuple(block_shape)
+        self.block_shape = [int(b) for b in block_shape]
         self.shape, self.strides = tuple(shape), tuple(strides)
 
     @property
@@ -94,7 +94,7 @@ class tensor_descriptor:
                                  leaves[1:1 + n], leaves[1 + n:1 + 2 * n])
 
     def _structure(self):
-        return ("tensor_descriptor", self.dtype, self.block_shape)
+        return ("tensor_descriptor", self.dtype, tuple(self.block_shape))
 
     def _check_offsets(self, offsets, sem, what: str) -> list:
         offsets = unwrap(offsets)
@@ -108,7 +108,7 @@ class tensor_descriptor:
 
     def _check_value(self, value, sem, what: str) -> tensor:
         value = sem.to_tensor(unwrap(value))
-        if tuple(value.shape) != self.block_shape:
+        if list(value.shape) != self.block_shape:
             raise LanguageError(f"{what}: the value's shape {list(value.shape)} is not the "
                                 f"descriptor's block shape {list(self.block_shape)}",
                                 "store a tile of exactly the block shape")
