@@ -37,6 +37,8 @@ def _is_float(base) -> bool:
     dt = base.dtype
     if hasattr(dt, "is_floating_point"):
         return bool(dt.is_floating_point)
+    if callable(getattr(dt, "is_floating", None)):  # a workbench.language dtype (TensorWrapper)
+        return bool(dt.is_floating())
     return getattr(dt, "kind", "") == "f" or "float" in str(dt)
 
 
