@@ -203,6 +203,12 @@ def _from_make(op: Operation, b: Builder) -> _Desc:
                  t.block, t.signedness)
 
 
+def _unit_stride(block) -> Value:
+    """An ``arith.constant 1 : i64`` at the start of the function body ``block``."""
+    b = Builder(block, 0)
+    return b.create("arith.constant", [], [irt.i64], {"value": 1}).result
+
+
 def _rewrite_func_args(func: Operation) -> dict:
     """Replace each ``!tt.tensordesc`` argument by a pointer and insert its i64 shape, i64
     strides and i1 padding arguments after it; returns ``{old Value: _Desc}``."""
@@ -232,7 +238,10 @@ def _rewrite_func_args(func: Operation) -> dict:
             new_args.append(v)
             new_attrs.append({"tt.divisibility": 16} if v is ptr else {})
             new_names.append(names[i] if i < len(names) else None)
-        descs[a] = _Desc(ptr, extra[:n], extra[n:2 * n], extra[-1], t.block, t.signedness)
+        # the last stride of a host descriptor is 1 (TensorDescriptor checks it): the
+        # constant lets the axis analysis see the last dimension as contiguous
+        strides = extra[n:2 * n - 1] + [_unit_stride(block)]
+        descs[a] = _Desc(ptr, extra[:n], strides, extra[-1], t.block, t.signedness)
     block.args = new_args
     ftype = attrs.get("function_type")
     results = ftype.results if isinstance(ftype, irt.FunctionType) else ()
