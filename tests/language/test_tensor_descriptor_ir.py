@@ -189,6 +189,22 @@ def test_descriptors_on_the_gpu():
     want = np.zeros((16, 32), np.float32)
     want[:5, :9] = x[m - 5:, n - 9:]
     np.testing.assert_array_equal(out.to_numpy(), want)
+    # atomics through a device-side descriptor, clipped at the edges
+    acc0 = rng.integers(-100, 100, (20, 40)).astype(np.int32)
+    v = rng.integers(-100, 100, (16, 32)).astype(np.int32)
+    acc = DeviceArray.from_numpy(acc0)
+    dev_atomic_add[(1,)](acc, DeviceArray.from_numpy(v), 20, 40, 10, 20, MB=16, NB=32)
+    cuda_driver.synchronize()
+    want_acc = acc0.copy()
+    want_acc[10:20, 20:40] += v[:10, :20]
+    np.testing.assert_array_equal(acc.to_numpy(), want_acc)
+
+
+@wb.jit
+def dev_atomic_add(x_ptr, v_ptr, M, N, o0, o1, MB: tl.constexpr, NB: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[MB, NB])
+    v = tl.load(v_ptr + tl.arange(0, MB)[:, None] * NB + tl.arange(0, NB)[None, :])
+    d.atomic_add([o0, o1], v)
 
 
 @wb.jit
