@@ -247,3 +247,26 @@ def test_descriptors_carried_by_for_while_and_if(backend, rng):
     want = (a + 10) * 2
     launch(backend, carried_k, (3,), a, m, n, MB=8, NB=16)
     np.testing.assert_array_equal(a, want)
+
+
+@wb.jit
+def maybe_make(desc_or_ptr, M, N, B0: tl.constexpr, B1: tl.constexpr):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    else:
+        return tl.make_tensor_descriptor(desc_or_ptr, [M, N], [N, 1], [B0, B1])
+
+
+@wb.jit
+def either_k(x, out_ptr, M, N, B0: tl.constexpr, B1: tl.constexpr):
+    d = maybe_make(x, M, N, B0, B1)
+    t = d.load([0, 0])
+    tl.store(out_ptr + tl.arange(0, B0)[:, None] * B1 + tl.arange(0, B1)[None, :], t)
+
+
+def test_isinstance_tells_a_descriptor_from_a_pointer(backend, rng):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    for arg in (x, TensorDescriptor.from_tensor(x, [8, 16])):
+        out = np.zeros((8, 16), np.float32)
+        launch(backend, either_k, (1,), arg, out, 8, 16, B0=8, B1=16)
+        np.testing.assert_array_equal(out, x)
