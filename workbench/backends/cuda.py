@@ -19,40 +19,16 @@ from typing import Any
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
 from ..errors import ToolMissingError
-from ..ir.core import Operation, functions, module_op
+from ..ir.clone import clone_module
+from ..ir.core import Operation, functions
 from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorType
+from ..passes.rewrite_descriptors import has_descriptors
 from . import cuda_driver, cuda_fault, limits, nvidia_tools
 from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
+from .descriptors import ExpandingLauncher, lower_descriptors, wrap_launcher
 from .entry import pack_parts, unpack_parts
-
-
-def clone_module(module: Operation) -> Operation:
-    """A deep copy of an IR module (ops, blocks, values, attributes; types and locations are
-    immutable and shared), so passes can run without changing the caller's ttir."""
-    vmap: dict = {}
-
-    def clone_op(op):
-        new = Operation(op.name, [vmap[id(v)] for v in op.operands],
-                        [r.type for r in op.results], dict(op.attributes), len(op.regions),
-                        op.loc)
-        for r, nr in zip(op.results, new.results, strict=True):
-            nr.name = r.name
-            vmap[id(r)] = nr
-        for reg, nreg in zip(op.regions, new.regions, strict=True):
-            for blk in reg.blocks:
-                nblk = nreg.add_block()
-                for a in blk.args:
-                    vmap[id(a)] = nblk.add_arg(a.type, a.name)
-                for inner in blk.ops:
-                    nblk.append(clone_op(inner))
-        return new
-
-    out = module_op(dict(module.attributes), module.loc)
-    for op in module.regions[0].block.ops:
-        out.regions[0].block.append(clone_op(op))
-    return out
 
 
 def _fit(locs: list, text: str) -> list:
@@ -154,7 +130,9 @@ class CudaBackend(Backend):
         device = limits.gpu_limits(arch)
         _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
-        mod = decompose_all(clone_module(ttir_module))  # tt.dot_scaled as on sm_90
+        mod = lower_descriptors(ttir_module, clone_module)
+        mod = clone_module(mod) if mod is ttir_module else mod
+        mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
         if passes:
@@ -203,8 +181,9 @@ class CudaBackend(Backend):
         reason = cuda_driver.driver_status()
         launcher: cuda_driver.CudaLauncher | _Unavailable
         if reason is None:
-            launcher = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps,
-                                                out.shared)
+            launcher = wrap_launcher(cuda_driver.CudaLauncher(image, out.name, kinds,
+                                                              out.num_warps, out.shared),
+                                     ttir_module)
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
@@ -212,11 +191,13 @@ class CudaBackend(Backend):
     def pack(self, kernel) -> bytes:
         """The image (``extra["cubin"]``, else the PTX), name, parameter kinds (from the
         ttir's kernel signature), ``num_warps`` and shared bytes of ``kernel``."""
-        func = functions(parse_module(kernel.asm["ttir"]))[0]
+        ttir = parse_module(kernel.asm["ttir"])
+        func = functions(lower_descriptors(ttir, clone_module))[0]
         image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
         md = kernel.metadata
         meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
                 "kinds": [param_kind(a.type) for a in func.regions[0].block.args],
+                "descriptors": has_descriptors(ttir),
                 "image_is_text": isinstance(image, str)}
         data = image.encode() if isinstance(image, str) else bytes(image)
         return pack_parts(meta, {"image": data})
@@ -230,5 +211,6 @@ class CudaBackend(Backend):
         if reason is not None:
             return Loaded(_Unavailable(reason), reason)
         image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
-        return Loaded(cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
-                                               meta["num_warps"], meta["shared"]))
+        launcher = cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
+                                            meta["num_warps"], meta["shared"])
+        return Loaded(ExpandingLauncher(launcher) if meta.get("descriptors") else launcher)

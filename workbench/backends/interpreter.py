@@ -24,10 +24,12 @@ computation when that is exactly equal to running them one by one (see
 """
 from __future__ import annotations
 
+from ..ir.clone import clone_module
 from ..ir.core import functions
 from ..ir.parser import parse_module
 from ..passes.decompose_scaled_dot import decompose_all
 from .base import Backend, BackendResult, KernelMetadata, Loaded
+from .descriptors import lower_descriptors, wrap_launcher
 from .interp.compiler import compile_function
 from .interp.errors import DeviceAssertionError, InterpreterError
 from .interp.launch import DEFAULT_BATCH_ELEMS, Launcher
@@ -54,7 +56,8 @@ class InterpreterBackend(Backend):
         ``tt.func``) into closures. ``spec`` and ``ctx`` are accepted for the interface.
         Raises UnsupportedError naming the op and its line for ops the interpreter lacks.
         ``tt.dot_scaled`` is first decomposed as on sm_90 (``decompose-scaled-dot``)."""
-        ttir_module = decompose_all(ttir_module)
+        original = ttir_module
+        ttir_module = decompose_all(lower_descriptors(ttir_module, clone_module))
         if ttir_module.name == "tt.func":
             func, module = ttir_module, None
         else:
@@ -67,7 +70,7 @@ class InterpreterBackend(Backend):
         meta = KernelMetadata(name=cf.name, target="interpreter",
                               num_warps=getattr(options, "num_warps", 4),
                               num_stages=getattr(options, "num_stages", 3))
-        launcher = Launcher(cf, self.batch_elems)
+        launcher = wrap_launcher(Launcher(cf, self.batch_elems), original)
         return BackendResult(stages=[], metadata=meta, launcher=launcher,
                              extra={"compiled_function": cf, "facts": cf.facts})
 

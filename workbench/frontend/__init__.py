@@ -10,6 +10,7 @@ from ..config import Options
 from ..errors import CompilationError
 from ..ir import types as irt
 from ..ir.core import Operation, module_op
+from ..language import descriptors
 from ..language import dtypes as dt
 from ..language.semantic import Semantic
 from .codegen import CodeGenerator, NamingBuilder
@@ -32,6 +33,10 @@ def _param_values(src, spec, block, sem, fn_loc):
             values[pname] = getattr(a.value, "value", a.value)
         elif a.equal_to_1:
             values[pname] = 1
+        elif a.kind == "tensordesc":
+            n = len(descriptors.param_types(a.type))
+            values[pname] = descriptors.from_params(a.type, [next(args) for _ in range(n)],
+                                                    sem)
         else:
             try:
                 d = dt.from_short_name(a.type)
@@ -53,23 +58,30 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
     fn_loc = src.loc(tree.lineno, tree.col_offset)
     module = module_op(loc=fn_loc)
     passed = [a for a in spec.args if a.passed]
-    types = []
+    types: list = []
+    arg_attrs: list = []
+    names: list = []
     for a in passed:
         try:
-            types.append(dt.from_short_name(a.type).to_ir())
+            ts = descriptors.param_types(a.type) if a.kind == "tensordesc" else \
+                [dt.from_short_name(a.type).to_ir()]
         except ValueError as e:
             raise CompilationError(f"parameter {a.name!r}: {e}", fn_loc) from None
+        types += ts
+        arg_attrs += [{"tt.divisibility": 16} if a.divisible_by_16 else {}] + \
+            [{} for _ in ts[1:]]
+        names += [a.name] * len(ts)
     attrs = {
         "sym_name": src.name,
         "function_type": irt.FunctionType(tuple(types), ()),
-        "arg_attrs": [{"tt.divisibility": 16} if a.divisible_by_16 else {} for a in passed],
-        "arg_names": [a.name for a in passed],
+        "arg_attrs": arg_attrs,
+        "arg_names": names,
     }
     func = Operation("tt.func", [], [], attrs, regions=1, loc=fn_loc)
     module.regions[0].block.append(func)
     block = func.regions[0].add_block(types)
-    for arg, a in zip(block.args, passed, strict=False):
-        arg.name = a.name
+    for arg, name in zip(block.args, names, strict=True):
+        arg.name = name
     builder = NamingBuilder(block, loc=fn_loc)
     sem = Semantic(builder)
     sem.debug = bool(options.debug)

@@ -109,6 +109,10 @@ class CallsMixin:
             raise self.error(node, f"the Python builtin {name}() is not supported in kernels",
                              None, UnsupportedError)
         args = [ce.unwrap(a) for a in args]
+        if name == "isinstance" and len(args) == 2 and not kws and ce.is_const([args[1]]):
+            # a kernel value's Python class (tensor, tensor descriptor...) is known when
+            # compiling, as in Triton (tutorial 06: isinstance(x, tl.tensor_descriptor))
+            return isinstance(args[0], args[1])
         if name == "print":
             return ldebug.static_print(*args, _semantic=self.sem)
         if ce.is_const(args) and ce.is_const(list(kws.values())):

@@ -12,7 +12,7 @@ from .attrs import attr_key, format_attr
 from .core import Operation
 from .dialects.fmt import AttrDict, FunctionalType, Group, Literal, TypeOf, Var
 from .dialects.spec import Attr, OpSpec, base_name
-from .types import MemDescType
+from .types import MemDescType, PointerType, TensorDescType
 
 _AXES = "xyz"
 _NO_SPACE_BEFORE = {",", ")", "]"}
@@ -35,7 +35,10 @@ class _Printed:
         out = [self.pieces[0][0]]
         prev = self.pieces[0]
         for text, lit in self.pieces[1:]:
-            tight = (lit and (text in _NO_SPACE_BEFORE or text in _OPENERS)) or \
+            # MLIR's rule: an opener after a punctuation literal (`, [`) keeps its space
+            after_comma = prev[1] and prev[0] == ","
+            tight = (lit and (text in _NO_SPACE_BEFORE or
+                              (text in _OPENERS and not after_comma))) or \
                 (prev[1] and prev[0] in _OPENERS)
             out.append(text if tight else " " + text)
             prev = (text, lit)
@@ -91,10 +94,12 @@ def _attr_text(attr: Attr, value) -> str:
     return format_attr(value)
 
 
-def _type_text(p, t, qualified: bool) -> str:
+def _type_text(p, t, qualified: bool, short: bool = False) -> str:
     text = p.t(t)
     if not qualified and isinstance(t, MemDescType):
         return text[len("!ttg.memdesc"):]
+    if short and isinstance(t, (PointerType, TensorDescType)):
+        return text[text.index("<"):]
     return text
 
 
@@ -126,7 +131,8 @@ def _print_elements(p, view: _OpView, elements, out: _Printed, used: set) -> Non
             else:
                 out.add(p.vs(view.values(e.name)))
         elif isinstance(e, TypeOf):
-            out.add(", ".join(_type_text(p, v.type, e.qualified) for v in view.values(e.of)))
+            out.add(", ".join(_type_text(p, v.type, e.qualified, e.short)
+                              for v in view.values(e.of)))
         elif isinstance(e, FunctionalType):
             ins = ", ".join(p.t(v.type) for v in view.values(e.ins))
             outs = [p.t(v.type) for v in view.values(e.outs)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .parser_lex import Cursor, float_from_text
-from .types import FloatType, IntType, MemDescType, PointerType, TensorType
+from .types import FloatType, IntType, MemDescType, PointerType, TensorDescType, TensorType
 
 _SCALAR = re.compile(r"(i\d+|bf16|f16|f32|f64|f8E4M3FNUZ|f8E4M3FN|f8E5M2FNUZ|f8E5M2)\b")
 
@@ -54,6 +54,17 @@ class TypeParser(Cursor):
             space = self.integer() if self.eat(",") else 1
             self.expect(">", "to close !tt.ptr<...>")
             return PointerType(pointee, space)
+        if self.eat("!tt.tensordesc<"):
+            return self._tensordesc()
+        if self.s.startswith("<", pos) and not self._memdesc_body(pos + 1):
+            # short(type($x)): a pointer or a tensor descriptor without its prefix
+            self.i = pos + 1
+            if self.s.startswith("tensor<", self.i):
+                return self._tensordesc()
+            pointee = self.type()
+            space = self.integer() if self.eat(",") else 1
+            self.expect(">", "to close <...>")
+            return PointerType(pointee, space)
         if self.eat("!ttg.memdesc<") or self.eat("<"):  # type($x) prints a memdesc without prefix
             shape = self.dims()
             elem = self.type()
@@ -70,6 +81,27 @@ class TypeParser(Cursor):
         self.i = m.end()
         t = m.group(1)
         return IntType(int(t[1:])) if t[0] == "i" else FloatType(t)
+
+    def _memdesc_body(self, i: int) -> bool:
+        """Whether the text at ``i`` (after a bare ``<``) is a memdesc's shape."""
+        return bool(re.compile(r"\s*(\d+x|x)").match(self.s, i))
+
+    def _tensordesc(self) -> TensorDescType:
+        """``tensor<...>>`` after ``!tt.tensordesc<`` (or a bare ``<``); an integer element
+        may carry Triton's signedness prefix (``si32``, ``ui32``)."""
+        self.ws()
+        self.expect("tensor<", "in a tensor descriptor type")
+        shape = self.dims()
+        sign = ""
+        m = re.compile(r"([su])(i\d+)\b").match(self.s, self.i)
+        if m:
+            sign = m.group(1)
+            self.i += 1
+        elem = self.type()
+        enc = self.encoding() if self.eat(",") else None
+        self.expect(">", "to close tensor<...>")
+        self.expect(">", "to close !tt.tensordesc<...>")
+        return TensorDescType(TensorType(shape, elem, enc), sign)
 
     def dims(self) -> tuple:
         shape: list[int] = []

@@ -10,7 +10,7 @@ from .assembly import attr_dict_text, print_custom
 from .attrs import format_attr_dict
 from .core import Block, Location, Operation, Value
 from .dialects import OPS
-from .types import IntType, MemDescType, TensorType, Type
+from .types import IntType, MemDescType, TensorDescType, TensorType, Type
 
 #: the alias Triton prints for shared memory, used by every ``!ttg.memdesc`` type
 SMEM_ALIAS = ("#smem", "#ttg.shared_memory")
@@ -113,7 +113,7 @@ class Printer:
     def t(self, t: Type) -> str:
         if isinstance(t, MemDescType):
             self.uses_smem = True
-        if isinstance(t, (TensorType, MemDescType)):
+        if isinstance(t, (TensorType, MemDescType, TensorDescType)):
             return t.to_text(self.alias)
         return str(t)
 

@@ -116,6 +116,32 @@ class TensorType(Type):
 
 
 @dataclass(frozen=True)
+class TensorDescType(Type):
+    """A tensor descriptor (Triton's ``!tt.tensordesc<tensor<32x64xf16>>``): the tile type
+    ``block`` it loads and stores. Integer blocks carry the signedness of the language dtype
+    (``signedness`` ``"s"`` or ``"u"``; Triton prints ``tensor<16xsi32>``/``tensor<16xui32>``),
+    since a descriptor is built in a typed context (Triton's ``create_tensor_descriptor_type``).
+    """
+
+    block: TensorType
+    signedness: str = ""
+
+    @property
+    def width(self) -> int:
+        return 64
+
+    def to_text(self, alias_of=None) -> str:
+        dims = "x".join(str(s) for s in self.block.shape)
+        enc = ""
+        if self.block.encoding is not None:
+            enc = ", " + (alias_of(self.block.encoding) if alias_of else str(self.block.encoding))
+        return f"!tt.tensordesc<tensor<{dims}x{self.signedness}{self.block.element}{enc}>>"
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+@dataclass(frozen=True)
 class MemDescType(Type):
     """A shared memory buffer ``!ttg.memdesc<64x64xf16, #shared, #smem, mutable>``."""
 

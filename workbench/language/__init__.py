@@ -72,6 +72,12 @@ from .debug import (
     static_assert,
     static_print,
 )
+from .descriptors import (
+    load_tensor_descriptor,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
 from .dtypes import (
     bfloat16,
     dtype,
@@ -135,6 +141,8 @@ bool_ = int1
 pi32_t = pointer_type(int32)
 
 __all__ = [
+    "load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor",
+    "tensor_descriptor",
     "PropagateNan", "abs", "arange", "broadcast", "broadcast_to", "cast", "cdiv", "ceil", "cos",
     "erf", "exp", "exp2", "expand_dims", "floor", "fma", "full", "load", "log", "log2",
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",

@@ -20,6 +20,7 @@ from .insert_barriers import InsertBarriers
 from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
+from .rewrite_descriptors import RewriteTensorDescriptorToPointer
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
 REGISTRY: dict[str, type] = {
@@ -35,6 +36,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-allocate-shared-memory": AllocateShared,
     "tritongpu-insert-barriers": InsertBarriers,
     "decompose-scaled-dot": DecomposeScaledDot,
+    "triton-rewrite-tensor-descriptor-to-pointer": RewriteTensorDescriptorToPointer,
 }
 
 

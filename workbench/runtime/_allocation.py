@@ -4,9 +4,10 @@
 An allocator is called as ``allocator(size_bytes, alignment_bytes, stream)`` and returns an
 object with ``data_ptr()`` (a torch tensor, a numpy-backed buffer...). The default,
 :class:`NullAllocator`, refuses. The setting is per context (a ``contextvars.ContextVar``),
-as in Triton. No kernel the workbench compiles today asks for scratch memory (device-side
-tensor descriptors, which would, are not implemented yet), so the allocator is recorded and
-:func:`get_allocator` returns it, but launches do not call it.
+as in Triton. No kernel the workbench compiles asks for scratch memory: Triton needs it for
+the tensormaps of device-side tensor descriptors on sm_90, but every workbench backend lowers
+descriptors to masked loads and stores instead (no tensormap), so the allocator is recorded
+and :func:`get_allocator` returns it, but launches do not call it.
 """
 from __future__ import annotations
 

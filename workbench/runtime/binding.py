@@ -230,6 +230,13 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
             specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
             per_param.append(None)
             continue
+        if _is_descriptor(v):
+            spec, rv, info = _descriptor(fn, p, v)
+            specs.append(spec)
+            per_param.append(rv)
+            dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
+            devices.setdefault(dev, (p.name, info))
+            continue
         try:
             info = array_info(v)
         except ArrayTypeError as e:
@@ -261,6 +268,34 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     runtime = tuple(r for s, r in zip(specs, per_param, strict=True) if s.passed)
     return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
                        tuple(per_param))
+
+
+def _is_descriptor(v) -> bool:
+    """A host tensor descriptor (``workbench.tools.tensor_descriptor.TensorDescriptor`` or
+    an object with the same fields, such as Triton's)."""
+    return type(v).__name__ == "TensorDescriptor" and all(
+        hasattr(v, f) for f in ("base", "shape", "strides", "block_shape"))
+
+
+def _descriptor(fn, p: Param, v):
+    """ArgSpec ``tensordesc<fp16[32, 64]>`` (Triton's signature type), the runtime
+    :class:`~workbench.backends.descriptors.DescriptorArg` and the base's array info."""
+    from ..backends.descriptors import DescriptorArg
+    try:
+        info = array_info(v.base)
+    except ArrayTypeError as e:
+        raise launch_error(fn, f"argument '{p.name}': descriptor base: {e}",
+                           param=p.name) from None
+    if info is None:
+        raise launch_error(fn, f"argument '{p.name}': the descriptor's base is not an array",
+                           "build it with TensorDescriptor.from_tensor(array, block_shape)",
+                           param=p.name)
+    block = ", ".join(str(int(b)) for b in v.block_shape)
+    spec = ArgSpec(p.name, "tensordesc", f"tensordesc<{info.dtype}[{block}]>")
+    ptr = PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj)
+    rv = DescriptorArg(ptr, tuple(int(s) for s in v.shape), tuple(int(s) for s in v.strides),
+                       getattr(v, "padding", "zero") == "nan")
+    return spec, rv, info
 
 
 def _is_language_dtype(v) -> bool:

@@ -295,6 +295,11 @@ class TensorWrapper:
         """A wrapper over a copy of the base."""
         return TensorWrapper(self.base.clone(), self.dtype)
 
+    def new_empty(self, sizes):
+        """A wrapper of the same dtype over a new uninitialised base of shape ``sizes``
+        (torch's ``new_empty`` on the base)."""
+        return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+
     def to(self, device):
         """A wrapper over the base moved to ``device``."""
         return TensorWrapper(self.base.to(device), self.dtype)

@@ -19,9 +19,11 @@ import llvmlite.binding as llvm
 
 from ...codegen.cpu.compile import build_module, host_features, jit, target_machine
 from ...codegen.lineinfo import directive_line_locs, llir_line_locs
+from ...ir.clone import clone_module
 from ...ir.parser import TypeParser
 from ...passes.decompose_scaled_dot import decompose_all
 from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
+from ..descriptors import ExpandingLauncher, lower_descriptors, wrap_launcher
 from ..entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
 from ..limits import host_scratch_check
 from .launcher import CpuLauncher
@@ -38,7 +40,7 @@ class CpuBackend(Backend):
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         t0 = time.perf_counter()
         ttir_module = decompose_all(ttir_module)  # tt.dot_scaled as on sm_90
-        host = build_module(ttir_module, options)
+        host = build_module(lower_descriptors(ttir_module, clone_module), options)
         t1 = time.perf_counter()
         res = jit(host)
         timings = getattr(ctx, "timings", None)
@@ -53,8 +55,9 @@ class CpuBackend(Backend):
             passed = [a.name for a in spec.passed] if spec is not None else []
             names = passed if len(passed) == len(lw.param_types) else \
                 [f"arg{i}" for i in range(len(lw.param_types))]
-        launcher = CpuLauncher(res.engine, res.address, lw.name, names, lw.param_types,
-                               lw.arena_bytes, lw.mem_ops)
+        launcher = wrap_launcher(CpuLauncher(res.engine, res.address, lw.name, names,
+                                             lw.param_types, lw.arena_bytes, lw.mem_ops),
+                                 ttir_module)
         stages = [Stage("llir", res.llir, llir_line_locs(res.llir)),
                   Stage("asm", res.asm, directive_line_locs(res.asm))]
         meta = KernelMetadata(name=lw.name, target=str(self.target),
@@ -77,9 +80,12 @@ class CpuBackend(Backend):
         """The optimised LLVM IR (``kernel.asm["llir"]``) and the launcher's tables; None when
         the kernel has no CPU launcher."""
         launcher = kernel.launcher
+        expanding = isinstance(launcher, ExpandingLauncher)
+        if expanding:
+            launcher = launcher.inner
         if not isinstance(launcher, CpuLauncher):
             return None
-        return _pack(launcher, kernel.asm["llir"], None)
+        return _pack(launcher, kernel.asm["llir"], None, expanding)
 
     def load(self, data: bytes) -> Loaded:
         """Parse the stored LLVM IR, generate (or reuse the stored) machine code through
@@ -103,15 +109,18 @@ class CpuBackend(Backend):
         launcher = CpuLauncher(engine, address, meta["name"], meta["param_names"], types,
                                meta["arena_bytes"], ops)
         repacked = None
+        expanding = bool(meta.get("descriptors"))
         if obj is None and got.get("obj"):
-            repacked = _pack(launcher, meta["llir"], got["obj"])
-        return Loaded(launcher, repacked=repacked)
+            repacked = _pack(launcher, meta["llir"], got["obj"], expanding)
+        return Loaded(ExpandingLauncher(launcher) if expanding else launcher, repacked=repacked)
 
 
-def _pack(launcher: CpuLauncher, llir: str, obj: bytes | None) -> bytes:
+def _pack(launcher: CpuLauncher, llir: str, obj: bytes | None,
+          descriptors: bool = False) -> bytes:
     table = LocationTable()
     ops = [[k, table.index(loc), p] for k, loc, p in launcher.mem_ops]
     meta = {"llir": llir, "name": launcher.name, "param_names": launcher.param_names,
             "param_types": [str(t) for t in launcher.param_types],
-            "arena_bytes": launcher.arena_bytes, "mem_ops": ops, "locs": table.rows}
+            "arena_bytes": launcher.arena_bytes, "mem_ops": ops, "locs": table.rows,
+            "descriptors": descriptors}
     return pack_parts(meta, {"object": obj} if obj else None)

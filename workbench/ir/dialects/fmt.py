@@ -8,6 +8,9 @@ Elements (separated by spaces):
 - ``type($name)``, ``type(operands)``, ``type(results)``: the types, comma-separated;
   ``qualified(type(...))`` the same (``type(...)`` of a memory descriptor prints it without its
   ``!ttg.memdesc`` prefix, as MLIR prints a type of a known class);
+  ``short(type($x))`` prints a pointer or a tensor descriptor without its ``!tt.ptr`` /
+  ``!tt.tensordesc`` prefix (``<f32>``), as MLIR does for an operand whose constraint is one
+  type class (``tt.make_tensor_descriptor``);
 - ``functional-type(operands, results)``: ``(T, T) -> T``;
 - ``attr-dict``: the attributes no other element prints, ``{name = value, ...}``, leaving out
   values the spec elides;
@@ -45,6 +48,7 @@ class TypeOf:
     of: str
     qualified: bool = False
     anchor: bool = False
+    short: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,8 @@ class Group:
 
 Element = Literal | Var | TypeOf | FunctionalType | AttrDict | Group
 
-_TOKEN = re.compile(r"\s*(`[^`]*`|\$\w+\^?|qualified\(type\([$\w]+\)\)\^?|type\([$\w]+\)\^?|"
+_TOKEN = re.compile(r"\s*(`[^`]*`|\$\w+\^?|(?:qualified|short)\(type\([$\w]+\)\)\^?|"
+                    r"type\([$\w]+\)\^?|"
                     r"functional-type\([$\w]+,\s*[$\w]+\)|attr-dict|operands|\(|\)\?)")
 
 
@@ -129,5 +134,6 @@ def _element(tok: str):
         ins, outs = (s.strip().lstrip("$") for s in tok[16:-1].split(","))
         return FunctionalType(ins, outs)
     qualified = tok.startswith("qualified(")
-    inner = tok[len("qualified("):-1] if qualified else tok
-    return TypeOf(inner[5:-1].lstrip("$"), qualified, anchor)
+    short = tok.startswith("short(")
+    inner = tok[tok.index("(") + 1:-1] if (qualified or short) else tok
+    return TypeOf(inner[5:-1].lstrip("$"), qualified, anchor, short)

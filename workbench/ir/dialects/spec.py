@@ -152,9 +152,10 @@ class OpSpec:
 
     def operand_slots(self, n: int, segments=None) -> dict[str, list[int]]:
         """Operand name -> the operand indices it covers, for an op with ``n`` operands.
-        Optional operands are filled in order; one variadic takes what is left. ``segments``
-        (MLIR's ``operandSegmentSizes``: one count per spec operand) decides instead, for ops
-        with several optional operands of which any may be absent (``tt.dot_scaled``)."""
+        Optional operands are filled in order; one variadic takes what is left, several share
+        it equally. ``segments`` (MLIR's ``operandSegmentSizes``: one count per spec operand)
+        decides instead, for ops with several optional operands of which any may be absent
+        (``tt.dot_scaled``)."""
         if segments is not None and len(segments) == len(self.operands):
             out, i = {}, 0
             for s, k in zip(self.operands, segments, strict=True):
@@ -187,11 +188,14 @@ def base_name(marked: str) -> str:
 def _slots(names: tuple, n: int) -> dict[str, list[int]]:
     required = sum(1 for s in names if not s.endswith("?") and not s.startswith("*"))
     spare = n - required
+    # several variadics share what is left equally (MLIR's SameVariadicOperandSize)
+    variadics = sum(1 for s in names if s.startswith("*"))
+    share = max(spare, 0) // variadics if variadics > 1 else None
     out: dict[str, list[int]] = {}
     i = 0
     for s in names:
         if s.startswith("*"):
-            take = max(spare, 0)
+            take = max(spare, 0) if share is None else share
             spare -= take
         elif s.endswith("?"):
             take = 1 if spare > 0 else 0

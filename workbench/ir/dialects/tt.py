@@ -18,6 +18,10 @@ _SEM = Attr("sem", "enum", "acq_rel", elide=())
 _SCOPE = Attr("scope", "enum", "gpu", elide=())
 #: Triton's ``InputPrecision`` enum in order (attribute dictionaries print its number)
 INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+#: Triton's ``PaddingOption`` enum in order (``{padding = 2 : i32}`` is "nan")
+PADDING_OPTIONS = ("none", "zero", "nan")
+#: Triton's ``DescriptorReduceKind`` names as ``tt.descriptor_reduce`` prints them
+DESCRIPTOR_REDUCE_KINDS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 
 SPECS = [
@@ -134,6 +138,37 @@ SPECS = [
     op("tt.gather", ["src", "indices"], attributes=[Attr("axis", "i32", REQUIRED)],
        traits=_PURE, format="$src `[` $indices `]` attr-dict `:` "
                             "functional-type(operands, results)", doc="gather along axis"),
+    # tensor descriptors (TritonOps.td: TT_MakeTensorDescOp, TT_DescriptorLoadOp, ...)
+    op("tt.make_tensor_descriptor", ["base", "*shape", "*strides"], traits=_PURE,
+       attributes=[Attr("padding", "enum_i32", "zero", elide=(None, "zero"),
+                        choices=PADDING_OPTIONS)],
+       format="$base `,` `[` $shape `]` `,` `[` $strides `]` attr-dict `:` short(type($base)) "
+              "`,` short(type($result))",
+       doc="a descriptor of the tensor at base (shape i32, strides i64 in elements)"),
+    op("tt.descriptor_load", ["desc", "*indices"], attributes=[_CACHE, _EVICT],
+       effects=("read:global",),
+       format="$desc `[` $indices `]` (`cacheModifier` `=` $cache^)? (`evictionPolicy` `=` "
+              "$evict^)? attr-dict `:` type($desc) `->` type($result)",
+       doc="the block at indices (i32, elements); out-of-bounds elements read as padding"),
+    op("tt.descriptor_store", ["desc", "*indices", "src"], results=(),
+       effects=("write:global",),
+       format="$desc `[` $indices `]` `,` $src attr-dict `:` type($desc) `,` type($src)",
+       doc="store the block at indices; out-of-bounds elements are not written"),
+    op("tt.descriptor_reduce", ["desc", "*indices", "src"], results=(),
+       attributes=[Attr("kind", "enum", REQUIRED, choices=DESCRIPTOR_REDUCE_KINDS)],
+       effects=("read:global", "write:global"),
+       format="$kind `,` $desc `[` $indices `]` `,` $src attr-dict `:` type($desc) `,` "
+              "type($src)",
+       doc="atomic reduce of the block into memory at indices (add, min, max, and, or, xor)"),
+    op("tt.descriptor_gather", ["desc", "x_offsets", "y_offset"], effects=("read:global",),
+       format="$desc `[` $x_offsets `,` $y_offset `]` attr-dict `:` "
+              "functional-type(operands, results)",
+       doc="rows x_offsets (tensor<Nxi32>) of the descriptor's 2-D tensor, from column "
+           "y_offset"),
+    op("tt.descriptor_scatter", ["desc", "x_offsets", "y_offset", "src"], results=(),
+       effects=("write:global",),
+       format="$desc `[` $x_offsets `,` $y_offset `]` `,` $src attr-dict `:` type(operands)",
+       doc="store the rows of src at rows x_offsets, from column y_offset"),
     op("tt.print", ["*args"], results=(), effects=("write:io",),
        attributes=[Attr("prefix", "str", ""), Attr("hex", "bool", False, elide=()),
                    Attr("isSigned", "i32_array", (), elide=())],
