@@ -74,7 +74,7 @@ def test_no_difference_row_repeats_a_property_row():
 
 def test_panes_share_the_output_width(comparison):
     html = render_comparison(comparison)
-    uid = re.search(r'<div class="wb-view" id="([^"]+)"', html).group(1)
+    uid = re.search(r'<div class="wb-view[^"]*" id="([^"]+)"', html).group(1)
     assert f"#{uid} .wb-panes{{flex-wrap:wrap}}" in html
     assert "calc(50% - 6px)" in html and "max-width:none" in html
     stages = re.findall(r'class="wb-pane" data-stage="([^"]+)"', html)
