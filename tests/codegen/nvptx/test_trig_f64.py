@@ -3,18 +3,24 @@
 
 Without a GPU: the algorithm the PTX is generated from, evaluated with numpy, against numpy's
 sin/cos/tan over random inputs from 2^-30 to the largest double, special values and the double
-closest to a multiple of pi/2; the kernels compile for cuda:80 and cuda:90 and ptxas accepts
-them. With a GPU (``gpu`` mark): the kernels against numpy, within 2 ulp (tan: 3)."""
+closest to a multiple of pi/2; the LLVM IR the CUDA backend emits for it, compiled for the host
+CPU, gives the same bits as the numpy evaluation; the kernels compile for cuda:80 and cuda:90
+and ptxas accepts them. With a GPU (``gpu`` mark): the kernels against numpy, within 2 ulp
+(tan: 3)."""
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import pytest
+from llvmlite import ir
 
 import workbench as wb
 import workbench.language as tl
 from tests.codegen.nvptx.test_misc_ops import PTXAS, N, _cuda, _dev, _sync, extern_kernel
 from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx.trig_f64 import numpy_trig
+from workbench.codegen.nvptx.trig_llvm import trig_f64_llvm
 from workbench.ir.types import f64
 
 #: the double nearest a multiple of pi/2 (Muller, Elementary Functions, ch. 11): it is
@@ -71,6 +77,41 @@ def test_special_values():
     # no cancellation error in the reduction of the hardest argument
     assert numpy_trig("cos", np.array([WORST]))[0] == COS_WORST
     assert numpy_trig("sin", np.array([WORST]))[0] in (1.0, -1.0)
+
+
+class _HostKernel:
+    """The little of the CUDA lowering's context :class:`LlvmOps` uses, on a host module."""
+
+    def __init__(self, module, builder):
+        self.module, self.b = module, builder
+
+    def intrinsic(self, name, ret, args):
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_llvm_ir_on_the_host_equals_the_numpy_evaluation(name):
+    import llvmlite.binding as llvm
+    m = ir.Module(name="trig")
+    fn = ir.Function(m, ir.FunctionType(ir.DoubleType(), [ir.DoubleType()]), "f")
+    b = ir.IRBuilder(fn.append_basic_block())
+    b.ret(trig_f64_llvm(_HostKernel(m, b), name, fn.args[0]))
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    mod = llvm.parse_assembly(str(m))
+    mod.verify()
+    ee = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple()
+                                    .create_target_machine())
+    ee.finalize_object()
+    f = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(ee.get_function_address("f"))
+    x = random_inputs(np.random.default_rng(), 4000)
+    x[7] = WORST
+    got = np.array([f(float(v)) for v in x])
+    want = numpy_trig(name, x)
+    same = (got.view(np.int64) == want.view(np.int64)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), x[~same][:5]
 
 
 @pytest.mark.parametrize("arch", [80, 90])
