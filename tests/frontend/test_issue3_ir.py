@@ -218,7 +218,7 @@ def k_hints(x_ptr, N: tl.constexpr):
 
 def test_hints_are_attributes():
     filecheck(ttir(k_hints, ptr("x_ptr"), const("N", 16)), """
-CHECK: %offs_1 = arith.muli %offs, %offs_0 {tt.contiguity = array<i32: 4>, tt.divisibility = array<i32: 16>} : tensor<16xi32>
+CHECK: %offs_1 = arith.muli %offs, %offs_0 {tt.contiguity = dense<4> : tensor<1xi32>, tt.divisibility = dense<16> : tensor<1xi32>} : tensor<16xi32>
 CHECK: tt.addptr %{{.*}}, %offs_1
 """)  # noqa: E501
 

@@ -20,6 +20,11 @@ N_PTX = 6
 # dtype before the language took Triton's rule (wrong values, a loop-carried type mismatch, fp16
 # rejected by tl.sqrt); 202323: a bf16 cumsum summed in bf16 instead of fp32
 FIXED_SEEDS = [0, 1, 2, 3, 19, 36, 4242, 31337, 5059, 5096, 5136, 202323]
+# Compiled to PTX for cuda:80 and cuda:90 (and assembled) every run. 303510 304170 305900
+# 308620 311760 319580: a tl.cumsum of a tl.dot result kept the dot's #mma layout, which the
+# scan lowering cannot take (Triton converts to a blocked layout first); 300690 301910 302350:
+# float64 tl.sin/tl.cos were not implemented by the CUDA backend
+PTX_SEEDS = [303510, 304170, 305900, 308620, 311760, 319580, 300690, 301910, 302350]
 
 
 def _seeds(n: int) -> list:
@@ -57,6 +62,18 @@ def test_random_programs_compile_to_ptx():
                        options={"ptx_every": 1, "first": seeds[0], "ptxas": ptxas})
     bad = sorted((r for r in results if r["failures"]), key=lambda r: r["seed"])
     assert all("cuda:80" in r["passed"] + list(r["unsupported"]) for r in results if r not in bad)
+    assert not bad, "\n\n".join(_report(generate(r["seed"]), r["failures"], (80, 90))
+                                  for r in bad)
+
+
+def test_regression_seeds_compile_to_ptx():
+    ptxas = find_tool("ptxas")
+    results = run_pool("valid", PTX_SEEDS, jobs=_jobs(), timeout=300,
+                       options={"ptx_every": 1, "first": PTX_SEEDS[0], "ptxas": ptxas})
+    assert len(results) == len(PTX_SEEDS)
+    for r in results:
+        assert "cuda:80" in r["passed"] and "cuda:90" in r["passed"], r
+    bad = [r for r in results if r["failures"]]
     assert not bad, "\n\n".join(_report(generate(r["seed"]), r["failures"], (80, 90))
                                   for r in bad)
 

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from .attrs import attr_key, format_attr
+from .attrs import attr_key, format_attr, format_keyed_attr
 from .core import Operation
 from .dialects.fmt import AttrDict, FunctionalType, Group, Literal, TypeOf, Var
 from .dialects.spec import Attr, OpSpec, base_name
@@ -116,7 +116,7 @@ def attr_dict_text(spec: OpSpec | None, attrs: dict, used: set) -> str:
             continue
         if attr is not None and attr.kind == "enum_i32":
             v = list(attr.choices).index(v)
-        items.append(f"{attr_key(k)} = {format_attr(v)}")
+        items.append(f"{attr_key(k)} = {format_keyed_attr(k, v)}")
     return (" {" + ", ".join(items) + "}") if items else ""
 
 

@@ -40,10 +40,27 @@ def format_attr(v) -> str:
     return str(v)
 
 
+#: Hint attributes Triton's frontend stores as ``DenseIntElementsAttr``
+#: (``tl.multiple_of``/``max_contiguous``/``max_constancy``: ``ir.make_attr``)
+DENSE_I32_HINTS = frozenset({"tt.divisibility", "tt.contiguity", "tt.constancy"})
+
+
+def format_keyed_attr(k: str, v) -> str:
+    """``v`` printed as the value of attribute ``k``: the hint attributes as MLIR prints a
+    dense i32 vector (``dense<4> : tensor<1xi32>``, ``dense<[1, 4]> : tensor<2xi32>``; one
+    value when all are equal), the rest by :func:`format_attr`."""
+    if k in DENSE_I32_HINTS and isinstance(v, (list, tuple)) and v and \
+            all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        body = str(v[0]) if len(set(v)) == 1 else "[" + ", ".join(str(x) for x in v) + "]"
+        return f"dense<{body}> : tensor<{len(v)}xi32>"
+    return format_attr(v)
+
+
 def attr_key(k: str) -> str:
     """An attribute name as MLIR prints it: bare, or quoted when it has other characters."""
     return k if all(c.isalnum() or c in "_." for c in k) and not k[0].isdigit() else f'"{k}"'
 
 
 def format_attr_dict(attrs: dict) -> str:
-    return "{" + ", ".join(f"{attr_key(k)} = {format_attr(v)}" for k, v in attrs.items()) + "}"
+    return "{" + ", ".join(f"{attr_key(k)} = {format_keyed_attr(k, v)}"
+                           for k, v in attrs.items()) + "}"

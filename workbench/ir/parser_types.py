@@ -148,6 +148,8 @@ class TypeParser(Cursor):
                         break
             self.expect(">", "to close array<...>")
             return tuple(vals)
+        if self.eat("dense<"):
+            return self.dense_ints()
         if self.eat("["):
             vals = []
             while not self.at("]"):
@@ -163,6 +165,24 @@ class TypeParser(Cursor):
         if not re.fullmatch(r"-?\d+", text):
             raise self.error(f"integer attribute expected, found {text!r}")
         return int(text)
+
+    def dense_ints(self) -> list:
+        """The rest of ``dense<4> : tensor<2xi32>`` or ``dense<[1, 4]> : tensor<2xi32>`` (after
+        ``dense<``) as a list of ints, a splat repeated to the tensor's length."""
+        vals = []
+        if self.eat("["):
+            while not self.at("]"):
+                vals.append(self.integer())
+                if not self.eat(","):
+                    break
+            self.expect("]")
+        else:
+            vals.append(self.integer())
+        self.expect(">", "to close dense<...>")
+        self.expect(":")
+        t = self.type()
+        n = t.shape[0] if isinstance(t, TensorType) and t.shape else len(vals)
+        return vals * n if len(vals) == 1 else vals
 
     def attr_dict(self) -> dict:
         self.expect("{")

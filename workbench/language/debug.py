@@ -30,7 +30,10 @@ def _hint(x, values, attr):
 @builtin
 def multiple_of(input, values, _semantic=None):
     """Hint: the first element of each group is divisible by ``values``
-    (``tt.divisibility`` attribute on the defining op). Returns ``input``."""
+    (``tt.divisibility`` attribute on the defining op, printed ``dense<v> : tensor<Nxi32>``).
+    On a value with no defining op (a kernel argument) nothing is recorded and nothing is
+    raised, as in Triton 3.6 (its ``Value.set_attr`` skips the function's arguments,
+    ``python/src/ir.cc``). Returns ``input``."""
     return _hint(unwrap(input), values, "tt.divisibility")
 
 

@@ -8,11 +8,13 @@ steps (``RemoveLayoutConversions.cpp``):
    expensive (a tensor of pointers with at least ``num_warps * 32`` elements,
    ``isExpensiveLoadOrStore``) and of atomics. Their layout flows to users: through
    ``ttg.convert_layout`` (the conversion becomes trivial), elementwise ops, ``tt.addptr``,
-   ``tt.broadcast``, ``tt.scan``, ``tt.expand_dims`` of a matching slice (result = the slice's
-   parent), the shape ops trans/join/split/reshape (result inferred by :mod:`.shape_layouts`)
-   and ``tt.reduce`` (result = ``#ttg.slice<{dim = axis, parent = layout}>``). A value
-   reached by two layouts keeps the first (``resolveConflicts``). Values are retyped in place;
-   wherever an operand no longer has the layout its user needs, a conversion is inserted, so
+   ``tt.broadcast``, ``tt.scan`` (blocked layouts only: ``inferDstEncoding`` stops any other
+   layout there, so a scan of an ``#mma`` dot result gets a conversion), ``tt.expand_dims``
+   of a matching slice (result = the slice's parent), the shape ops trans/join/split/reshape
+   (result inferred by :mod:`.shape_layouts`) and ``tt.reduce`` (result =
+   ``#ttg.slice<{dim = axis, parent = layout}>``). A value reached by two layouts keeps the
+   first (``resolveConflicts``). Values are retyped in place; wherever an operand no longer
+   has the layout its user needs, a conversion is inserted, so
    the program stays valid whatever was propagated.
 2. **Backward rematerialisation** (``backwardRematerialization``): for each remaining
    conversion, if the value's producers, back to values already in the target layout, are cheap
@@ -40,7 +42,7 @@ from typing import cast
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import SliceLayout
+from ..layouts import BlockedLayout, SliceLayout
 from ..layouts.encodings import DistributedEncoding
 from .effects import is_pure
 from .insertion import insert_for_use
@@ -74,7 +76,9 @@ def infer_dst(op: Operation, enc):
     """The result layout of ``op`` when a tensor operand arrives in ``enc`` (None: the op does
     not propagate layouts); Triton's ``inferDstEncoding``."""
     name = op.name
-    if name == "ttg.convert_layout" or name == "tt.scan":
+    if name == "tt.scan":  # the scan lowering takes blocked layouts only (Triton: same rule)
+        return enc if isinstance(enc, BlockedLayout) else None
+    if name == "ttg.convert_layout":
         return enc
     if name == "tt.expand_dims":
         ok = isinstance(enc, SliceLayout) and enc.dim == op.attributes["axis"]

@@ -4,8 +4,8 @@ Math follows Triton's NVIDIA lowering: ``exp(x) = ex2.approx.f32(x * log2(e))``,
 ``log(x) = lg2.approx.f32(x) * ln(2)``, ``sqrt``/``rsqrt`` approximate, fp32 ``/`` as
 ``div.full.f32`` (PTX ISA 9.7.3: ex2, lg2, sqrt, rsqrt, div). f16 and bf16 math is computed in
 f32 and rounded back; bf16 arithmetic likewise (bf16 is carried as i16 bits, see
-:mod:`.types`). ``erf`` and f64 ``exp``/``exp2``/``log``/``log2`` come from :mod:`.mathlib`
-(our own polynomials, no libdevice); other f64 transcendental functions raise
+:mod:`.types`). ``erf`` and f64 ``exp``/``exp2``/``log``/``log2``/``sin``/``cos`` come from
+:mod:`.mathlib` (our own polynomials, no libdevice); other f64 transcendental functions raise
 UnsupportedError.
 """
 from __future__ import annotations
@@ -141,7 +141,8 @@ def _unary_math(kl, op, base, x, t):
         if y is None:
             raise UnsupportedError(
                 f"math.{base} in float64 is not implemented by the CUDA backend (it has its own "
-                f"f64 exp, exp2, log, log2, sqrt and rsqrt); compute in float32 (x.to(tl.float32))",
+                f"f64 exp, exp2, log, log2, sqrt, rsqrt, sin and cos); compute in float32 "
+                f"(x.to(tl.float32))",
                 op.loc)
         return y
     if base == "erf":

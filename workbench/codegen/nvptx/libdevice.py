@@ -17,7 +17,9 @@ f32 and rounded once. Supported:
   and :data:`.libdevice_more.F64_NAMES` (``expm1``, ``log1p``, ``sinh``, ``cosh``, ``tanh``,
   ``asinh``, ``acosh``, ``atanh``, ``cbrt``, ``rcbrt``, ``ldexp``, ``scalbn``, and
   :mod:`.inverse_trig`'s ``atan``, ``atan2``, ``asin``, ``acos``);
-* f32 only, in float64: ``pow``, ``hypot``; f32 only, approximate PTX instructions (PTX ISA
+* f64: ``sin``, ``cos``, ``tan`` (:mod:`.trig_f64`: full-range reduction, 1 ulp for sin/cos,
+  2 ulp for tan);
+* f32 only, in float64: ``pow``, ``hypot``; f32, approximate PTX instructions (PTX ISA
   9.7.3.22-26 ``ex2``, ``lg2``, ``sin``, ``cos`` ``.approx``; absolute error about 2^-21):
   ``fast_exp``, ``fast_log``, ``sin``, ``cos``, ``tan`` (sin/cos), ``sinpi``, ``cospi``;
   ``erf`` (:func:`.mathlib.erf_f32`, 2e-7);

@@ -1,5 +1,5 @@
 """Math functions the CUDA backend computes itself (no libdevice): ``erf`` in f32 and ``exp``,
-``exp2``, ``log``, ``log2`` in f64.
+``exp2``, ``log``, ``log2`` in f64 (``sin``, ``cos``, ``tan`` in f64: :mod:`.trig_f64`).
 
 * ``erf(x)`` (f32): for ``|x| < 1``, ``x * P(x^2)`` with a degree-6 polynomial; for
   ``1 <= |x| < 4``, ``1 - exp(Q(|x|))`` with ``Q`` a degree-10 polynomial fitted to
@@ -22,6 +22,7 @@ import math
 
 from llvmlite import ir
 
+from .trig_llvm import trig_f64_llvm
 from .types import F32, F64, I32, I64
 
 ERF_SMALL = [7.898210606072098e-05, -0.0008024353883229196, 0.00519005348905921,
@@ -128,8 +129,11 @@ def log_f64(kl, x):
 
 
 def f64_math(kl, base, x):
-    """f64 ``exp``, ``exp2``, ``log``, ``log2``; None for other functions."""
+    """f64 ``exp``, ``exp2``, ``log``, ``log2``, ``sin``, ``cos``, ``tan``
+    (:mod:`.trig_f64`); None for other functions."""
     b = kl.b
+    if base in ("sin", "cos", "tan"):
+        return trig_f64_llvm(kl, base, x)
     if base == "exp":
         return exp_f64(kl, x)
     if base == "exp2":
