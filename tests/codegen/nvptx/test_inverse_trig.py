@@ -57,7 +57,7 @@ def test_against_numpy_on_the_host(name):
                               rng.standard_normal(2000) * 3,
                               np.exp(rng.uniform(-30, 30, 500)) * rng.choice([-1, 1], 500)])]
         if name == "atan2":
-            # no infinity here: atan2(inf, inf) is NaN in our code (pi/4 in C)
+            # (zeros and infinities against each other: test_atan2_zeros_and_infinities)
             xs.append(rng.permutation(np.concatenate([[1.0, -1.0, 1e300, -1e300, np.nan, 2.0,
                                                        -3.0, 1e-300], xs[0][8:]])))
     got = np.array([f(*a) for a in zip(*xs, strict=True)])
@@ -74,6 +74,18 @@ def test_against_numpy_on_the_host(name):
     off = ~((got32 == want32) | (np.isnan(got32) & np.isnan(want32)))
     assert off.mean() < 0.002 and (np.abs(got32 - want32)[off] <= np.spacing(
         np.abs(want32[off]))).all()
+
+
+def test_atan2_zeros_and_infinities():
+    """C99 Annex F.10.1.4 (numpy follows it): atan2 of two zeros is +-0 or +-pi by the signs,
+    of two infinities +-pi/4 or +-3pi/4."""
+    f, _ee = _host("atan2", 2)
+    special = [0.0, -0.0, np.inf, -np.inf]
+    pairs = [(y, x) for y in special for x in special] + [(0.0, 2.0), (-0.0, -2.0),
+                                                           (np.inf, 1.0), (1.0, -np.inf)]
+    got = np.array([f(y, x) for y, x in pairs])
+    want = np.array([np.arctan2(y, x) for y, x in pairs])
+    assert (got == want).all() and (np.signbit(got) == np.signbit(want)).all(), (got, want)
 
 
 @wb.jit

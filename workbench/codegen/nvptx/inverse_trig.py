@@ -8,8 +8,9 @@ series ``u - u^3/3 + u^5/5 - ...`` is summed to ``TERMS`` terms (the first left 
 ``0.268^33 / 33 < 1e-20``); the sign of ``x`` is copied last. Then (C99 Annex F identities)
 ``asin(x) = atan(x / sqrt((1 - x)(1 + x)))`` (``±1`` gives ``±pi/2`` through ``atan(±inf)``),
 ``acos(x) = 2 atan(sqrt((1 - x) / (1 + x)))`` (no cancellation near 1) and
-``atan2(y, x) = atan(y / x)``, plus ``pi`` with the sign of ``y`` when ``x < 0`` (``atan2(0,
-0)`` and ``atan2(±inf, ±inf)`` are NaN here; C gives 0 and ``±pi/4`` or ``±3pi/4``).
+``atan2(y, x) = atan(y / x)``, plus ``pi`` with the sign of ``y`` when ``x < 0``, and C99
+Annex F (F.10.1.4) where ``y / x`` is NaN: ``atan2(±0, +0) = ±0``, ``atan2(±0, -0) = ±pi``,
+``atan2(±inf, +inf) = ±pi/4``, ``atan2(±inf, -inf) = ±3pi/4``.
 Arguments outside the domains give NaN.
 """
 from __future__ import annotations
@@ -64,7 +65,21 @@ def inverse(kl, name, xs):
     if name == "acos":
         q = _intr(kl, "sqrt", [b.fdiv(b.fsub(one, x), b.fadd(one, x))])
         return b.fmul(_c(2.0), atan(kl, q))
-    y, x = xs[0], xs[1]  # atan2(y, x)
+    return _atan2(kl, xs[0], xs[1])
+
+
+def _atan2(kl, y, x):
+    """float64 ``atan2(y, x)`` with C99 Annex F's zeros and infinities (module docstring)."""
+    b = kl.b
     r = atan(kl, b.fdiv(y, x))
     turn = _intr(kl, "copysign", [_c(math.pi), y])
-    return b.select(b.fcmp_ordered("<", x, _c(0.0)), b.fadd(r, turn), r)
+    r = b.select(b.fcmp_ordered("<", x, _c(0.0)), b.fadd(r, turn), r)
+    negative_x = b.icmp_signed("<", b.bitcast(x, ir.IntType(64)), ir.Constant(ir.IntType(64), 0))
+    zeros = b.and_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(0.0)))
+    at_zero = _intr(kl, "copysign", [b.select(negative_x, _c(math.pi), _c(0.0)), y])
+    inf = _c(math.inf)
+    infs = b.and_(b.fcmp_ordered("==", _intr(kl, "fabs", [y]), inf),
+                  b.fcmp_ordered("==", _intr(kl, "fabs", [x]), inf))
+    at_inf = _intr(kl, "copysign", [b.select(negative_x, _c(3 * math.pi / 4),
+                                             _c(math.pi / 4)), y])
+    return b.select(zeros, at_zero, b.select(infs, at_inf, r))
