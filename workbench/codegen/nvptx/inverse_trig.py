@@ -9,7 +9,8 @@ series ``u - u^3/3 + u^5/5 - ...`` is summed to ``TERMS`` terms (the first left 
 ``asin(x) = atan(x / sqrt((1 - x)(1 + x)))`` (``±1`` gives ``±pi/2`` through ``atan(±inf)``),
 ``acos(x) = 2 atan(sqrt((1 - x) / (1 + x)))`` (no cancellation near 1) and
 ``atan2(y, x) = atan(y / x)``, plus ``pi`` with the sign of ``y`` when ``x < 0``, and C99
-Annex F (F.10.1.4) where ``y / x`` is NaN: ``atan2(±0, +0) = ±0``, ``atan2(±0, -0) = ±pi``,
+Annex F (F.10.1.4) where ``y / x`` is NaN or has the sign of a zero ``x``: ``atan2(y, ±0) =
+±pi/2`` by the sign of ``y != 0``, ``atan2(±0, +0) = ±0``, ``atan2(±0, -0) = ±pi``,
 ``atan2(±inf, +inf) = ±pi/4``, ``atan2(±inf, -inf) = ±3pi/4``.
 Arguments outside the domains give NaN.
 """
@@ -82,4 +83,6 @@ def _atan2(kl, y, x):
                   b.fcmp_ordered("==", _intr(kl, "fabs", [x]), inf))
     at_inf = _intr(kl, "copysign", [b.select(negative_x, _c(3 * math.pi / 4),
                                              _c(math.pi / 4)), y])
+    x_zero = b.fcmp_ordered("==", x, _c(0.0))      # y / -0 has the wrong sign for y != 0
+    r = b.select(x_zero, _intr(kl, "copysign", [_c(math.pi / 2), y]), r)
     return b.select(zeros, at_zero, b.select(infs, at_inf, r))
