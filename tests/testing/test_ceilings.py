@@ -30,6 +30,7 @@ def test_measure_tiny_and_cache_round_trip(fast):
     assert c.bandwidth > 1e6 and set(c.compute) == {"fp32", "fp64", "fp32:dot"}
     assert all(v > 1e6 for v in c.compute.values())
     assert c.details["triad"]["bytes"] == 3 * c.details["triad"]["elements"] * 4
+    assert c.details["triad"]["elements"] % 8192 == 0     # whole blocks: 16-byte vectors
     # 4 chains x CHAIN steps x 2 FLOP per iteration, plus 3 adds to start the chains and 3
     # to sum them
     d = c.details["fp32"]

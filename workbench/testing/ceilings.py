@@ -56,7 +56,7 @@ from .microkernels import (  # noqa: F401 - re-exported  # noqa: F401 - re-expor
 
 MiB = 1 << 20
 #: version of the measuring method; a cached file measured by another one is re-measured
-METHOD = 3
+METHOD = 4
 
 @dataclass
 class Ceilings:
@@ -203,7 +203,9 @@ def measure_bandwidth(target: str, working_set_bytes: int, rep_ms: float = 300,
     num_warps) shapes, since the roof is what the compiler reaches at its best. The kernel
     runs through the same backend, hence with the same number of CPU worker threads
     (``details["threads"]``), as the user's kernels."""
-    n = max(1024, working_set_bytes // 12)
+    # a whole number of the largest BLOCK: a mask over a length that is not a multiple of 16
+    # elements keeps the compiler from 16-byte vectors (as Triton), which would lower the roof
+    n = max(8192, working_set_bytes // 12 // 8192 * 8192)
     a, b, c = _arrays(target, [np.zeros(n, np.float32), np.ones(n, np.float32),
                                np.full(n, 2.0, np.float32)])
     gpu = target.startswith("cuda")
