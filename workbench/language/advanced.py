@@ -137,8 +137,8 @@ _DOT_DTYPES = (dt.int8, dt.uint8, dt.float16, dt.bfloat16, dt.float32, dt.float6
 def _check_dot_dtypes(a, b) -> None:
     """Triton 3.6's operand rule (``language/semantic.py``, ``dot``): fp8 with fp8, else both
     operands one of int8, uint8, fp16, bf16, fp32, fp64 and the same dtype."""
-    if all(getattr(d, "is_fp8", lambda: False)() for d in (a, b)):
-        return
+    if any(getattr(d, "is_fp8", lambda: False)() for d in (a, b)):
+        return                  # fp8 with fp8, or the fp8 rule's own message (fp8_dot_operands)
     for side, d in (("first", a), ("second", b)):
         if d not in _DOT_DTYPES:
             raise LanguageError(f"tl.dot does not take {d} operands ({side} operand); it takes "
