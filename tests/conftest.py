@@ -90,3 +90,18 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs an NVIDIA GPU with cuda-bindings; none usable here")
         for it in gpu_items:
             it.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless system Chromium (``shutil.which("chromium")``; playwright's own browser downloads
+    are never used) through playwright's sync API, one for the whole session: the sync API
+    cannot be started twice in one process, so every browser test shares this one."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        yield b
+        b.close()

@@ -109,6 +109,13 @@ def _known(name: str) -> None:
         raise KeyError(f"{name} is not a workbench setting; add it to config.SETTINGS")
 
 
+def child_env(first_on_path: str) -> dict:
+    """A copy of this process's environment for a child process, with ``first_on_path`` put
+    first on ``PYTHONPATH`` (so the child imports the same ``workbench``)."""
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([first_on_path] + rest))
+
+
 def env_flag(name: str) -> bool:
     """The on/off setting ``name`` (a key of :data:`SETTINGS`), read now: unset or empty gives
     its default, ``0``/``false``/``no``/``off`` (any case, spaces ignored) off, anything else

@@ -5,6 +5,8 @@ folder, its own temporary Jupyter config/data/runtime/IPython folders, so nothin
 read or written; the kernels it starts import this checkout's ``workbench``). ``browser`` is
 Debian's system Chromium driven by playwright's sync API (``executable_path`` is
 ``shutil.which("chromium")``; playwright's own browser downloads are never used).
+(``browser`` itself is in ``tests/conftest.py``: one playwright session serves every test
+that drives Chromium, since playwright's sync API cannot run twice in one process.)
 ``run_notebook`` opens a notebook, runs all its cells, waits until the kernel is idle and every
 code cell has run, and returns a :class:`NotebookPage` (the page, the console errors seen).
 
@@ -144,17 +146,6 @@ def jupyter_server():
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless system Chromium through playwright (sync API)."""
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=shutil.which("chromium"), headless=True,
-                              args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
 
 
 @dataclass

@@ -29,18 +29,14 @@ BLOCKED_CASES = [
 
 
 @pytest.fixture(scope="module")
-def page():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--no-sandbox", "--disable-gpu",
-                                          "--disable-dev-shm-usage"])
-        pg = browser.new_page(viewport={"width": 1200, "height": 900})
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.set_content('<html><body><div id="root" style="width:1100px"></div></body></html>')
-        pg.errors = errors
-        yield pg
-        browser.close()
+def page(browser):
+    pg = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.set_content('<html><body><div id="root" style="width:1100px"></div></body></html>')
+    pg.errors = errors
+    yield pg
+    pg.close()
 
 
 def _import_explorer(page):

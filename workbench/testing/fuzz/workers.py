@@ -76,9 +76,10 @@ class _Worker:
 
     def __init__(self, task: str, options: dict):
         import workbench
+
+        from ...config import child_env
         root = os.path.dirname(os.path.dirname(os.path.abspath(workbench.__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        env = child_env(root)
         self.err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "workbench.testing.fuzz.workers", task, json.dumps(options)],
