@@ -104,12 +104,15 @@ def to_bf16(x: np.ndarray) -> np.ndarray:
     return f32_to_bf16(x.astype(np.float32, copy=False))
 
 
-def round_tf32(x: np.ndarray) -> np.ndarray:
-    """float32 -> float32 with only 10 mantissa bits (TF32), round to nearest, ties away from
-    zero (PTX ``cvt.rna.tf32.f32``, PTX ISA section 9.7.9.21). NaN and inf pass through."""
+def truncate_tf32(x: np.ndarray) -> np.ndarray:
+    """float32 -> float32 keeping only TF32's 10 mantissa bits, the 13 low bits cleared (round
+    toward zero), which is what the tensor cores of sm_80 and sm_90 do with the raw fp32
+    registers Triton 3.6 hands to ``mma ... .tf32`` and ``wgmma ... .tf32`` (measured on an
+    H200: ``benchmarks/tf32_probe.py``; ``cvt.rna.tf32.f32`` would round to nearest instead).
+    NaN and infinities pass through."""
     b = np.asarray(x, dtype=np.float32).view(np.uint32)
-    r = (b + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
-    keep = ~np.isfinite(x)
+    r = b & np.uint32(0xFFFFE000)
+    keep = np.isnan(x)
     return np.where(keep, b, r).view(np.float32)
 
 

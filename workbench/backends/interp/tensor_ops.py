@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import FloatType, IntType, Type
-from .dtypes import float_value, from_float, np_dtype, round_tf32
+from .dtypes import float_value, from_float, np_dtype, truncate_tf32
 
 
 def _take(x: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
@@ -64,9 +64,10 @@ def dot(a: np.ndarray, b: np.ndarray, c: np.ndarray, ta: Type, tb: Type, tc: Typ
 
     - fp16/bf16 inputs: exact products, accumulation in fp32, then rounded to ``c``'s type.
     - fp32 inputs with ``precision`` "tf32" (Triton's default on NVIDIA GPUs): both inputs are
-      first rounded to TF32 (10 mantissa bits, ``cvt.rna.tf32.f32``), so results match tensor
-      cores; "ieee" (and "tf32x3", "bf16x3", "bf16x6", which GPUs use to approach fp32
-      accuracy) keeps full fp32 inputs; accumulation in fp32.
+      first truncated to TF32 (10 mantissa bits, the low 13 bits cleared), as tensor cores
+      read raw fp32 registers, so results match the GPU's; "ieee" (and "tf32x3", "bf16x3",
+      "bf16x6", which GPUs use to approach fp32 accuracy) keeps full fp32
+      inputs; accumulation in fp32.
     - fp64: all in fp64. int8/uint8: exact int32 accumulation (wraps at 32 bits).
     """
     sa = ta.scalar
@@ -78,6 +79,6 @@ def dot(a: np.ndarray, b: np.ndarray, c: np.ndarray, ta: Type, tb: Type, tc: Typ
         return (c + np.matmul(fa, fb)).astype(np_dtype(tc))
     fa, fb = fa.astype(np.float32), fb.astype(np.float32)
     if isinstance(sa, FloatType) and sa.name == "f32" and (precision in (None, "tf32")):
-        fa, fb = round_tf32(fa), round_tf32(fb)
+        fa, fb = truncate_tf32(fa), truncate_tf32(fb)
     acc = float_value(c, tc).astype(np.float32) + np.matmul(fa, fb)
     return from_float(acc, tc)

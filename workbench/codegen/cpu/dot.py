@@ -3,8 +3,9 @@
 Numerics follow the interpreter (:func:`workbench.backends.interp.tensor_ops.dot`):
 
 - fp32 inputs with ``inputPrecision = "tf32"`` (Triton's default): both operands are first
-  rounded to TF32 (10 explicit mantissa bits, round to nearest with ties away from zero, as
-  PTX ``cvt.rna.tf32.f32``, PTX ISA section 9.7.9.21; NaN and infinities pass through), then
+  truncated to TF32 (10 explicit mantissa bits, the 13 low bits cleared: what sm_80/sm_90
+  tensor cores do with the raw fp32 registers Triton passes them, measured on an H200 by
+  ``benchmarks/tf32_probe.py``; NaN and infinities pass through), then
   multiplied and accumulated in fp32. ``"ieee"``, ``"tf32x3"``, ``"bf16x3"``, ``"bf16x6"``
   keep full fp32 operands (those modes exist on GPUs to approach fp32 accuracy).
 - fp16/bf16 inputs: exact widening to fp32, fp32 accumulation, the result rounded once to the
@@ -36,14 +37,13 @@ from .tiles import Buffer, contiguous_strides, loop_nest
 _FULL_FP32 = ("ieee", "tf32x3", "bf16x3", "bf16x6")
 
 
-def round_tf32(b: ir.IRBuilder, v):
-    """Round an f32 value to TF32 (kept as f32): ``(bits + 0x1000) & 0xFFFFE000`` for finite
-    values (ties away from zero); NaN and infinities unchanged."""
+def truncate_tf32(b: ir.IRBuilder, v):
+    """Truncate an f32 value to TF32 (kept as f32): ``bits & 0xFFFFE000`` (round toward zero,
+    as the tensor cores read fp32 registers); NaN unchanged."""
     bits = b.bitcast(v, I32)
-    r = b.and_(b.add(bits, ir.Constant(I32, 0x1000)), ir.Constant(I32, 0xFFFFE000 - (1 << 32)))
-    absv = b.call(_intrinsic(b.module, "llvm.fabs", FLOAT), [v])
-    finite = b.fcmp_ordered("<", absv, ir.Constant(FLOAT, float("inf")))
-    return b.select(finite, b.bitcast(r, FLOAT), v)
+    r = b.and_(bits, ir.Constant(I32, 0xFFFFE000 - (1 << 32)))
+    isnan = b.fcmp_unordered("uno", v, v)
+    return b.select(isnan, v, b.bitcast(r, FLOAT))
 
 
 def _intrinsic(module, name, ty, nargs=1):
@@ -87,7 +87,7 @@ def _converted(lw, tile, dst, tf32: bool) -> Buffer:
         e = lw.elems()
         v = _convert(b, e.get(tile, idx), tile.elem.scalar, dst)
         if tf32:
-            v = round_tf32(b, v)
+            v = truncate_tf32(b, v)
         e.store(out, idx, v)
     loop_nest(b, tile.shape, body)
     return out

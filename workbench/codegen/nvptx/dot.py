@@ -13,7 +13,8 @@ is (the lane and warp bits are the hardware's fragment convention, PTX ISA 9.7.1
 One instruction per (M tile, N tile, K tile), K innermost (PTX ISA 9.7.14.5.14 mma):
 ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32``,
 ``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (fp32 inputs with
-``inputPrecision = tf32``; the inputs are rounded with ``cvt.rna.tf32.f32``, PTX ISA 9.7.9.21)
+``inputPrecision = tf32``; the raw fp32 registers are passed, as Triton 3.6 does: the tensor
+core ignores their 13 low mantissa bits)
 and ``mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`` (int8).
 
 **FMA** (blocked parent; Triton's FMADotOpToLLVM): every thread holds whole rows of A and whole
@@ -131,9 +132,6 @@ def _pack_word(kl, elems, in_t):
     b = kl.b
     if len(elems) == 1:
         x = elems[0]
-        if isinstance(in_t, FloatType) and in_t.name == "f32":
-            asm = ir.InlineAsm(ir.FunctionType(I32, [F32]), "cvt.rna.tf32.f32 $0, $1;", "=r,f")
-            return b.call(asm, [x])
         return b.bitcast(x, I32)
     et = F16 if (isinstance(in_t, FloatType) and in_t.name == "f16") else (
         I16 if is_bf16(in_t) else I8)
