@@ -69,8 +69,9 @@ def job(t):
             ck2 = kernels.rowsum[(7,)](m, s, 50, BLOCK=64)
             np.testing.assert_allclose(s, m.sum(axis=1), rtol=1e-5, atol=1e-5)
             seen.update((ck.extra.get("disk_cache"), ck2.extra.get("disk_cache")))
-    except BaseException as e:
-        errors.append(repr(e))
+    except BaseException:
+        import traceback
+        errors.append(traceback.format_exc())
 
 
 threads = [threading.Thread(target=job, args=(t,)) for t in range(3)]

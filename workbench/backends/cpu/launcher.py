@@ -181,7 +181,10 @@ class CpuLauncher:
             gx, gy, gz = int(gx), int(gy), int(gz)
         if min(gx, gy, gz) < 0 or max(gx, gy, gz) > _MAX_I32:
             raise LaunchError(f"grid {tuple(grid3)} must have dimensions in [0, 2^31)")
-        res = self._pool.pop() if self._pool else self._resources()
+        try:  # one pop: threads launching the same kernel at once each get their own
+            res = self._pool.pop()
+        except IndexError:
+            res = self._resources()
         try:
             self._pack(res.slots, args)
             total = gx * gy * gz
