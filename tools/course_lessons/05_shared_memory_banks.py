@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - notebook cell text, kept as the cell shows it
 """Lesson 5's text (tools/course_notebook.py writes the notebook)."""
 LESSON = 5
 NAME = "05_shared_memory_banks.ipynb"

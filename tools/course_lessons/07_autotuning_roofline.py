@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - notebook cell text, kept as the cell shows it
 """Lesson 7's text (tools/course_notebook.py writes the notebook)."""
 LESSON = 7
 NAME = "07_autotuning_roofline.ipynb"
