@@ -23,7 +23,8 @@ lists every access with its wavefronts and conflict degree, computed from the sa
 layouts code generation uses. (These are the workbench compiler's figures for an H200; real
 Triton's swizzle choice can differ.)
 
-Below: a 64 x 64 fp32 transpose, compiled for cuda:90. Look at the `ttg.convert_layout` in
+Below: a 64 x 64 fp32 transpose (`tl.trans` of the loaded tile, stored row by row of `out`),
+compiled for cuda:90. Look at the `ttg.convert_layout` in
 `ttgir` and the shared-memory table of the compile report."""),
     ("code", """%load_ext workbench
 import numpy as np
@@ -39,9 +40,10 @@ from workbench.viz.shared_report import shared_accesses"""),
 def transpose_tile(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     cols = tl.program_id(1) * BN + tl.arange(0, BN)
-    mask = (rows[:, None] < M) & (cols[None, :] < N)
-    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)
-    tl.store(out_ptr + cols[None, :] * M + rows[:, None], x, mask=mask)"""),
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :],
+                mask=(rows[:, None] < M) & (cols[None, :] < N))
+    tl.store(out_ptr + cols[:, None] * M + rows[None, :], tl.trans(x),
+             mask=(cols[:, None] < N) & (rows[None, :] < M))"""),
     ("markdown", """## Reading the compiler's data
 
 `compiled.extra["shared_accesses"]` holds one record per shared access: the op, the shared
