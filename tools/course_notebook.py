@@ -39,7 +39,8 @@ def _lines(text: str) -> list:
 
 def _cell(kind: str, source: str, key: str, meta: dict | None = None) -> dict:
     cid = hashlib.sha1(key.encode()).hexdigest()[:8]
-    cell = {"cell_type": kind, "id": cid, "metadata": meta or {}, "source": _lines(source)}
+    cell: dict = {"cell_type": kind, "id": cid, "metadata": meta or {},
+                  "source": _lines(source)}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell

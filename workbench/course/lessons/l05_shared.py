@@ -192,7 +192,7 @@ def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
     pass
 ''',
         solution=matmul_nt, slow=matmul_nt_wide, slow_advice=CONFLICT,
-        make=_make_matmul_nt, sizes=((40, 24, 50), (64, 96, 128), (128, 128, 256)),
+        make=_make_matmul_nt, sizes=((40, 24, 50), (64, 96, 128), (128, 64, 128)),
         hints=("b's rows are K-contiguous; tl.trans gives the dot its (k, n) view without "
                "moving data in memory, but the dot's operand layout still comes through "
                "shared memory.",

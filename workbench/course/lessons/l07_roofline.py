@@ -165,7 +165,7 @@ def mean_var(x_ptr, mean_ptr, var_ptr, N, BLOCK: tl.constexpr):
         solution=mean_var, slow=mean_var_two_pass,
         slow_advice="reads the same data more than once",
         make=_make_mean_var, sizes=((30, 1000, 256, 4), (64, 3000, 1024, 8),
-                                     (512, 4096, 512, 4)),
+                                     (128, 4096, 512, 4)),
         hints=("A configuration is only a choice of BLOCK and num_warps: the kernel must not "
                "assume the row fits in one chunk, nor that N is a multiple of BLOCK.",
                "The kernel is memory-bound (a few FLOPs per 4-byte element, far below the "
@@ -189,7 +189,7 @@ def matmul_tuned(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
         solution=matmul_tuned, slow=matmul_tuned_fma,
         slow_advice="tl.dot on whole tiles runs on the tensor cores",
         make=_make_matmul, sizes=((40, 24, 50, 32, 32, 32, 4), (64, 96, 128, 64, 32, 16, 4),
-                                  (256, 256, 512, 32, 64, 16, 4)),
+                                  (128, 192, 256, 32, 64, 16, 4)),
         hints=("Every tile shape comes from the constexprs; masks use each dimension's own "
                "block size.",
                "A matmul of n x n x n does 2n^3 FLOPs on 3 n^2 elements: its arithmetic "
