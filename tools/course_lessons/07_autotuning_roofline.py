@@ -50,6 +50,32 @@ seconds, roof, ridge = roofline(work.flops, work.bytes, work.dtype)
 print(f"{work.flops:.0f} FLOP, {work.bytes:.0f} bytes: {work.flops / work.bytes:.3g} FLOP/byte, "
       f"ridge {ridge:.3g}: {roof}-bound, at least {seconds * 1e6:.3g} us on an H200")
 assert work.flops == 2 * n and work.bytes == 12 * n and roof == "memory\""""),
+    ("markdown", """## The H200's roofline, with estimates
+
+The same reasoning for two kernels at once, drawn: the H200's roofs from its datasheet, and
+each kernel placed at the time its roofline bound allows (so each point sits *on* its roof:
+the question here is which roof, not how close a real run gets). `scale_add` sits far left
+of the ridge under the memory roof; a 1024^3 matmul with `tl.dot` sits far right of it,
+under the tensor cores' roof (`fp32:dot`: fp32 inputs run as tf32)."""),
+    ("code", """from workbench.testing.ceilings import Ceilings
+from workbench.testing.datasheets import datasheet_for
+from workbench.testing.examples import matmul_kernel
+from workbench.testing.work_model import Run
+from workbench.viz import roofline as roofline_view
+
+sheet = datasheet_for("NVIDIA H200")
+h200 = Ceilings(target="cuda", machine="NVIDIA H200 (datasheet figures)",
+                bandwidth=sheet["bandwidth"], compute=sheet["compute"], datasheet=sheet)
+size = 1024
+A = np.zeros((size, size), np.float32)
+mm = count_work(matmul_kernel, ((size // 64) ** 2,), A, A, A, size, size, size,
+                BM=64, BN=64, BK=32, GROUP_M=8)
+runs = [Run(name, roofline(w.flops, w.bytes, w.dtype)[0], w.flops, w.bytes, w.dtype,
+            target="cuda") for name, w in (("scale_add", work), ("matmul 1024^3", mm))]
+view = roofline_view(runs, h200, remeasure=False, title="H200 (datasheet): roofline bounds")
+limiters = {p["name"]: p["limiter"] for p in view.workbench_data["points"]}
+assert limiters == {"scale_add": "memory", "matmul 1024^3": "compute"}
+view"""),
     ("markdown", """## Autotuning with pruning
 
 Five configurations of the same kernel, one of them with a tile larger than the whole
