@@ -119,3 +119,15 @@ def test_a_solution_in_an_answer_cell_is_a_leak():
     assert leaks({"cells": [cell]})
     cell["metadata"] = {}
     assert leaks({"cells": [cell]})          # a whole body anywhere is a leak too
+
+
+def test_an_autotuned_kernel_is_checked_at_each_configuration(tmp_path):
+    src = ("configs = [wb.Config({'BM': 32, 'BN': 32, 'BK': 32}), "
+           "wb.Config({'BM': 64, 'BN': 32, 'BK': 16})]\n\n\n"
+           "@wb.autotune(configs=configs, key=['M', 'N', 'K'])\n"
+           + solution("matmul_tuned").replace("@jit", "@wb.jit", 1))
+    tuned = load_kernel(tmp_path, "matmul_tuned", src)
+    assert hasattr(tuned, "configs")
+    report = check("matmul_tuned", tuned, speed=False)
+    assert report.correct, str(report)
+    assert "BM=64, BN=32, BK=16" in str(report)

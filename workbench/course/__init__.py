@@ -59,8 +59,11 @@ def check(name: str, kernel, *, seed: int | None = None, speed: bool = True) -> 
     against the exercise's reference on fresh random inputs (``seed``: reproduce a run) at
     every size, on the interpreter and the CPU backend. When right and ``speed``, compile it
     and the good solution for cuda:90 and give advice on what would make it faster. Returns a
-    :class:`CheckReport` (shown as text or HTML); never raises for a wrong kernel."""
+    :class:`CheckReport` (shown as text or HTML); never raises for a wrong kernel. An
+    ``@autotune``/``@heuristics`` kernel is checked through its ``@jit`` kernel at every case's
+    configuration (the cases of the autotuning lesson sweep them as an autotuner would)."""
     ex = exercise(name)
+    kernel = getattr(kernel, "base_fn", kernel)
     problem = signature_problem(kernel, ex)
     if problem is not None:
         from .checking import Failure

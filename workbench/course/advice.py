@@ -24,7 +24,10 @@ class Facts:
     ptxas), ``flops``, ``bytes`` (counted from the IR) and ``seconds`` (estimated on an
     H200: max(FLOPs / compute roof, bytes / bandwidth)), ``dot_inputs`` (the element type of
     the first ``tl.dot``'s operands in ttgir, e.g. ``"f16"``; '' without a dot),
-    ``bytes_issued`` (every load and store counted, re-reads included)."""
+    ``bytes_issued`` (every load and store counted, re-reads included), ``wavefronts``
+    (shared-memory wavefronts of one program, every recorded access summed: the compiler's
+    bank analysis), ``roof`` (the roof that binds on the H200's roofline: ``"memory"`` or
+    ``"compute"``) and ``ridge`` (FLOP/byte where the two roofs meet for its dtype)."""
 
     load_bytes: int = 0
     store_bytes: int = 0
@@ -38,6 +41,9 @@ class Facts:
     seconds: float = 0.0
     dot_inputs: str = ""
     bytes_issued: float = 0.0
+    wavefronts: int = 0
+    roof: str = "memory"
+    ridge: float = 0.0
     notes: list = field(default_factory=list)
 
 
@@ -67,11 +73,18 @@ def _bits(t: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def _roofline_seconds(flops: float, nbytes: float, dtype: str) -> float:
+def roofline(flops: float, nbytes: float, dtype: str) -> tuple:
+    """``(seconds, roof, ridge)`` on an H200: the time bound max(FLOPs / compute roof, bytes
+    / bandwidth) in seconds, which of the two binds (``"compute"`` or ``"memory"``) and the
+    ridge point in FLOP/byte (compute roof / bandwidth) for ``dtype`` (``"fp32"``,
+    ``"fp16:dot"``...; fp32's roof when the datasheet has none). Roofs: NVIDIA H200 Tensor
+    Core GPU datasheet; the model: Williams, Waterman and Patterson, CACM 2009."""
     from ..testing.datasheets import datasheet_for
     ds = datasheet_for("NVIDIA H200")
     roof = ds["compute"].get(dtype) or ds["compute"]["fp32"]
-    return max(flops / roof, nbytes / ds["bandwidth"])
+    compute, memory = flops / roof, nbytes / ds["bandwidth"]
+    return max(compute, memory), ("compute" if compute > memory else "memory"), \
+        roof / ds["bandwidth"]
 
 
 def facts(kernel, case: Case) -> Facts:
@@ -86,9 +99,10 @@ def facts(kernel, case: Case) -> Facts:
     extra = getattr(ck, "extra", None) or {}
     degrees = [float(r.get("conflict_degree") or 1) for r in extra.get("shared_accesses") or []]
     try:
-        work = count_work(ck, case.grid, *args, **case.kwargs)
+        work = count_work(ck, case.grid, *args, **case.launch_kwargs())
     except WorkCountError:    # a trip count known only when running: count on the interpreter
         work = count_work(kernel, case.grid, *case.fresh_args(), exact=True, **case.kwargs)
+    seconds, roof, ridge = roofline(work.flops, work.bytes, work.dtype)
     return Facts(load_bytes=widest_access(ptx, "ld"), store_bytes=widest_access(ptx, "st"),
                  tensor_cores=bool(re.search(r"\b(?:mma\.sync|wgmma\.mma_async)\b", ptx)),
                  shared=int(getattr(md, "shared", 0) or 0),
@@ -96,8 +110,13 @@ def facts(kernel, case: Case) -> Facts:
                  conflict=max(degrees, default=1.0),
                  registers=getattr(md, "n_regs", None), flops=work.flops, bytes=work.bytes,
                  dot_inputs=dot_inputs(ck.asm.get("ttgir", "")),
-                 bytes_issued=work.bytes_issued,
-                 seconds=_roofline_seconds(work.flops, work.bytes, work.dtype))
+                 bytes_issued=work.bytes_issued, seconds=seconds, roof=roof, ridge=ridge,
+                 wavefronts=sum(int(r.get("wavefronts") or 0)
+                                for r in extra.get("shared_accesses") or []))
+
+
+def _intensity(f: Facts) -> str:
+    return f"{f.flops / f.bytes:.3g}" if f.bytes else "inf"
 
 
 def _us(s: float) -> str:
@@ -135,6 +154,16 @@ def compare(mine: Facts, good: Facts) -> list:
     if mine.conflict > good.conflict:
         out.append(f"your shared-memory accesses are {mine.conflict:g}-way bank-conflicted "
                    f"(the solution's: {good.conflict:g}): lanes of a warp hit the same bank")
+    if mine.wavefronts > 1.2 * good.wavefronts and good.wavefronts:
+        out.append(f"your shared-memory accesses take {mine.wavefronts} wavefronts where the "
+                   f"solution's take {good.wavefronts} (each access of the code counted once, "
+                   "a loop body once; the compile report's shared-memory table lists them)")
+    if mine.roof == "compute" and good.roof == "memory":
+        out.append(f"your kernel does {_intensity(mine)} FLOP per byte, above its ridge of "
+                   f"{mine.ridge:.3g} FLOP/byte on an H200: the compute roof binds it, where "
+                   f"the solution's {_intensity(good)} FLOP/byte is below its ridge of "
+                   f"{good.ridge:.3g} and memory binds it (below the ridge extra arithmetic "
+                   "is free, above it every FLOP costs time)")
     if mine.seconds > 1.25 * good.seconds:
         out.append(f"on an H200 your kernel needs about {_us(mine.seconds)} against "
                    f"{_us(good.seconds)} (roofline estimate): it moves "

@@ -59,7 +59,7 @@ def _run(kernel, case: Case, target: str) -> tuple:
     from ..runtime.aot import compile as wb_compile
     args = case.fresh_args()
     compiled = wb_compile(kernel, *args, target=target, **case.kwargs)
-    compiled[case.grid](*args, **case.kwargs)
+    compiled[case.grid](*args, **case.launch_kwargs())
     return args
 
 

@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+COMPILE_OPTIONS = ("num_warps", "num_stages")
+
 
 @dataclass
 class Case:
@@ -30,6 +32,11 @@ class Case:
     rtol: float = 1e-5
     atol: float = 1e-6
     program_of: Callable[[int], tuple] | None = None
+
+    def launch_kwargs(self) -> dict:
+        """``kwargs`` without the compile options (``num_warps``, ``num_stages``), which a
+        compiled kernel's launch does not take."""
+        return {k: v for k, v in self.kwargs.items() if k not in COMPILE_OPTIONS}
 
     def fresh_args(self) -> tuple:
         """Copies of the arguments (each run writes its own outputs)."""

@@ -9,6 +9,9 @@ cell ``{"course": {"exercise": NAME, "role": "check"}}``. The release adds nbgra
 metadata (answer cells: ``solution: true``; check cells: ``grade: true`` with one point, a
 ``locked`` autograder test that asserts ``check(...).correct``), so nbgrader's autograde
 grades them, and writes ``grade.py`` that executes completed notebooks and prints a table.
+Each answer cell's last ``pass`` is wrapped in nbgrader's solution delimiters, and the
+release's ``nbgrader_config.py`` makes ``nbgrader generate_assignment`` put ``pass`` back, so
+the student version nbgrader writes keeps the stub.
 """
 from __future__ import annotations
 
@@ -65,6 +68,8 @@ def nbgrader_cell(cell: dict) -> dict:
     out = json.loads(json.dumps(cell))
     name, role = course["exercise"], course["role"]
     if role == "answer":
+        out["source"] = solution_region("".join(out["source"]) if isinstance(out["source"], list)
+                                        else out["source"])
         out["metadata"]["nbgrader"] = {"grade": False, "solution": True, "locked": False,
                                        "grade_id": f"{name}-answer", "schema_version": 3}
     elif role == "check":
@@ -74,6 +79,27 @@ def nbgrader_cell(cell: dict) -> dict:
         out["source"] = (f"report = check({name!r}, {name})\nreport\n"
                          f"assert report.correct, str(report)\n")
     return out
+
+
+NBGRADER_CONFIG = '''c = get_config()  # noqa: F821 - nbgrader's config object
+# The student's cell keeps the stub: nbgrader replaces the solution region (the stub's last
+# `pass`) with this text, indented as the region was.
+c.ClearSolutions.code_stub = {"python": "pass"}
+'''
+
+
+def solution_region(stub: str) -> str:
+    """``stub`` with its last ``pass`` line wrapped in nbgrader's solution delimiters
+    (``### BEGIN SOLUTION`` / ``### END SOLUTION``), so that ``nbgrader generate_assignment``
+    replaces only that line (by ``pass``, from the release's ``nbgrader_config.py``) and the
+    student keeps the rest of the stub; unchanged when the stub has no ``pass`` line."""
+    lines = stub.rstrip("\n").split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip() == "pass":
+            indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+            lines[i:i + 1] = [f"{indent}### BEGIN SOLUTION", lines[i], f"{indent}### END SOLUTION"]
+            break
+    return "\n".join(lines) + "\n"
 
 
 def solution_lines() -> list:
@@ -107,7 +133,8 @@ def leaks(nb: dict) -> list:
 
 def release(dest: Path, source: Path = COURSE_DIR) -> list:
     """Write the student release into ``dest`` (created): each lesson notebook with nbgrader
-    metadata, and ``grade.py``. Returns the written paths. Raises ValueError when a solution's
+    metadata, ``grade.py`` and ``nbgrader_config.py`` (for ``nbgrader generate_assignment``).
+    Returns the written paths. Raises ValueError when a solution's
     line would appear in a written notebook (the release must not give answers away)."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -127,5 +154,7 @@ def release(dest: Path, source: Path = COURSE_DIR) -> list:
         written.append(out)
     grade = dest / "grade.py"
     grade.write_text(GRADE_SCRIPT, encoding="utf-8")
-    written.append(grade)
+    config = dest / "nbgrader_config.py"
+    config.write_text(NBGRADER_CONFIG, encoding="utf-8")
+    written += [grade, config]
     return written

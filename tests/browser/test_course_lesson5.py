@@ -1,0 +1,45 @@
+"""Lesson 5 (shared memory and bank conflicts) in a real browser: opened in JupyterLab and run
+as a student gets it: the lesson's own cells assert the compiler's 2-way conflict and draw the
+bank view, and every check says "not yet right" in words; then with the first exercise
+answered its check says it is right and as good as the solution (read from the page's data
+attributes)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from workbench.course import solution
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "notebooks" / "course" / "05_shared_memory_banks.ipynb"
+
+CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"]')).map(e => ({
+    correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
+BANKS_JS = "() => document.querySelectorAll('[data-wb-kind=\"banks\"]').length"
+
+
+def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
+    name = jupyter_server.add_notebook(LESSON)
+    page = run_notebook(name)
+    assert page.state["unrun"] == 0, page.state
+    # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
+    # compiler's 2-way conflict held; the bank view is on the page
+    assert page.page.evaluate(BANKS_JS) >= 1
+    checks = page.page.evaluate(CHECKS_JS)
+    assert len(checks) == 3, checks
+    for c in checks:
+        assert c["correct"] == "0" and "not yet right" in c["text"], c
+        assert "Traceback" not in c["text"]
+    assert page.console_errors == [], page.console_errors
+    nb = nbformat.read(LESSON, as_version=4)
+    for cell in nb.cells:
+        course = cell.metadata.get("course", {})
+        if course.get("exercise") == "transpose_wide" and course["role"] == "answer":
+            cell.source = solution("transpose_wide").replace("@jit", "@wb.jit", 1)
+    nbformat.write(nb, jupyter_server.root / "lesson5_answered.ipynb")
+    answered = run_notebook("lesson5_answered.ipynb")
+    first = answered.page.evaluate(CHECKS_JS)[0]
+    assert first["correct"] == "1" and first["advice"] == "0", first
+    assert "as good as the solution" in first["text"], first
+    print(f"lesson 5 ran in {page.seconds:.1f} s, answered in {answered.seconds:.1f} s")
