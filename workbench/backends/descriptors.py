@@ -1,7 +1,10 @@
-"""Tensor descriptors in the backends: every backend lowers descriptor ops to masked pointer
-accesses first (:mod:`workbench.passes.rewrite_descriptors`), and expands each host-built
-descriptor argument (:class:`DescriptorArg`) into the values the rewritten kernel takes:
-its base pointer, its shape and strides as int64, and whether its padding is NaN.
+"""Tensor descriptors in the backends: the backends lower descriptor ops to masked pointer
+accesses (:mod:`workbench.passes.rewrite_descriptors`), and expand each host-built descriptor
+argument (:class:`DescriptorArg`) into the values the rewritten kernel takes: its base
+pointer, its shape and strides as int64, and whether its padding is NaN. On ``cuda:90`` a
+kernel whose descriptors the TMA unit can serve keeps them (:mod:`workbench.passes.
+tma_lowering`), and :class:`TmaLauncher` passes each host descriptor as its encoded
+``CUtensorMap`` followed by its shape and strides (:mod:`.tensormap`).
 """
 from __future__ import annotations
 
@@ -51,6 +54,40 @@ class ExpandingLauncher:
 
     def __call__(self, grid, args):
         return self.inner(grid, expand_args(args))
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class TmaLauncher:
+    """Wraps a launcher ``(grid3, args)`` of a kernel whose descriptor parameters are TMA
+    descriptors: each :class:`DescriptorArg` becomes its 128-byte ``CUtensorMap`` (encoded
+    with ``metas[i]``, :func:`workbench.passes.tma_lowering.tensormap_meta`, for the i-th
+    descriptor parameter), then its shape and strides (Triton's ``make_tensordesc_arg``).
+    Raises LaunchError when the driver refuses the descriptor."""
+
+    def __init__(self, inner, metas):
+        self.inner = inner
+        self.metas = list(metas)
+
+    def expand(self, args) -> list:
+        """``args`` with every descriptor encoded (see the class docstring)."""
+        from .tensormap import encode
+        out: list = []
+        k = 0
+        for a in args:
+            if isinstance(a, DescriptorArg):
+                meta = self.metas[k]
+                k += 1
+                out.append(encode(meta, a.pointer.address, a.shape, a.strides,
+                                  a.padding_nan))
+                out.extend([*a.shape, *a.strides])
+            else:
+                out.append(a)
+        return out
+
+    def __call__(self, grid, args):
+        return self.inner(grid, self.expand(args))
 
     def __getattr__(self, name):
         return getattr(self.inner, name)

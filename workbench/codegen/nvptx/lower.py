@@ -7,7 +7,8 @@ in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce`, :mod:`.local_memory`,
 ``scf.if`` become LLVM blocks with one phi per register.
 
 Kernel ABI: the ``tt.func``'s parameters in order (pointers ``ptr addrspace(1)``, scalars by
-value), ``ptx_kernel`` calling convention, ``.reqntid 32*num_warps`` (``nvvm.annotations``
+value, a TMA descriptor as its 128-byte ``CUtensorMap`` by value, :mod:`.tma`),
+``ptx_kernel`` calling convention, ``.reqntid 32*num_warps`` (``nvvm.annotations``
 ``reqntidx``), dynamic shared memory ``global_smem`` of ``shared`` bytes. Unlike Triton there
 are no trailing scratch pointers.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
-from ...ir.types import TensorType
+from ...ir.types import TensorDescType, TensorType
 from ...passes.insert_barriers import insert_barriers
 from . import (
     async_copy,
@@ -35,6 +36,7 @@ from . import (
     scan,
     shape_ops,
     smem_access,
+    tma,
     wgmma,
 )
 from .debuginfo import DebugInfo
@@ -75,11 +77,14 @@ class KernelLowering:
         self.module = ir.Module(name=self.name)
         self.module.triple = TRIPLE
         block = func_op.regions[0].block
-        arg_types = [llvm_type(a.type) for a in block.args]
+        arg_types = [tma.TMA_PARAM if isinstance(a.type, TensorDescType) else llvm_type(a.type)
+                     for a in block.args]
         self.fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), self.name)
         self.fn.calling_convention = "ptx_kernel"
         for a, ia in zip(self.fn.args, block.args, strict=True):
             a.name = (ia.name or f"arg{ia.index}").replace(".", "_")
+            if isinstance(ia.type, TensorDescType):
+                tma.mark_tensormap_param(a)
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.dbg = DebugInfo(self.module, self.fn, self.name, func_op.loc)
         self.vals: dict = {}
@@ -241,6 +246,7 @@ _OPS = {
     "tt.atomic_cas": atomics.lower,
     "ttg.convert_layout": convert_layout.lower_convert,
     "gpu.barrier": _barrier,
+    **tma.OPS,
 }
 
 
