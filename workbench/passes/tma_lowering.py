@@ -66,6 +66,13 @@ def tma_block_shape(enc: NVMMASharedLayout, shape) -> list:
     return box
 
 
+def box_origin(m: int, counts, box) -> tuple[int, int]:
+    """The tile coordinate of the first element of TMA box ``m`` of a rank-2 buffer cut into
+    ``counts`` boxes of ``box`` elements per dim: the low part of ``m`` runs along dim 0
+    (Triton's ``getMsgToPackedOffsetLayout``)."""
+    return m % counts[0] * box[0], m // counts[0] * box[1]
+
+
 def swizzle_mode(enc: NVMMASharedLayout) -> int:
     """``CUtensorMapSwizzle`` of ``enc``: 0 none, 1 32B, 2 64B, 3 128B."""
     return {0: 0, 32: 1, 64: 2, 128: 3}[enc.swizzling_byte_width]
@@ -251,5 +258,5 @@ class TMALowering(Pass):
             lower_function(func)
 
 
-__all__ = ["TMALowering", "descriptor_encoding", "lower_function", "swizzle_mode",
+__all__ = ["TMALowering", "box_origin", "descriptor_encoding", "lower_function", "swizzle_mode",
            "tensormap_meta", "tma_block_shape", "tma_unsupported"]

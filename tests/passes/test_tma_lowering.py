@@ -1,0 +1,214 @@
+"""triton-nvidia-tma-lowering on cuda:90: the ttgir of host-descriptor kernels is Triton
+3.6's (the expected op lines below are Triton's ttgir for the same kernels, value names
+aside), the descriptor encodings and tensor-map metadata are Triton's, the TMA boxes land
+where the ``#ttg.nvmma_shared`` layout puts their elements (a model of the TMA unit's
+swizzle), and kernels TMA cannot serve, or ``cuda_tma=False``, keep the pointer lowering."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.ir.types import MemDescType
+from workbench.layouts.encodings import NVMMASharedLayout
+from workbench.codegen.nvptx.smem_access import nvmma_offset_py
+from workbench.passes.tma_lowering import box_origin, descriptor_encoding, tma_block_shape
+from workbench.tools.tensor_descriptor import TensorDescriptor
+
+
+def op_lines(ir: str) -> list:
+    """Op lines with value names as ``%v``, locations, barriers and offsets dropped."""
+    out = []
+    for line in ir.splitlines():
+        line = re.sub(r"\s*loc\(.*\)$", "", line.strip())
+        line = re.sub(r" ?\{allocation\.offset = \d+ : i32\}", "", line)
+        if line.startswith("gpu.barrier"):
+            continue
+        out.append(re.sub(r"%[\w#]+", "%v", line))
+    return out
+
+
+@wb.jit
+def copy_plus_one(in_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    t = in_desc.load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], t + 1)
+
+
+@wb.jit
+def tma_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+# Triton 3.6.0's ttgir of copy_plus_one (fp32 [32, 64] blocks, sm_90, 4 warps)
+TRITON_COPY = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
+#shared1 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+%v = ttg.local_alloc : () -> !ttg.memdesc<32x64xf32, #shared, #smem, mutable>
+%v = ttg.local_alloc : () -> !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+ttng.init_barrier %v, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+ttng.barrier_expect %v, 8192, %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<32x64xf32, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<32x64xf32, #shared, #smem, mutable>
+ttng.wait_barrier %v, %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+ttng.inval_barrier %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+%v = ttg.local_load %v : !ttg.memdesc<32x64xf32, #shared, #smem, mutable> -> tensor<32x64xf32, #blocked>
+%v = arith.addf %v, %v : tensor<32x64xf32, #blocked>
+%v = ttg.local_alloc %v : (tensor<32x64xf32, #blocked>) -> !ttg.memdesc<32x64xf32, #shared, #smem>
+ttng.fence_async_shared {bCluster = false}
+ttng.async_tma_copy_local_to_global %v[%v, %v] %v : !tt.tensordesc<tensor<32x64xf32, #shared>>, !ttg.memdesc<32x64xf32, #shared, #smem>
+ttng.async_tma_store_wait {pendings = 0 : i32}
+"""  # noqa: E501
+
+# Triton 3.6.0's ttgir of tma_matmul (fp16, 128x128x64 tiles; the loads and the store)
+TRITON_MATMUL = """\
+%v = ttg.local_alloc : () -> !ttg.memdesc<128x64xf16, #shared, #smem, mutable>
+ttng.barrier_expect %v, 16384, %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<128x64xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<128x64xf16, #shared, #smem, mutable>
+ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<64x128xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<64x128xf16, #shared, #smem, mutable>
+%v = ttg.local_alloc %v : (tensor<128x128xf16, #mma>) -> !ttg.memdesc<128x128xf16, #shared, #smem>
+ttng.async_tma_copy_local_to_global %v[%v, %v] %v : !tt.tensordesc<tensor<128x128xf16, #shared>>, !ttg.memdesc<128x128xf16, #shared, #smem>
+"""  # noqa: E501
+
+# Triton 3.6.0's tensordesc_meta of the two kernels (its launcher's tensor-map parameters)
+TRITON_COPY_META = [{"swizzle": 3, "elem_size": 4, "elem_type": 7, "block_size": [32, 32]}] * 2
+TRITON_MATMUL_META = [{"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [128, 64]},
+                      {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [64, 64]},
+                      {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [128, 64]}]
+
+
+def _copy_kernel(**opts):
+    x = np.zeros((64, 128), np.float32)
+    d = TensorDescriptor.from_tensor(x, [32, 64])
+    return wb.compile(copy_plus_one, d, d, BM=32, BN=64, target="cuda:90", **opts)
+
+
+def test_copy_ttgir_is_tritons():
+    k = _copy_kernel()
+    lines = op_lines(k.asm["ttgir"])
+    for want in TRITON_COPY.splitlines():
+        assert want in lines, want
+    assert not any("tt.descriptor" in ln for ln in lines)
+    assert "@copy_plus_one(%in_desc: !tt.tensordesc<tensor<32x64xf32, #shared>>" in \
+        k.asm["ttgir"]
+    assert k.extra["tensordesc_meta"] == TRITON_COPY_META
+    assert k.extra["param_kinds"] == ["tma", "i32", "i32", "i64", "i64"] * 2
+
+
+def test_matmul_ttgir_reads_the_tma_buffers_in_wgmma():
+    a = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [128, 64])
+    b = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [64, 128])
+    c = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [128, 128])
+    k = wb.compile(tma_matmul, a, b, c, 256, BM=128, BN=128, BK=64, target="cuda:90")
+    text = k.asm["ttgir"]
+    lines = op_lines(text)
+    for want in TRITON_MATMUL.splitlines():
+        assert want in lines, want
+    assert k.extra["tensordesc_meta"] == TRITON_MATMUL_META
+    # wgmma reads the mutable buffers the TMA copies filled: no local_load/local_alloc pair
+    dot = next(ln for ln in lines if ln.startswith("%v = ttng.warp_group_dot "))
+    assert "!ttg.memdesc<128x64xf16, #shared, #smem, mutable> * " \
+           "!ttg.memdesc<64x128xf16, #shared, #smem, mutable>" in dot
+    assert "ttg.local_load" not in text
+
+
+@pytest.mark.parametrize("shape, dtype, swizzle", [
+    ((32, 64), "f32", 128), ((128, 64), "f16", 128), ((64, 32), "f16", 64),
+    ((16, 16), "f16", 32), ((4, 64), "f16", 0), ((1, 8), "f32", 0), ((64, 8), "f32", 32),
+    ((256, 32), "i8", 32), ((16, 128), "f64", 128),
+])
+def test_descriptor_encoding_is_tritons_rule(shape, dtype, swizzle):
+    from workbench.ir import types as irt
+    elem = {"f32": irt.f32, "f16": irt.f16, "i8": irt.i8, "f64": irt.f64}[dtype]
+    enc = descriptor_encoding(irt.TensorType(shape, elem))
+    assert enc == NVMMASharedLayout(swizzle, False, elem.width)
+
+
+def _tma_swizzle(byte_addr: int, swizzle: int) -> int:
+    """The TMA unit's shared-memory swizzle (CUDA driver API, CUtensorMapSwizzle): the 16-byte
+    chunk index (address bits 4..) is XORed with the 128-byte row index (bits 7..), over
+    swizzle / 16 chunks."""
+    if not swizzle:
+        return byte_addr
+    mask = swizzle // 16 - 1
+    return byte_addr ^ (((byte_addr >> 7) & mask) << 4)
+
+
+@pytest.mark.parametrize("shape, bits, swizzle", [
+    ((32, 64), 32, 128), ((64, 128), 16, 128), ((512, 64), 16, 128), ((64, 64), 16, 64),
+    ((32, 32), 16, 32), ((8, 256), 8, 128), ((256, 16), 32, 64), ((512, 16), 16, 0),
+    ((16, 32), 64, 128),
+])
+def test_tma_boxes_land_where_the_nvmma_layout_puts_their_elements(shape, bits, swizzle):
+    rng = np.random.default_rng()
+    enc = NVMMASharedLayout(swizzle, False, bits)
+    box = tma_block_shape(enc, shape)
+    counts = [shape[0] // box[0], shape[1] // box[1]]
+    eb = bits // 8
+    seen = set()
+    for m in range(counts[0] * counts[1]):
+        r0, c0 = box_origin(m, counts, box)
+        start = nvmma_offset_py(enc, shape, (r0, c0)) * eb
+        assert start % 128 == 0  # TMA destinations are 128-byte aligned
+        for _ in range(64):  # random elements of the box, as the TMA unit writes them
+            r, c = int(rng.integers(box[0])), int(rng.integers(box[1]))
+            lin = r * box[1] * eb + c * eb
+            got = start + _tma_swizzle(lin, swizzle)
+            assert got == nvmma_offset_py(enc, shape, (r0 + r, c0 + c)) * eb
+        seen.add((r0, c0))
+    assert len(seen) == counts[0] * counts[1]
+
+
+def test_the_switch_and_unsupported_kernels_keep_the_pointer_lowering(monkeypatch):
+    off = _copy_kernel(cuda_tma=False)
+    assert "ttng.async_tma" not in off.asm["ttgir"] and "tt.load" in off.asm["ttgir"]
+    assert "cp.async.bulk.tensor" not in off.asm["ptx"]
+    assert any("TMA is off" in n for n in off.extra["notes"])
+    monkeypatch.setenv("WORKBENCH_CUDA_TMA", "0")
+    assert "cp.async.bulk.tensor" not in _copy_kernel().asm["ptx"]
+    monkeypatch.delenv("WORKBENCH_CUDA_TMA")
+    on = _copy_kernel()
+    assert on.asm["ptx"].count("cp.async.bulk.tensor.2d") == 2
+    assert "mbarrier.try_wait.parity.shared.b64" in on.asm["ptx"]
+
+    @wb.jit
+    def device_side(p, n, B: tl.constexpr):
+        d = tl.make_tensor_descriptor(p, shape=[n, n], strides=[n, 1], block_shape=[B, B])
+        d.store([0, 0], d.load([0, 0]) * 2)
+
+    k = wb.compile(device_side, "*fp32:16", "i32", B=32, target="cuda:90")
+    assert "ttng.async_tma" not in k.asm["ttgir"]
+    assert any("device-side descriptor" in n for n in k.extra["notes"])
+    # a rank-1 host descriptor
+    x = np.zeros(256, np.float32)
+
+    @wb.jit
+    def one_d(d, B: tl.constexpr):
+        d.store([0], d.load([0]) + 1)
+
+    k1 = wb.compile(one_d, TensorDescriptor.from_tensor(x, [64]), B=64, target="cuda:90")
+    assert any("rank 1" in n for n in k1.extra["notes"])
+    assert k1.extra["tensordesc_meta"] == []
+
+
+def test_the_ttgir_parses_back_and_prints_the_same():
+    from workbench.ir.parser import parse_module
+    from workbench.ir.printer import print_module
+    text = _copy_kernel().asm["ttgir"]
+    once = print_module(parse_module(text))
+    assert print_module(parse_module(once)) == once
+    mems = [v.type for op in parse_module(once).walk() for v in op.results
+            if isinstance(v.type, MemDescType)]
+    assert any(t.shape == (1,) for t in mems)  # the mbarrier
