@@ -12,9 +12,9 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
+from workbench.codegen.nvptx.smem_access import nvmma_offset_py
 from workbench.ir.types import MemDescType
 from workbench.layouts.encodings import NVMMASharedLayout
-from workbench.codegen.nvptx.smem_access import nvmma_offset_py
 from workbench.passes.tma_lowering import box_origin, descriptor_encoding, tma_block_shape
 from workbench.tools.tensor_descriptor import TensorDescriptor
 
@@ -212,3 +212,66 @@ def test_the_ttgir_parses_back_and_prints_the_same():
     mems = [v.type for op in parse_module(once).walk() for v in op.results
             if isinstance(v.type, MemDescType)]
     assert any(t.shape == (1,) for t in mems)  # the mbarrier
+
+
+# Triton 3.6.0's PTX of copy_plus_one: its TMA, mbarrier, fence and barrier instructions in
+# order (registers as %r). The workbench adds one fence.proxy.async after mbarrier.inval
+# (the allocator may reuse the barrier's bytes for a TMA destination) and leaves out the
+# bar.sync Triton puts after the last bulk wait, at the kernel's end.
+TRITON_COPY_PTX = """\
+mbarrier.init.shared::cta.b64 [%r], 1
+bar.sync
+mbarrier.arrive.expect_tx.shared.b64 _, [%r], 8192
+bar.sync
+elect.sync
+cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+bar.sync
+mbarrier.try_wait.parity.shared.b64 complete, [%r], %r
+bar.sync
+mbarrier.inval.shared::cta.b64 [%r]
+bar.sync
+fence.proxy.async.shared::cta
+bar.sync
+elect.sync
+cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+cp.async.bulk.commit_group
+cp.async.bulk.wait_group.read
+bar.sync"""
+
+
+def _skeleton(ptx: str) -> list:
+    pat = (r"(mbarrier\.[a-z_.:0-9]+[^;]*|cp\.async\.bulk[a-z0-9_.:]*|bar\.sync|"
+           r"fence\.proxy[a-z.:]*|elect\.sync)")
+    return [re.sub(r"%[a-z]+[0-9]+", "%r", m) for m in re.findall(pat, ptx)]
+
+
+def test_copy_ptx_follows_tritons_instruction_sequence():
+    ptx = _copy_kernel().asm["ptx"]
+    want = TRITON_COPY_PTX.splitlines()
+    i = want.index("mbarrier.inval.shared::cta.b64 [%r]") + 1
+    want = want[:i] + ["fence.proxy.async.shared::cta"] + want[i:-1]
+    assert _skeleton(ptx) == want
+    head = ptx.split("{")[0]
+    assert head.count(".param .align 64 .b8 copy_plus_one_param_") == 2
+    assert "cvta.param.u64" in ptx  # the tensor map is read in place, in param space
+    # box 1 of 2 (32 fp32 columns) goes 32 columns right and 4096 bytes further in shared
+    # memory: one instruction per warp 0/1, the predicate tid < 64
+    assert "setp.lt.u32" in ptx and ", 64;" in ptx
+
+
+@pytest.mark.parametrize("dtype, block, meta, shared", [
+    # Triton 3.6.0's tensordesc_meta and shared bytes of copy_plus_one for these blocks
+    (np.float16, (512, 16), {"swizzle": 1, "elem_size": 2, "elem_type": 6,
+                             "block_size": [256, 16]}, 16392),
+    (np.int8, (16, 256), {"swizzle": 3, "elem_size": 1, "elem_type": 0,
+                          "block_size": [16, 128]}, 4104),
+    (np.float32, (4, 64), {"swizzle": 0, "elem_size": 4, "elem_type": 7,
+                           "block_size": [4, 64]}, 1032),
+])
+def test_box_split_and_shared_bytes_are_tritons(dtype, block, meta, shared):
+    x = np.zeros((block[0] * 2, block[1] * 2), dtype)
+    d = TensorDescriptor.from_tensor(x, list(block))
+    k = wb.compile(copy_plus_one, d, d, BM=block[0], BN=block[1], target="cuda:90")
+    assert k.extra["tensordesc_meta"] == [meta, meta]
+    assert k.metadata.shared == shared
+    assert k.asm["ptx"].count("cp.async.bulk.tensor.2d") == 2  # 2 boxes: one instruction each
