@@ -25,10 +25,16 @@ from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorDescType, TensorType
 from ..passes.rewrite_descriptors import has_descriptors
-from ..passes.tma_lowering import tensormap_meta, tma_unsupported
+from ..passes.tma_lowering import TMA_ALIGN, tensormap_meta, tma_unsupported
 from . import cuda_driver, cuda_fault, limits, nvidia_tools
 from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
-from .descriptors import ExpandingLauncher, TmaLauncher, lower_descriptors, wrap_launcher
+from .descriptors import (
+    ExpandingLauncher,
+    ScratchLauncher,
+    TmaLauncher,
+    lower_descriptors,
+    wrap_launcher,
+)
 from .entry import pack_parts, unpack_parts
 
 
@@ -83,6 +89,20 @@ def tma_choice(ttir_module: Operation, options, arch: int) -> tuple[bool, str | 
     if reason is not None:
         return False, f"tensor descriptors lowered to masked pointer accesses, not TMA: {reason}"
     return True, None
+
+
+def _wrap(inner, metas: list, scratch: int, ttir_module):
+    """The launcher of a compiled kernel: host TMA descriptors encoded (:class:`TmaLauncher`),
+    global scratch allocated (:class:`ScratchLauncher`, outermost so the runtime finds it),
+    or pointer-lowered descriptors expanded (``ttir_module`` given)."""
+    launcher = inner
+    if metas:
+        launcher = TmaLauncher(launcher, metas)
+    elif ttir_module is not None:
+        launcher = wrap_launcher(launcher, ttir_module)
+    if scratch:
+        launcher = ScratchLauncher(launcher, scratch, TMA_ALIGN)
+    return launcher
 
 
 def _check_threads(module: Operation, num_warps: int, device) -> None:
@@ -204,15 +224,16 @@ class CudaBackend(Backend):
             out.num_warps, out.shared, meta.n_regs, device)]
         func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
         kinds = [param_kind(a.type) for a in func.regions[0].block.args]
+        kinds += ["ptr"] if out.global_scratch else []
         metas = [tensormap_meta(a.type) for a in func.regions[0].block.args
                  if isinstance(a.type, TensorDescType)]
-        extra.update(param_kinds=kinds, tensordesc_meta=metas)
+        extra.update(param_kinds=kinds, tensordesc_meta=metas,
+                     global_scratch_size=out.global_scratch)
         reason = cuda_driver.driver_status()
         launcher: Any
         if reason is None:
             inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared)
-            launcher = TmaLauncher(inner, metas) if metas else \
-                wrap_launcher(inner, ttir_module)
+            launcher = _wrap(inner, metas, out.global_scratch, ttir_module)
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
@@ -230,6 +251,7 @@ class CudaBackend(Backend):
         meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
                 "kinds": kinds, "descriptors": has_descriptors(ttir),
                 "tensordesc_meta": kernel.extra.get("tensordesc_meta") or [],
+                "global_scratch": kernel.extra.get("global_scratch_size") or 0,
                 "image_is_text": isinstance(image, str)}
         data = image.encode() if isinstance(image, str) else bytes(image)
         return pack_parts(meta, {"image": data})
@@ -245,6 +267,7 @@ class CudaBackend(Backend):
         image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
         launcher = cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
                                             meta["num_warps"], meta["shared"])
-        if meta.get("tensordesc_meta"):
-            return Loaded(TmaLauncher(launcher, meta["tensordesc_meta"]))
+        if meta.get("tensordesc_meta") or meta.get("global_scratch"):
+            return Loaded(_wrap(launcher, meta.get("tensordesc_meta") or [],
+                                meta.get("global_scratch") or 0, None))
         return Loaded(ExpandingLauncher(launcher) if meta.get("descriptors") else launcher)

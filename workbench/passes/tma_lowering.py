@@ -2,11 +2,16 @@
 (Triton 3.6's ``lib/Dialect/TritonNvidiaGPU/Transforms/TMALowering.cpp``, with the shared
 encoding ``triton-nvidia-optimize-descriptor-encoding`` gives a descriptor).
 
-Each descriptor kernel argument gets a ``#ttg.nvmma_shared`` encoding in its block type
-(``!tt.tensordesc<tensor<32x64xf32, #shared>>``): the encoding of the ``ttg.local_alloc`` its
+Each descriptor (kernel argument or ``tt.make_tensor_descriptor``) gets a
+``#ttg.nvmma_shared`` encoding in its block type (``!tt.tensordesc<tensor<32x64xf32,
+#shared>>``): the encoding of the ``ttg.local_alloc`` its
 loads feed when that is a non-transposed ``nvmma_shared`` (a wgmma operand), else Triton's
 default for the block (:func:`descriptor_encoding`). Then
 
+* ``tt.make_tensor_descriptor`` becomes ``ttg.global_scratch_alloc`` (128 bytes, 128-byte
+  aligned, in this program's slice of the launch's global scratch), ``ttng.tensormap_create``
+  (box, dims innermost first, byte strides, element type, swizzle and fill mode),
+  ``ttng.tensormap_fenceproxy_acquire`` and ``ttng.reinterpret_tensor_descriptor``;
 * ``tt.descriptor_load`` becomes a mutable ``ttg.local_alloc`` of the tile, a 1-element i64
   ``ttg.local_alloc`` for the barrier, ``ttng.init_barrier`` (1 arrival),
   ``ttng.barrier_expect`` (the tile's bytes), ``ttng.async_tma_copy_global_to_local``,
@@ -18,9 +23,9 @@ default for the block (:func:`descriptor_encoding`). Then
   and ``ttng.async_tma_store_wait {pendings = 0}``.
 
 :func:`tma_unsupported` says why a module cannot take this path (the backend then lowers its
-descriptors to pointers): device-side descriptors (``tt.make_tensor_descriptor``), atomics,
-gathers and scatters through a descriptor, a descriptor carried by a loop or an ``if``, ranks
-other than 2, and an unswizzled block wider than a TMA box (256 elements).
+descriptors to pointers): atomics, gathers and scatters through a descriptor, a descriptor
+carried by a loop or an ``if``, ranks other than 2, and an unswizzled block wider than a TMA
+box (256 elements).
 """
 from __future__ import annotations
 
@@ -100,7 +105,9 @@ def _desc_args(func: Operation) -> list:
     return [a for a in func.regions[0].block.args if isinstance(a.type, irt.TensorDescType)]
 
 
-def _arg_reason(a: Value) -> str | None:
+def _desc_reason(a: Value) -> str | None:
+    """Why the descriptor value ``a`` (a kernel argument or a ``tt.make_tensor_descriptor``
+    result) cannot use TMA, or None."""
     t = a.type
     assert isinstance(t, irt.TensorDescType)
     if len(t.block.shape) != 2:
@@ -121,13 +128,15 @@ def tma_unsupported(module: Operation) -> str | None:
     """Why ``module`` (ttir) cannot lower its descriptors to TMA, or None when it can."""
     for op in module.walk():
         if op.name == "tt.make_tensor_descriptor":
-            return "a device-side descriptor (tl.make_tensor_descriptor)"
+            reason = _desc_reason(op.result)
+            if reason is not None:
+                return f"{reason} (tl.make_tensor_descriptor)"
         if op.name in ("tt.descriptor_reduce", "tt.descriptor_gather",
                        "tt.descriptor_scatter"):
             return f"{op.name} (TMA is used for load and store)"
     for func in functions(module) if module.name == "builtin.module" else [module]:
         for a in _desc_args(func):
-            reason = _arg_reason(a)
+            reason = _desc_reason(a)
             if reason is not None:
                 return reason
     return None
@@ -161,6 +170,24 @@ def _set_encodings(func: Operation) -> None:
             tuple(v.type for v in block.args), ftype.results)
 
 
+#: Triton's device-side TMA element types (``TMA_ELEMENT_TYPES`` of TMAUtilities.cpp), which
+#: ``tensormap.replace.tile.elemtype`` takes (PTX ISA 9.7.9.28)
+DEVICE_DTYPE = {"i8": 0, "i16": 1, "i32": 2, "i64": 4, "f16": 6, "f32": 7, "f64": 9, "bf16": 10,
+                "f8E4M3FN": 0, "f8E5M2": 0}
+#: bytes and alignment of a tensor map in global scratch (Triton's TMA_SIZE_BYTES / TMA_ALIGN)
+TMA_SIZE_BYTES = 128
+TMA_ALIGN = 128
+
+
+def device_elem_type(t: irt.TensorDescType) -> int:
+    """The device-side TMA element type code of descriptor type ``t`` (S32/S64 for signed
+    32/64-bit integers)."""
+    name = str(t.block.element)
+    if t.signedness == "s" and name in ("i32", "i64"):
+        return {"i32": 3, "i64": 5}[name]
+    return DEVICE_DTYPE[name]
+
+
 class _Lowering:
     """The rewrite of one function; ``true``/``zero``: the i1 and i32 constants at its top."""
 
@@ -169,6 +196,43 @@ class _Lowering:
         b = Builder(entry, 0)
         self.true = b.create("arith.constant", [], [irt.i1], {"value": True}).result
         self.zero = b.create("arith.constant", [], [irt.i32], {"value": 0}).result
+
+    def make(self, op: Operation) -> None:
+        """``tt.make_tensor_descriptor`` -> a tensor map built in this program's global
+        scratch (``createTMADesc`` and ``TMACreateDescLowering`` of Triton)."""
+        t = op.result.type
+        assert isinstance(t, irt.TensorDescType)
+        enc = _wanted_encoding(op.result, t.block)
+        desc_t = irt.TensorDescType(t.block.with_encoding(enc), t.signedness)
+        rank = len(t.block.shape)
+        shape = list(op.operands[1:1 + rank])
+        strides = list(op.operands[1 + rank:1 + 2 * rank])
+        name = op.result.name
+        b = Builder(loc=op.loc)
+        b.set_insertion_point_before(op)
+
+        def const(v, ty):
+            return b.create("arith.constant", [], [ty], {"value": v}).result
+        scratch = b.create("ttg.global_scratch_alloc", [], [irt.PointerType(irt.i8)],
+                           {"alignment": TMA_ALIGN, "nbytes": TMA_SIZE_BYTES},
+                           result_name=name).result
+        es = const(_bits(t.block.element) // 8, irt.i64)
+        byte_strides = [b.create("arith.muli", [strides[k], es], [irt.i64],
+                                 result_name=name).result for k in range(rank - 2, -1, -1)]
+        box = [const(x, irt.i32) for x in reversed(tma_block_shape(enc, t.block.shape))]
+        ones = [const(1, irt.i32)] * rank
+        dims = list(reversed(shape))
+        attrs = {"elem_type": device_elem_type(t),
+                 "fill_mode": 1 if op.attributes.get("padding") == "nan" else 0,
+                 "interleave_layout": 0, "swizzle_mode": swizzle_mode(enc),
+                 "operandSegmentSizes": [1, 1, rank, rank, rank - 1, rank]}
+        b.create("ttng.tensormap_create", [scratch, op.operands[0], *box, *dims,
+                                           *byte_strides, *ones], [], attrs)
+        b.create("ttng.tensormap_fenceproxy_acquire", [scratch], [])
+        desc = b.create("ttng.reinterpret_tensor_descriptor", [scratch], [desc_t],
+                        result_name=name).result
+        op.result.replace_all_uses_with(desc)
+        op.erase()
 
     def load(self, op: Operation) -> None:
         desc = op.operands[0]
@@ -231,10 +295,13 @@ def lower_function(func: Operation) -> bool:
     returns whether it had any."""
     ops = [op for op in func.walk()
            if op.name in ("tt.descriptor_load", "tt.descriptor_store")]
-    if not ops and not _desc_args(func):
+    makes = [op for op in func.walk() if op.name == "tt.make_tensor_descriptor"]
+    if not ops and not makes and not _desc_args(func):
         return False
     _set_encodings(func)
     lw = _Lowering(func)
+    for op in makes:
+        lw.make(op)
     for op in ops:
         if op.name == "tt.descriptor_load":
             lw.load(op)
@@ -258,5 +325,6 @@ class TMALowering(Pass):
             lower_function(func)
 
 
-__all__ = ["TMALowering", "box_origin", "descriptor_encoding", "lower_function", "swizzle_mode",
+__all__ = ["DEVICE_DTYPE", "TMALowering", "box_origin", "descriptor_encoding",
+           "device_elem_type", "lower_function", "swizzle_mode",
            "tensormap_meta", "tma_block_shape", "tma_unsupported"]

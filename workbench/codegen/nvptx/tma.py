@@ -27,14 +27,30 @@
   commit_group``; ``ttng.async_tma_store_wait`` is ``cp.async.bulk.wait_group.read n``
   (PTX ISA 9.7.9.25.5.3/4).
 * ``ttng.fence_async_shared``: ``fence.proxy.async.shared::cta``.
+
+Device-side descriptors (``tl.make_tensor_descriptor``), as Triton's ``TMAToLLVM.cpp``:
+
+* ``ttg.global_scratch_alloc``: this program's slice of the launch's global scratch (a
+  trailing kernel parameter, :func:`scratch_plan`): ``scratch + linear program id * size +
+  offset``;
+* ``ttng.tensormap_create``: warp 0 zeroes a 128-byte staging area in shared memory
+  (``bar.warp.sync``), thread 0 writes every field with ``tensormap.replace.tile.<field>.
+  shared::cta.b1024`` (PTX ISA 9.7.9.27), then warp 0 copies it to global memory with
+  ``tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned``
+  (PTX ISA 9.7.13.4.1); these need PTX ISA 8.3, the kernel is emitted as PTX 8.7 as Triton's
+  (older versions need the strides shifted by 4, Triton's ptxas workaround);
+* ``ttng.tensormap_fenceproxy_acquire``: warp 0 runs ``fence.proxy.tensormap::generic.
+  acquire.gpu [map], 128`` (and Triton's ``cp.async.bulk`` commit/wait workaround), then
+  ``bar.sync``;
+* ``ttng.reinterpret_tensor_descriptor``: the map's generic address.
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ...passes.tma_lowering import tma_block_shape
-from .smem_access import fence_proxy_async, nvmma_offset, shared_address
-from .types import I32, byte_size
+from .smem_access import barrier, fence_proxy_async, nvmma_offset, shared_address
+from .types import GLOBAL_PTR, I8, I32, I64, byte_size
 
 I1 = ir.IntType(1)
 #: the LLVM type of a descriptor kernel parameter: a pointer to the 128-byte CUtensorMap
@@ -182,8 +198,105 @@ def lower_store_wait(kl, op) -> None:
     _asm(kl, f"cp.async.bulk.wait_group.read {n};", "~{memory}", [])
 
 
+def scratch_plan(func_op) -> tuple[dict, int]:
+    """``({id(op): byte offset}, bytes per program)`` of the ``ttg.global_scratch_alloc`` ops
+    of ``func_op``, in order, each aligned to its ``alignment`` (Triton's
+    ``global_scratch_size``, 0 without any)."""
+    offsets, at, align = {}, 0, 1
+    for op in func_op.walk():
+        if op.name == "ttg.global_scratch_alloc":
+            a = int(op.attributes["alignment"])
+            at = -(-at // a) * a
+            offsets[id(op)] = at
+            at += int(op.attributes["nbytes"])
+            align = max(align, a)
+    return offsets, -(-at // align) * align if at else 0
+
+
+def _sreg(kl, name: str):
+    return kl.b.call(kl.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", I32, []), [])
+
+
+def lower_global_scratch_alloc(kl, op) -> None:
+    """``ttg.global_scratch_alloc``: ``scratch + pid * size + offset`` (pid linearised x
+    fastest, as Triton's launcher sizes the allocation)."""
+    b = kl.b
+    x, y, z = (_sreg(kl, f"ctaid.{a}") for a in "xyz")
+    nx, ny = _sreg(kl, "nctaid.x"), _sreg(kl, "nctaid.y")
+    pid = b.add(b.mul(b.add(b.mul(z, ny), y), nx), x)
+    off = b.add(b.mul(b.zext(pid, I64), I64(kl.global_scratch_size)),
+                I64(kl.global_scratch_offsets[id(op)]))
+    kl.set(op.result, [b.gep(kl.global_scratch_arg, [off], source_etype=I8)])
+
+
+def _replace(kl, pred, smem, field: str, value, ordinal=None) -> None:
+    """``@pred tensormap.replace.tile.<field>.shared::cta.b1024.b32/b64 [smem], [ord,] v``."""
+    if isinstance(value, int):
+        args, ops, cons = [pred, smem], f"{value}", "b,l"
+        width = "b32"
+    else:
+        width = "b64" if value.type.width == 64 else "b32"
+        args, ops, cons = [pred, smem, value], "$2", "b,l," + ("l" if width == "b64" else "r")
+    ordtxt = f"{ordinal}, " if ordinal is not None else ""
+    _asm(kl, f"@$0 tensormap.replace.tile.{field}.shared::cta.b1024.{width} [$1], "
+             f"{ordtxt}{ops};", cons + ",~{memory}", args)
+
+
+def lower_tensormap_create(kl, op) -> None:
+    """``ttng.tensormap_create`` (module docstring)."""
+    b = kl.b
+    kl.need_shared(128)
+    rank = (len(op.operands) - 1) // 4  # map, base, then rank + rank + rank-1 + rank values
+    vals = [kl.get(v)[0] for v in op.operands]
+    gptr, base = vals[0], vals[1]
+    box = vals[2:2 + rank]
+    dims = vals[2 + rank:2 + 2 * rank]
+    strides = vals[2 + 2 * rank:1 + 3 * rank]
+    estr = vals[1 + 3 * rank:1 + 4 * rank]
+    smem32 = shared_address(kl, kl.scratch_base, I32(0))
+    smem = b.zext(smem32, I64)
+    warp0 = b.icmp_unsigned("<", kl.tid, I32(32))
+    _asm(kl, "@$0 st.shared.b32 [$1], 0;", "b,r,~{memory}",
+         [warp0, b.add(smem32, b.mul(kl.tid, I32(4)))])
+    _asm(kl, "bar.warp.sync -1;", "~{memory}", [])
+    t0 = _thread0(kl)
+    _replace(kl, t0, smem, "global_address", b.ptrtoint(base, I64))
+    _replace(kl, t0, smem, "rank", rank - 1)
+    for name, group in (("box_dim", box), ("global_dim", dims), ("global_stride", strides),
+                        ("element_stride", estr)):
+        for i, v in enumerate(group):
+            _replace(kl, t0, smem, name, v, i)
+    for name in ("elem_type", "interleave_layout", "swizzle_mode", "fill_mode"):
+        field = "elemtype" if name == "elem_type" else name
+        _replace(kl, t0, smem, field, int(op.attributes[name]))
+    _asm(kl, "@$0 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu"
+             ".sync.aligned [$1], [$2], 128;", "b,l,l,~{memory}",
+         [warp0, b.ptrtoint(gptr, I64), smem])
+
+
+def lower_tensormap_acquire(kl, op) -> None:
+    """``ttng.tensormap_fenceproxy_acquire`` (module docstring)."""
+    b = kl.b
+    (gptr,) = kl.get(op.operands[0])
+    warp0 = b.icmp_unsigned("<", kl.tid, I32(32))
+    _asm(kl, "@$0 fence.proxy.tensormap::generic.acquire.gpu [$1], 128;\n"
+             "@$0 cp.async.bulk.commit_group;\n@$0 cp.async.bulk.wait_group.read 0;",
+         "b,l,~{memory}", [warp0, b.ptrtoint(gptr, I64)])
+    barrier(kl)
+
+
+def lower_reinterpret(kl, op) -> None:
+    """``ttng.reinterpret_tensor_descriptor``: the global map pointer, made generic."""
+    (gptr,) = kl.get(op.operands[0])
+    kl.set(op.result, [kl.b.addrspacecast(gptr, ir.PointerType())])
+
+
 #: op name -> lowering (kl, op)
 OPS = {
+    "ttg.global_scratch_alloc": lower_global_scratch_alloc,
+    "ttng.tensormap_create": lower_tensormap_create,
+    "ttng.tensormap_fenceproxy_acquire": lower_tensormap_acquire,
+    "ttng.reinterpret_tensor_descriptor": lower_reinterpret,
     "ttng.init_barrier": lower_init_barrier,
     "ttng.barrier_expect": lower_barrier_expect,
     "ttng.wait_barrier": lower_wait_barrier,
@@ -194,4 +307,4 @@ OPS = {
     "ttng.async_tma_store_wait": lower_store_wait,
 }
 
-__all__ = ["OPS", "TMA_PARAM", "mark_tensormap_param"]
+__all__ = ["GLOBAL_PTR", "OPS", "TMA_PARAM", "mark_tensormap_param", "scratch_plan"]

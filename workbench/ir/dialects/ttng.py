@@ -65,4 +65,23 @@ SPECS = [
        attributes=[Attr("pendings", "i32", 0, elide=())], format="attr-dict",
        doc="cp.async.bulk.wait_group.read pendings: older bulk stores have read their "
            "shared memory"),
+    op("ttng.tensormap_create", ["desc_ptr", "global_address", "*box_dim", "*global_dim",
+                                 "*global_stride", "*element_stride"], results=(),
+       effects=("write:global", "write:shared"),
+       attributes=[Attr("elem_type", "i32", REQUIRED), Attr("fill_mode", "i32", REQUIRED),
+                   Attr("interleave_layout", "i32", REQUIRED),
+                   Attr("swizzle_mode", "i32", REQUIRED),
+                   Attr("operandSegmentSizes", "i32_array", None)],
+       format="$desc_ptr `,` $global_address `,` `[` $box_dim `]` `,` `[` $global_dim `]` `,` "
+              "`[` $global_stride `]` `,` `[` $element_stride `]` attr-dict `:` "
+              "functional-type(operands, results)",
+       doc="build a TMA tensor map at desc_ptr (global, 128 bytes) with tensormap.replace "
+           "(dims innermost first, strides in bytes)"),
+    op("ttng.tensormap_fenceproxy_acquire", ["desc_ptr"], results=(),
+       effects=("read:global", "write:global"),
+       format="$desc_ptr attr-dict `:` qualified(type($desc_ptr))",
+       doc="fence.proxy.tensormap::generic.acquire: the new tensor map is visible to TMA"),
+    op("ttng.reinterpret_tensor_descriptor", ["rawDesc"], traits=("pure",),
+       format="$rawDesc attr-dict `:` qualified(type($rawDesc)) `to` qualified(type($result))",
+       doc="a global tensor map pointer seen as a tensor descriptor"),
 ]
