@@ -85,3 +85,31 @@ def test_a_tensor_map_travels_in_an_aligned_128_byte_slot():
         assert params[1][0] % 64 == 0 and params[4][0] % 64 == 0
     with pytest.raises(ValueError, match="argument 1"):
         packed.launch(1, 1, 1, 0, [1, 12345, 2, 3, t1, 4])
+
+
+def test_scratch_launcher_asks_the_allocator_for_every_program():
+    from workbench.backends.descriptors import ScratchLauncher
+
+    class Buf:
+        def __init__(self, addr):
+            self.addr = addr
+
+        def data_ptr(self):
+            return self.addr
+
+    rng = random.Random()
+    asked, calls = [], []
+    addr = rng.randrange(1, 2 ** 40) * 128
+
+    def allocator(size, align, stream):
+        asked.append((size, align, stream))
+        return Buf(addr)
+    launcher = ScratchLauncher(lambda grid, args: calls.append((grid, args)), 256, 128)
+    launcher.get_allocator = lambda: allocator
+    grid = (rng.randrange(1, 50), rng.randrange(1, 5), 2)
+    launcher(grid, [1, 2.5])
+    assert asked == [(256 * grid[0] * grid[1] * grid[2], 128, 0)]
+    assert calls == [(grid, [1, 2.5, addr])]
+    launcher.get_allocator = lambda: (lambda size, align, stream: "not a buffer")
+    with pytest.raises(LaunchError, match="not a device buffer"):
+        launcher((1, 1, 1), [])

@@ -1,6 +1,7 @@
-"""Host tensor descriptors through the TMA unit on an sm_90 GPU, against numpy: tile copies
-for each swizzle width and box split, tiles hanging over every edge (TMA zero-fills loads and
-clips stores), NaN padding, a tutorial-09-style TMA matmul on wgmma, and the
+"""Tensor descriptors through the TMA unit on an sm_90 GPU, against numpy: tile copies for
+each swizzle width and box split, tiles hanging over every edge (TMA zero-fills loads and
+clips stores), NaN padding, a tutorial-09-style TMA matmul on wgmma, device-side descriptors
+(tensor maps built in global scratch, with and without ``set_allocator``), and the
 ``WORKBENCH_CUDA_TMA=0`` fallback giving the same results. Skipped without a GPU."""
 from __future__ import annotations
 
@@ -141,3 +142,58 @@ def test_switching_tma_off_gives_the_same_tiles(monkeypatch):
         outs.append(dy.to_numpy())
     np.testing.assert_array_equal(outs[0], x + 1)
     np.testing.assert_array_equal(outs[1], x + 1)
+
+
+@wb.jit
+def device_tile_plus_one(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN],
+                                  padding_option="nan")
+    o = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    o.store([m, n], d.load([m, n]) + 1)
+
+
+@wb.jit
+def device_tile_at(x_ptr, out_ptr, M, N, o0, o1, BM: tl.constexpr, BN: tl.constexpr):
+    d = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN],
+                                  padding_option="nan")
+    rows = tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + rows * BN + cols, d.load([o0, o1]))
+
+
+def test_device_descriptors_with_and_without_an_allocator():
+    import contextvars
+
+    from workbench.backends.cuda_driver import DeviceArray
+    rng = np.random.default_rng()
+    m, n, bm, bn = 100, 72, 32, 32
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    dx = _dev(x)
+    asked = []
+
+    def allocator(size, align, stream):
+        asked.append((size, align))
+        return DeviceArray.empty((size,), np.uint8)
+
+    def run(with_allocator):
+        if with_allocator:
+            wb.set_allocator(allocator)
+        dy = _dev(np.full((m, n), np.nan, np.float32))
+        k = device_tile_plus_one[(4, 3)](dx, dy, m, n, BM=bm, BN=bn)
+        _sync()
+        return k, dy.to_numpy()
+
+    k, got = contextvars.Context().run(run, True)
+    assert "tensormap.replace.tile.global_address" in k.asm["ptx"]
+    assert asked == [(256 * 12, 128)]
+    np.testing.assert_array_equal(got, x + 1)
+    _, got = contextvars.Context().run(run, False)  # the kernel's own scratch buffer
+    np.testing.assert_array_equal(got, x + 1)
+    out = _dev(np.zeros((bm, bn), np.float32))
+    device_tile_at[(1,)](dx, out, m, n, m - 7, -5, BM=bm, BN=bn)
+    _sync()
+    want = np.full((bm, bn), np.nan, np.float32)
+    want[:7, 5:] = x[m - 7:, :bn - 5]
+    np.testing.assert_array_equal(out.to_numpy(), want)
