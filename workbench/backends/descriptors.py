@@ -4,7 +4,9 @@ argument (:class:`DescriptorArg`) into the values the rewritten kernel takes: it
 pointer, its shape and strides as int64, and whether its padding is NaN. On ``cuda:90`` a
 kernel whose descriptors the TMA unit can serve keeps them (:mod:`workbench.passes.
 tma_lowering`), and :class:`TmaLauncher` passes each host descriptor as its encoded
-``CUtensorMap`` followed by its shape and strides (:mod:`.tensormap`).
+``CUtensorMap`` followed by its shape and strides (:mod:`.tensormap`); a kernel that builds
+tensor maps itself (device-side descriptors) gets its global scratch from
+:class:`ScratchLauncher`.
 """
 from __future__ import annotations
 
