@@ -343,3 +343,44 @@ def test_box_split_and_shared_bytes_are_tritons(dtype, block, meta, shared):
     assert k.extra["tensordesc_meta"] == [meta, meta]
     assert k.metadata.shared == shared
     assert k.asm["ptx"].count("cp.async.bulk.tensor.2d") == 2  # 2 boxes: one instruction each
+
+
+def _tma_lines(ttgir: str) -> list:
+    keep = ("ttng.", "ttg.global_scratch_alloc", "%v = ttng.")
+    return sorted(ln for ln in op_lines(ttgir) if ln.startswith(keep))
+
+
+@pytest.mark.parametrize("which", ["host", "device"])
+def test_tma_ops_match_real_tritons(which):
+    pytest.importorskip("triton", reason="real Triton 3.6 (the oracle) is not installed")
+    from workbench.runtime.triton_oracle import triton_compile
+    if which == "host":
+        x = np.zeros((64, 128), np.float32)
+        d = TensorDescriptor.from_tensor(x, [32, 64])
+        ours = wb.compile(copy_plus_one, d, d, BM=32, BN=64, target="cuda:90")
+        entries, consts, fn = ["tensordesc<fp32[32, 64]>"] * 2, {"BM": 32, "BN": 64}, \
+            copy_plus_one
+    else:
+        ours = wb.compile(dev_copy, "*fp32:16", "*fp32:16", "i32", "i32", BM=32, BN=64,
+                          target="cuda:90")
+        entries, consts, fn = ["*fp32:16", "*fp32:16", "i32", "i32"], {"BM": 32, "BN": 64}, \
+            dev_copy
+    if which == "device":
+        theirs = triton_compile(fn, entries, "cuda:90", 4, 3, consts)
+        text, shared = theirs["asm"]["ttgir"], theirs["shared"]
+    else:  # the oracle's signature entries have no descriptors: compile the same way here
+        import triton
+        import triton.language as ttl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        from workbench.runtime.triton_oracle import _Translator
+        src = ASTSource(_Translator(triton, ttl).function(fn),
+                        signature={"in_desc": entries[0], "out_desc": entries[1],
+                                   "BM": "constexpr", "BN": "constexpr"}, constexprs=consts)
+        k = triton.compile(src, target=GPUTarget("cuda", 90, 32))
+        text, shared = k.asm["ttgir"], int(k.metadata.shared)
+        assert [dict(m, fp4_padded=False) for m in ours.extra["tensordesc_meta"]] == \
+            k.metadata.tensordesc_meta
+    assert _tma_lines(ours.asm["ttgir"]) == _tma_lines(text)
+    assert ours.metadata.shared == shared
