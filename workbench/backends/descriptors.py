@@ -11,6 +11,7 @@ tensor maps itself (device-side descriptors) gets its global scratch from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UnsupportedError
 from ..passes.rewrite_descriptors import DescriptorRewriteError, rewritten
@@ -108,8 +109,8 @@ class ScratchLauncher:
 
     def __init__(self, inner, size: int, align: int):
         self.inner, self.size, self.align = inner, int(size), int(align)
-        self.get_allocator = None
-        self._last = None  # keeps the latest scratch alive while its kernel may run
+        self.get_allocator: Any = None
+        self._last: Any = None  # keeps the latest scratch alive while its kernel may run
 
     def scratch(self, nbytes: int, stream: int):
         """A device buffer of at least ``nbytes`` (the allocator's, else this launcher's)."""
