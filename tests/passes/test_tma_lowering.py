@@ -256,6 +256,9 @@ def test_the_switch_and_unsupported_kernels_keep_the_pointer_lowering(monkeypatc
     assert on.asm["ptx"].count("cp.async.bulk.tensor.2d") == 2
     assert "mbarrier.try_wait.parity.shared.b64" in on.asm["ptx"]
 
+    k = wb.compile(dev_copy, "*fp32", "*fp32:16", "i32", "i32", BM=32, BN=64,
+                   target="cuda:90")  # a base not known 16-byte aligned
+    assert "tensormap" not in k.asm["ttgir"] and any("16-byte" in n for n in k.extra["notes"])
     k = wb.compile(device_atomic, "*fp32:16", "i32", B=32, target="cuda:90")
     assert "ttng.async_tma" not in k.asm["ttgir"] and "tt.atomic_rmw" in k.asm["ttgir"]
     assert any("tt.descriptor_reduce" in n for n in k.extra["notes"])

@@ -24,8 +24,9 @@ default for the block (:func:`descriptor_encoding`). Then
 
 :func:`tma_unsupported` says why a module cannot take this path (the backend then lowers its
 descriptors to pointers): atomics, gathers and scatters through a descriptor, a descriptor
-carried by a loop or an ``if``, ranks other than 2, and an unswizzled block wider than a TMA
-box (256 elements).
+carried by a loop or an ``if``, ranks other than 2, an unswizzled block wider than a TMA box
+(256 elements), and a device-side descriptor whose base is not a kernel argument known to be
+16-byte aligned (``tt.divisibility = 16``; Triton does not check this one).
 """
 from __future__ import annotations
 
@@ -124,11 +125,24 @@ def _desc_reason(a: Value) -> str | None:
     return None
 
 
+def _base_reason(base: Value) -> str | None:
+    """None when ``base`` is a kernel argument specialised as divisible by 16 (a tensor map
+    needs a 16-byte aligned address), else why not."""
+    block = base.owner
+    func = block.parent.parent if getattr(block, "parent", None) is not None else None
+    if base.defining_op is None and func is not None and func.name == "tt.func":
+        attrs = (func.attributes.get("arg_attrs") or [])
+        if base.index < len(attrs) and (attrs[base.index] or {}).get("tt.divisibility", 1) \
+                % 16 == 0:
+            return None
+    return "a base pointer not known to be 16-byte aligned"
+
+
 def tma_unsupported(module: Operation) -> str | None:
     """Why ``module`` (ttir) cannot lower its descriptors to TMA, or None when it can."""
     for op in module.walk():
         if op.name == "tt.make_tensor_descriptor":
-            reason = _desc_reason(op.result)
+            reason = _desc_reason(op.result) or _base_reason(op.operands[0])
             if reason is not None:
                 return f"{reason} (tl.make_tensor_descriptor)"
         if op.name in ("tt.descriptor_reduce", "tt.descriptor_gather",
