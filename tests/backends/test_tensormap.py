@@ -113,3 +113,30 @@ def test_scratch_launcher_asks_the_allocator_for_every_program():
     launcher.get_allocator = lambda: (lambda size, align, stream: "not a buffer")
     with pytest.raises(LaunchError, match="not a device buffer"):
         launcher((1, 1, 1), [])
+
+
+def test_the_runtime_hands_the_allocator_to_kernels_that_need_scratch(monkeypatch):
+    import contextvars
+
+    import workbench as wb
+    from tests.passes.test_tma_lowering import dev_copy
+    from workbench.backends import cuda_driver
+    from workbench.backends.descriptors import ScratchLauncher
+    monkeypatch.setattr(cuda_driver, "driver_status", lambda: None)  # launchers load lazily
+    bn = random.choice([32, 64])
+    k = wb.compile(dev_copy, "*fp32:16", "*fp32:16", "i32", "i32", BM=16, BN=bn,
+                   target="cuda:90")
+    launcher = k.launcher
+    assert isinstance(launcher, ScratchLauncher)
+    assert isinstance(launcher.inner, cuda_driver.CudaLauncher)
+    assert launcher.size == k.extra["global_scratch_size"] == 256
+    assert launcher.inner.param_kinds == ["ptr", "ptr", "i32", "i32", "ptr"]
+
+    def alloc(size, align, stream):
+        return None
+
+    def inside():
+        wb.set_allocator(alloc)
+        return launcher.get_allocator()
+    assert contextvars.Context().run(inside) is alloc
+    assert contextvars.Context().run(launcher.get_allocator) is None
