@@ -9,6 +9,9 @@ variable                       default  effect
 ``WORKBENCH_DEBUG``            off      compile ``device_assert`` (Triton's ``debug=True``)
 ``WORKBENCH_CUDA_MMA``         auto     ``tl.dot`` on cuda:90: ``auto``/``v3`` (``wgmma``
                                         where it applies) or ``v2`` (always ``mma.sync``)
+``WORKBENCH_CUDA_TMA``         on       tensor descriptors on cuda:90 use the TMA unit
+                                        (``cp.async.bulk.tensor``); off: masked pointer
+                                        loads and stores, as on cuda:80
 ``WORKBENCH_CACHE_DIR``        (none)   the cache folder (see :func:`cache_dir`)
 ``WORKBENCH_DISK_CACHE``       on       compiled kernels are stored on disk
 ``WORKBENCH_ALWAYS_COMPILE``   off      compile even on a disk cache hit, and rewrite it
@@ -41,14 +44,16 @@ TARGETS = ("cpu", "cuda:80", "cuda:90", "interpreter")
 #: every setting: name -> default (a bool for on/off settings, a str for text settings)
 SETTINGS: dict[str, bool | str] = {
     "WORKBENCH_INTERPRET": False, "WORKBENCH_BOUNDS_CHECK": True, "WORKBENCH_DEBUG": False,
-    "WORKBENCH_CUDA_MMA": "auto", "WORKBENCH_CACHE_DIR": "", "WORKBENCH_DISK_CACHE": True,
+    "WORKBENCH_CUDA_MMA": "auto", "WORKBENCH_CUDA_TMA": True, "WORKBENCH_CACHE_DIR": "",
+    "WORKBENCH_DISK_CACHE": True,
     "WORKBENCH_ALWAYS_COMPILE": False, "WORKBENCH_CACHE_AUTOTUNING": False,
     "WORKBENCH_PRINT_AUTOTUNING": False, "WORKBENCH_PTXAS": "", "WORKBENCH_NVDISASM": "",
     "WORKBENCH_CPU_PREFER_256": False,
 }
 #: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
 #: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)
-OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA")
+OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA",
+              "WORKBENCH_CUDA_TMA")
 #: the environment variables a launch's kernel depends on: the interpreter switch and the
 #: options'
 LAUNCH_ENV = ("WORKBENCH_INTERPRET",) + OPTION_ENV
@@ -168,7 +173,9 @@ class Options:
     ``enable_fp_fusion``: allow mul+add -> fma; ``cuda_mma``: which tensor-core instructions
     ``tl.dot`` uses on ``cuda:90`` (``"auto"``: ``wgmma`` (MMA v3) where it applies, else
     ``mma.sync``; ``"v2"``: always ``mma.sync`` (MMA v2), for A/B comparisons;
-    ``WORKBENCH_CUDA_MMA=v2`` sets it).
+    ``WORKBENCH_CUDA_MMA=v2`` sets it); ``cuda_tma``: tensor descriptors on ``cuda:90`` go
+    through the TMA unit where the kernel allows it (False: masked pointer accesses;
+    ``WORKBENCH_CUDA_TMA=0`` sets it).
     """
 
     num_warps: int = 4
@@ -177,6 +184,7 @@ class Options:
     debug: bool = False
     enable_fp_fusion: bool = True
     cuda_mma: str = "auto"
+    cuda_tma: bool = True
 
     def __post_init__(self):
         nw = self.num_warps
@@ -194,7 +202,8 @@ class Options:
         """Options from the environment variables in :data:`OPTION_ENV`, then ``overrides``."""
         base = Options(bounds_check=env_flag("WORKBENCH_BOUNDS_CHECK"),
                        debug=env_flag("WORKBENCH_DEBUG"),
-                       cuda_mma=env_text("WORKBENCH_CUDA_MMA").lower())
+                       cuda_mma=env_text("WORKBENCH_CUDA_MMA").lower(),
+                       cuda_tma=env_flag("WORKBENCH_CUDA_TMA"))
         return replace(base, **overrides)
 
 

@@ -23,11 +23,18 @@ from ..ir.clone import clone_module
 from ..ir.core import Operation, functions
 from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
-from ..ir.types import FloatType, IntType, PointerType, TensorType
+from ..ir.types import FloatType, IntType, PointerType, TensorDescType, TensorType
 from ..passes.rewrite_descriptors import has_descriptors
+from ..passes.tma_lowering import TMA_ALIGN, tensormap_meta, tma_unsupported
 from . import cuda_driver, cuda_fault, limits, nvidia_tools
 from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
-from .descriptors import ExpandingLauncher, lower_descriptors, wrap_launcher
+from .descriptors import (
+    ExpandingLauncher,
+    ScratchLauncher,
+    TmaLauncher,
+    lower_descriptors,
+    wrap_launcher,
+)
 from .entry import pack_parts, unpack_parts
 
 
@@ -55,7 +62,10 @@ def _needs_layouts(module: Operation) -> bool:
 
 
 def param_kind(t) -> str:
-    """Launch kind of a kernel parameter type: ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``..."""
+    """Launch kind of a kernel parameter type: ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``...,
+    ``"tma"`` for a TMA descriptor (its 128-byte ``CUtensorMap``)."""
+    if isinstance(t, TensorDescType):
+        return "tma"
     if isinstance(t, PointerType):
         return "ptr"
     if isinstance(t, IntType):
@@ -63,6 +73,36 @@ def param_kind(t) -> str:
     if isinstance(t, FloatType):
         return t.name
     raise ToolMissingError(f"cannot pass a parameter of type {t} to a CUDA kernel")
+
+
+def tma_choice(ttir_module: Operation, options, arch: int) -> tuple[bool, str | None]:
+    """Whether the kernel's tensor descriptors go through the TMA unit (``cuda:90``, the
+    ``cuda_tma`` option on, every descriptor one :mod:`workbench.passes.tma_lowering` takes),
+    and a note saying why not when a kernel with descriptors on sm_90 falls back to masked
+    pointer accesses (None otherwise)."""
+    if arch < 90 or not has_descriptors(ttir_module):
+        return False, None
+    if not getattr(options, "cuda_tma", True):
+        return False, ("tensor descriptors lowered to masked pointer accesses: TMA is off "
+                       "(cuda_tma=False / WORKBENCH_CUDA_TMA=0)")
+    reason = tma_unsupported(ttir_module)
+    if reason is not None:
+        return False, f"tensor descriptors lowered to masked pointer accesses, not TMA: {reason}"
+    return True, None
+
+
+def _wrap(inner, metas: list, scratch: int, ttir_module):
+    """The launcher of a compiled kernel: host TMA descriptors encoded (:class:`TmaLauncher`),
+    global scratch allocated (:class:`ScratchLauncher`, outermost so the runtime finds it),
+    or pointer-lowered descriptors expanded (``ttir_module`` given)."""
+    launcher = inner
+    if metas:
+        launcher = TmaLauncher(launcher, metas)
+    elif ttir_module is not None:
+        launcher = wrap_launcher(launcher, ttir_module)
+    if scratch:
+        launcher = ScratchLauncher(launcher, scratch, TMA_ALIGN)
+    return launcher
 
 
 def _check_threads(module: Operation, num_warps: int, device) -> None:
@@ -130,8 +170,12 @@ class CudaBackend(Backend):
         device = limits.gpu_limits(arch)
         _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
-        mod = lower_descriptors(ttir_module, clone_module)
-        mod = clone_module(mod) if mod is ttir_module else mod
+        use_tma, tma_note = tma_choice(ttir_module, options, arch)
+        if use_tma:
+            mod = clone_module(ttir_module)
+        else:
+            mod = lower_descriptors(ttir_module, clone_module)
+            mod = clone_module(mod) if mod is ttir_module else mod
         mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
@@ -150,6 +194,8 @@ class CudaBackend(Backend):
                               num_warps=out.num_warps, num_stages=options.num_stages,
                               shared=out.shared)
         notes = [n for p in passes for n in getattr(p, "notes", ())]
+        if tma_note:
+            notes.append(tma_note)
         extra: dict[str, Any] = {
             "notes": notes, "ptx": out.ptx,
             "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
@@ -178,12 +224,16 @@ class CudaBackend(Backend):
             out.num_warps, out.shared, meta.n_regs, device)]
         func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
         kinds = [param_kind(a.type) for a in func.regions[0].block.args]
+        kinds += ["ptr"] if out.global_scratch else []
+        metas = [tensormap_meta(a.type) for a in func.regions[0].block.args
+                 if isinstance(a.type, TensorDescType)]
+        extra.update(param_kinds=kinds, tensordesc_meta=metas,
+                     global_scratch_size=out.global_scratch)
         reason = cuda_driver.driver_status()
-        launcher: cuda_driver.CudaLauncher | _Unavailable
+        launcher: Any
         if reason is None:
-            launcher = wrap_launcher(cuda_driver.CudaLauncher(image, out.name, kinds,
-                                                              out.num_warps, out.shared),
-                                     ttir_module)
+            inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared)
+            launcher = _wrap(inner, metas, out.global_scratch, ttir_module)
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
@@ -192,12 +242,16 @@ class CudaBackend(Backend):
         """The image (``extra["cubin"]``, else the PTX), name, parameter kinds (from the
         ttir's kernel signature), ``num_warps`` and shared bytes of ``kernel``."""
         ttir = parse_module(kernel.asm["ttir"])
-        func = functions(lower_descriptors(ttir, clone_module))[0]
+        kinds = kernel.extra.get("param_kinds")
+        if kinds is None:
+            func = functions(lower_descriptors(ttir, clone_module))[0]
+            kinds = [param_kind(a.type) for a in func.regions[0].block.args]
         image = kernel.extra.get("cubin") or kernel.extra.get("ptx") or kernel.asm["ptx"]
         md = kernel.metadata
         meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
-                "kinds": [param_kind(a.type) for a in func.regions[0].block.args],
-                "descriptors": has_descriptors(ttir),
+                "kinds": kinds, "descriptors": has_descriptors(ttir),
+                "tensordesc_meta": kernel.extra.get("tensordesc_meta") or [],
+                "global_scratch": kernel.extra.get("global_scratch_size") or 0,
                 "image_is_text": isinstance(image, str)}
         data = image.encode() if isinstance(image, str) else bytes(image)
         return pack_parts(meta, {"image": data})
@@ -213,4 +267,7 @@ class CudaBackend(Backend):
         image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
         launcher = cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
                                             meta["num_warps"], meta["shared"])
+        if meta.get("tensordesc_meta") or meta.get("global_scratch"):
+            return Loaded(_wrap(launcher, meta.get("tensordesc_meta") or [],
+                                meta.get("global_scratch") or 0, None))
         return Loaded(ExpandingLauncher(launcher) if meta.get("descriptors") else launcher)

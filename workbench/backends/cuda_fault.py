@@ -50,6 +50,8 @@ def _describe_arg(i: int, a, kind: str) -> str:
         addr = getattr(a, "address", a)
         return f"arg {i} ({kind}): {what} at {int(addr):#x}" if isinstance(addr, int) else \
             f"arg {i} ({kind}): {what}"
+    if kind == "tma":
+        return f"arg {i} (tma): a TMA tensor map (CUtensorMap, 128 bytes)"
     return f"arg {i} ({kind}): {a!r}"
 
 

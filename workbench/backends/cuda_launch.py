@@ -16,8 +16,11 @@ by compiling a C launcher per kernel signature. We do the equivalent with what w
 
       0 CUfunction   1 CUcontext   2 &kernelParams[0]   3 blockDim.x   4 dynamic shared bytes
       5 gridDim.x    6 gridDim.y   7 gridDim.z          8 CUstream
-      9 .. 9+n-1     the n kernel argument values, one slot each (little-endian, low bytes)
-      9+n .. 9+2n-1  kernelParams: the address of each value slot (written once)
+      9 ..           the n kernel argument values, one slot each (little-endian, low bytes),
+                     but a TMA descriptor (kind ``"tma"``: the 128-byte ``CUtensorMap``) takes
+                     16 slots starting at a 64-byte aligned address (the block starts where
+                     slot 9 is 64-byte aligned)
+      then n slots   kernelParams: the address of each value (written once)
 
   A launch writes slots 5.. with a single ``struct.pack_into`` (format from the parameter
   kinds) and makes one ctypes call with one argument. Blocks are per thread because ctypes
@@ -40,12 +43,29 @@ import threading
 #: struct codes of one 8-byte value slot per parameter kind (workbench.backends.cuda.param_kind)
 SLOT_CODES = {"ptr": "Q", "i64": "q", "u64": "Q", "i32": "i4x", "u32": "I4x",
               "i16": "h6x", "u16": "H6x", "i8": "b7x", "u8": "B7x", "i1": "B7x",
-              "f32": "f4x", "fp32": "f4x", "f64": "d", "fp64": "d"}
+              "f32": "f4x", "fp32": "f4x", "f64": "d", "fp64": "d", "tma": "128s"}
+#: bytes of a value of each kind that is not one 8-byte slot (aligned to 64 bytes)
+_WIDE = {"tma": 128}
 _MASKS = {"i64": 2 ** 64 - 1, "u64": 2 ** 64 - 1, "i32": 2 ** 32 - 1, "u32": 2 ** 32 - 1,
           "i16": 0xFFFF, "u16": 0xFFFF, "i8": 0xFF, "u8": 0xFF, "i1": 1}
 #: the unsigned code of a masked int kind (values are taken modulo 2**bits, as C casts do)
 _UNSIGNED = {"i64": "Q", "i32": "I4x", "i16": "H6x", "i8": "B7x", "i1": "B7x"}
 HEADER_SLOTS = 9
+
+
+def _layout(kinds, code) -> tuple[str, list, int]:
+    """``(struct format, byte offset of each value after the header, bytes of all values)``;
+    ``code(kind)`` gives each value's struct code (wide kinds are padded to 64 bytes)."""
+    fmt, offsets, at = [], [], 0
+    for k in kinds:
+        if k in _WIDE:
+            pad = -at % 64
+            fmt.append("x" * pad)
+            at += pad
+        offsets.append(at)
+        fmt.append(code(k))
+        at += _WIDE.get(k, 8)
+    return "".join(fmt), offsets, at
 
 #: the 32-bit launch fields of the block: (name in the IR, slot)
 _U32_FIELDS = (("bx", 3), ("sh", 4), ("gx", 5), ("gy", 6), ("gz", 7))
@@ -175,7 +195,8 @@ class PackedLaunch:
         self.kinds = tuple(kinds)
         self.n = len(self.kinds)
         self._header = (function, context, block_x, shared)
-        self._fmt = struct.Struct("<4Q" + "".join(SLOT_CODES[k] for k in self.kinds))
+        fmt, self._offsets, self._value_bytes = _layout(self.kinds, SLOT_CODES.__getitem__)
+        self._fmt = struct.Struct("<4Q" + fmt)
         self._tramp = tramp  # keeps the JIT-compiled code alive
         self._call = tramp.call if tramp is not None else None
         self.direct = tramp is not None  # launch() works; else fill() + cuda-bindings
@@ -183,15 +204,20 @@ class PackedLaunch:
 
     def _new_block(self, ident: int):
         n = self.n
-        buf = (ctypes.c_uint64 * (HEADER_SLOTS + 2 * n))()
-        base = ctypes.addressof(buf)
+        slots = HEADER_SLOTS + self._value_bytes // 8 + n
+        buf = (ctypes.c_uint64 * (slots + 8))()  # 64 spare bytes to align the values
+        raw = ctypes.addressof(buf)
+        skip = -(raw + 8 * HEADER_SLOTS) % 64  # a multiple of 8
+        base = raw + skip
         values = base + 8 * HEADER_SLOTS
+        params = values + self._value_bytes
+        first = skip // 8
         function, context, block_x, shared = self._header
-        buf[0], buf[1], buf[2], buf[3], buf[4] = function, context, values + 8 * n, block_x, \
-            shared
+        buf[first:first + 5] = [function, context, params, block_x, shared]
+        at = first + HEADER_SLOTS + self._value_bytes // 8
         for i in range(n):
-            buf[HEADER_SLOTS + n + i] = values + 8 * i
-        entry = (buf, base)
+            buf[at + i] = values + self._offsets[i]
+        entry = (buf, base, skip + 40)
         if len(self._blocks) > 64:  # threads come and go: keep the table small
             self._blocks.clear()
         self._blocks[ident] = entry
@@ -200,30 +226,37 @@ class PackedLaunch:
     def launch(self, gx, gy, gz, stream, args, _ident=threading.get_ident) -> int:
         entry = self._blocks.get(_ident()) or self._new_block(_ident())
         try:
-            self._fmt.pack_into(entry[0], 40, gx, gy, gz, stream, *args)
+            self._fmt.pack_into(entry[0], entry[2], gx, gy, gz, stream, *args)
         except struct.error:
-            self._pack_slow(entry[0], gx, gy, gz, stream, args)
+            self._pack_slow(entry[0], entry[2], gx, gy, gz, stream, args)
         return self._call(entry[1])
 
     def fill(self, gx, gy, gz, stream, args) -> int:
         """Write this thread's block as :meth:`launch` does, without launching; returns the
         address of its ``kernelParams`` array (for cuda-bindings' ``cuLaunchKernel``)."""
         ident = threading.get_ident()
-        buf, base = self._blocks.get(ident) or self._new_block(ident)
+        buf, base, at = self._blocks.get(ident) or self._new_block(ident)
         try:
-            self._fmt.pack_into(buf, 40, gx, gy, gz, stream, *args)
+            self._fmt.pack_into(buf, at, gx, gy, gz, stream, *args)
         except struct.error:
-            self._pack_slow(buf, gx, gy, gz, stream, args)
-        return base + 8 * (HEADER_SLOTS + self.n)
+            self._pack_slow(buf, at, gx, gy, gz, stream, args)
+        return base + 8 * HEADER_SLOTS + self._value_bytes
 
-    def _pack_slow(self, buf, gx, gy, gz, stream, args) -> None:
-        """The slow packing: PointerArgs to addresses, ints taken modulo 2**bits."""
+    def _pack_slow(self, buf, at, gx, gy, gz, stream, args) -> None:
+        """The slow packing (at byte ``at`` of ``buf``): PointerArgs to addresses, ints taken
+        modulo 2**bits; a TMA descriptor must be its 128 bytes."""
         if len(args) != self.n:
             raise ValueError(f"takes {self.n} arguments, got {len(args)}")
-        vals, codes = [], []
+        vals: list = []
+        codes: list = []
         for i, (a, kind) in enumerate(zip(args, self.kinds, strict=True)):
             try:
-                if kind == "ptr":
+                if kind == "tma":
+                    if not isinstance(a, (bytes, bytearray)) or len(a) != 128:
+                        raise TypeError("a TMA descriptor is 128 bytes")
+                    vals.append(bytes(a))
+                    codes.append("128s")
+                elif kind == "ptr":
                     v = a.address if hasattr(a, "address") else int(a)
                     vals.append(v & (2 ** 64 - 1))
                     codes.append("Q")
@@ -239,5 +272,6 @@ class PackedLaunch:
         for g in (gx, gy, gz):
             if not 0 <= int(g) < 2 ** 32:
                 raise ValueError(f"grid size {g} is out of range")
-        struct.pack_into("<4Q" + "".join(codes), buf, 40, int(gx), int(gy), int(gz),
-                         int(stream), *vals)
+        it = iter(codes)
+        fmt = _layout(self.kinds, lambda k: next(it))[0]
+        struct.pack_into("<4Q" + fmt, buf, at, int(gx), int(gy), int(gz), int(stream), *vals)

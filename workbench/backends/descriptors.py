@@ -1,11 +1,17 @@
-"""Tensor descriptors in the backends: every backend lowers descriptor ops to masked pointer
-accesses first (:mod:`workbench.passes.rewrite_descriptors`), and expands each host-built
-descriptor argument (:class:`DescriptorArg`) into the values the rewritten kernel takes:
-its base pointer, its shape and strides as int64, and whether its padding is NaN.
+"""Tensor descriptors in the backends: the backends lower descriptor ops to masked pointer
+accesses (:mod:`workbench.passes.rewrite_descriptors`), and expand each host-built descriptor
+argument (:class:`DescriptorArg`) into the values the rewritten kernel takes: its base
+pointer, its shape and strides as int64, and whether its padding is NaN. On ``cuda:90`` a
+kernel whose descriptors the TMA unit can serve keeps them (:mod:`workbench.passes.
+tma_lowering`), and :class:`TmaLauncher` passes each host descriptor as its encoded
+``CUtensorMap`` followed by its shape and strides (:mod:`.tensormap`); a kernel that builds
+tensor maps itself (device-side descriptors) gets its global scratch from
+:class:`ScratchLauncher`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UnsupportedError
 from ..passes.rewrite_descriptors import DescriptorRewriteError, rewritten
@@ -54,6 +60,94 @@ class ExpandingLauncher:
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
+
+
+class TmaLauncher:
+    """Wraps a launcher ``(grid3, args)`` of a kernel whose descriptor parameters are TMA
+    descriptors: each :class:`DescriptorArg` becomes its 128-byte ``CUtensorMap`` (encoded
+    with ``metas[i]``, :func:`workbench.passes.tma_lowering.tensormap_meta`, for the i-th
+    descriptor parameter), then its shape and strides (Triton's ``make_tensordesc_arg``).
+    Raises LaunchError when the driver refuses the descriptor."""
+
+    def __init__(self, inner, metas):
+        self.inner = inner
+        self.metas = list(metas)
+
+    def expand(self, args) -> list:
+        """``args`` with every descriptor encoded (see the class docstring)."""
+        from .tensormap import encode
+        out: list = []
+        k = 0
+        for a in args:
+            if isinstance(a, DescriptorArg):
+                meta = self.metas[k]
+                k += 1
+                out.append(encode(meta, a.pointer.address, a.shape, a.strides,
+                                  a.padding_nan))
+                out.extend([*a.shape, *a.strides])
+            else:
+                out.append(a)
+        return out
+
+    def __call__(self, grid, args):
+        return self.inner(grid, self.expand(args))
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class ScratchLauncher:
+    """Wraps a launcher ``(grid3, args)`` of a kernel that takes global scratch as its last
+    parameter (``size`` bytes per program, ``align``-byte aligned: device-side tensor maps).
+    Each launch asks the allocator of ``workbench.set_allocator`` for ``size * programs``
+    bytes, with the current stream, and passes their address (Triton's launcher does the
+    same); ``get_allocator() -> allocator or None`` is set by the runtime. Without an
+    allocator the launcher uses a device buffer of its own, grown as needed (one stream at a
+    time). Raises LaunchError for a buffer that is not a device buffer."""
+
+    wants_allocator = True
+
+    def __init__(self, inner, size: int, align: int):
+        self.inner, self.size, self.align = inner, int(size), int(align)
+        self.get_allocator: Any = None
+        self._last: Any = None  # keeps the latest scratch alive while its kernel may run
+
+    def scratch(self, nbytes: int, stream: int):
+        """A device buffer of at least ``nbytes`` (the allocator's, else this launcher's)."""
+        alloc = self.get_allocator() if self.get_allocator is not None else None
+        if alloc is not None:
+            self._last = alloc(nbytes, self.align, stream)
+            return self._last
+        if self._last is None or getattr(self._last, "nbytes", 0) < nbytes:
+            import numpy as np
+
+            from .cuda_driver import DeviceArray
+            self._last = DeviceArray.empty((max(nbytes, self.align),), np.uint8)
+        return self._last
+
+    def __call__(self, grid, args):
+        from .cuda_launch import current_stream
+        n = int(grid[0]) * int(grid[1]) * int(grid[2])
+        buf = self.scratch(self.size * n, current_stream())
+        return self.inner(grid, list(args) + [_address(buf)])
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _address(buf) -> int:
+    """The device address of an allocator's buffer: ``data_ptr()`` (torch), the CUDA array
+    interface (CuPy, ``DeviceArray``) or an int. Raises LaunchError for anything else."""
+    from ..errors import LaunchError
+    if hasattr(buf, "data_ptr"):
+        return int(buf.data_ptr())
+    cai = getattr(buf, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    if isinstance(buf, int):
+        return buf
+    raise LaunchError(f"the allocator returned {type(buf).__name__}, not a device buffer "
+                      "(torch tensor, CUDA array or address)")
 
 
 def lower_descriptors(module, clone):

@@ -8,7 +8,9 @@ offsets. Elements of a tile outside ``[0, shape)`` read as the padding (zero, or
 ``padding_option="nan"``) and are not written: the semantics of NVIDIA's TMA unit, which
 Triton uses on sm_90. The frontend emits Triton's ops (``tt.make_tensor_descriptor``,
 ``tt.descriptor_load`` ...); the backends run them through the
-``rewrite-tensor-descriptor-to-pointer`` pass (:mod:`workbench.passes.rewrite_descriptors`).
+``rewrite-tensor-descriptor-to-pointer`` pass (:mod:`workbench.passes.rewrite_descriptors`),
+except on ``cuda:90``, where the loads and stores of rank-2 descriptors become TMA copies
+(:mod:`workbench.passes.tma_lowering`).
 """
 from __future__ import annotations
 
@@ -142,7 +144,7 @@ class tensor_descriptor:
         if kind in ("min", "max") and self.dtype.is_floating():
             raise LanguageError("16-bit float types require native tma support",
                                 "Triton allows float descriptor atomic_min/max only on sm_90 "
-                                "with TMA; the workbench lowers descriptors without TMA")
+                                "with TMA; the workbench lowers descriptor atomics without TMA")
         offs = self._check_offsets(offsets, sem, f"descriptor atomic_{kind}")
         sem.builder.create("tt.descriptor_reduce",
                            [self.handle] + [o.handle for o in offs] + [value.handle], [],

@@ -20,6 +20,11 @@ All layouts are chosen first, then each op is rewritten: its tensor operands get
 through another one, exactly as Triton's pass leaves it for ``tritongpu-remove-layout-
 conversions`` (a conversion to the layout a value already has is not created).
 
+``tt.descriptor_load`` results and ``tt.descriptor_store`` sources (they reach global memory
+through the TMA unit, not through the threads) get Triton's ``pickDescriptorLoadStoreLayout``:
+row-major, ``sizePerThread`` 1 but the last dim, which holds ``min(numElems / (numWarps * 32),
+128 / elemBits)`` (at least 1), so the shared-memory side of the copy is vectorised.
+
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/Coalesce.cpp`` and ``CoalesceUtils.cpp``
 (``buildCoalescedEncoding``), ``Utility.cpp`` (``getNumElementsPerThread``,
 ``getOrderFromContiguity``).
@@ -151,6 +156,29 @@ def _rewrite(op: Operation, enc) -> None:
             user.set_operand(i, back.result)
 
 
+def descriptor_encoding(t: TensorType, num_warps: int, threads_per_warp: int = 32) \
+        -> BlockedLayout:
+    """The blocked layout of a descriptor load's result or a descriptor store's value of type
+    ``t`` (the module docstring)."""
+    shape = tuple(t.shape)
+    per_thread = max(prod(shape) // (num_warps * threads_per_warp), 1)
+    bits = max(int(getattr(t.element, "width", 8)), 1)
+    spt = [1] * len(shape)
+    spt[-1] = min(per_thread, max(MAX_VEC_BITS // bits, 1))
+    order = tuple(range(len(shape) - 1, -1, -1))
+    return blocked_for_shape(shape, spt, order, num_warps, threads_per_warp)
+
+
+def _descriptor_ops(func: Operation, num_warps: int, tpw: int) -> list:
+    out = []
+    for op in func.walk():
+        if op.name == "tt.descriptor_load":
+            out.append((op, descriptor_encoding(tensor_type(op.result), num_warps, tpw)))
+        elif op.name == "tt.descriptor_store":
+            out.append((op, descriptor_encoding(tensor_type(op.operands[-1]), num_warps, tpw)))
+    return out
+
+
 def coalesce(module: Operation) -> Operation:
     """Run the coalescing pass on a ttgir ``module`` in place and return it.
     ``"ttg.num-warps"`` / ``"ttg.threads-per-warp"`` come from the module attributes."""
@@ -160,6 +188,7 @@ def coalesce(module: Operation) -> Operation:
         analysis = AxisInfoAnalysis(func)
         chosen = [(op, coalesced_encoding(analysis, op, num_warps, tpw))
                   for op in func.walk() if mem_ptr(op) is not None]
+        chosen += _descriptor_ops(func, num_warps, tpw)
         for op, enc in chosen:
             _rewrite(op, enc)
     return module

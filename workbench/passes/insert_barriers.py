@@ -15,7 +15,14 @@ Each op reads and writes byte intervals of ``global_smem``, from the offsets of
 * ``ttg.async_copy_global_to_local`` writes its slot asynchronously: it waits like a write for
   earlier accesses (write-after-read), and its bytes become a pending write at the
   ``ttg.async_wait`` that lets them land; an asynchronous ``ttng.warp_group_dot`` is a read
-  still in progress until ``ttng.warp_group_dot_wait``.
+  still in progress until ``ttng.warp_group_dot_wait``;
+* the TMA ops of a tensor descriptor (``triton-nvidia-tma-lowering``): the barrier ops
+  (``ttng.init_barrier``, ``barrier_expect``, ``inval_barrier``) write their mbarrier,
+  ``ttng.wait_barrier`` reads it; ``ttng.async_tma_copy_global_to_local`` writes its mbarrier
+  now and its tile asynchronously (like ``ttg.async_copy_global_to_local``), the tile's bytes
+  becoming a pending write at the ``wait_barrier``; ``ttng.async_tma_copy_local_to_global``
+  reads its tile now and keeps reading it (like an asynchronous wgmma) until
+  ``ttng.async_tma_store_wait``. This gives Triton's barriers around a TMA load and store.
 
 The analysis keeps the intervals read and written since the last barrier; an op that reads
 bytes pending a write (read-after-write) or writes bytes pending a read or a write
@@ -98,6 +105,8 @@ class Membar:
         """``(reads, writes)`` of ``op`` that take effect now (not the async ones)."""
         name = op.name
         mem = [self.interval(o) for o in op.operands if isinstance(o.type, MemDescType)]
+        if name in _TMA_EFFECTS:
+            return _TMA_EFFECTS[name](mem)
         if name == "ttg.local_load" or (name == "ttng.warp_group_dot"
                                         and not op.attributes.get("isAsync")):
             return frozenset(mem), EMPTY
@@ -109,7 +118,8 @@ class Membar:
 
     # the walk ---------------------------------------------------------------------------------
     def needs_barrier(self, op: Operation, st: State) -> bool:
-        if op.name == "ttg.async_copy_global_to_local":
+        if op.name in ("ttg.async_copy_global_to_local",
+                       "ttng.async_tma_copy_global_to_local"):
             dst = frozenset(self.interval(o) for o in op.operands
                             if isinstance(o.type, MemDescType))
             return _hit(dst, st.reads | st.writes)
@@ -139,10 +149,20 @@ class Membar:
         if name == "ttg.async_wait":
             keep = st.copies if int(op.attributes.get("num", 0)) > 0 else EMPTY
             return State(st.reads, st.writes | st.copies, keep, st.wgmma)
-        if name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
+        if (name == "ttng.warp_group_dot" and op.attributes.get("isAsync")) or \
+                name == "ttng.async_tma_copy_local_to_global":
             rd = frozenset(self.interval(o) for o in op.operands
                            if isinstance(o.type, MemDescType))
-            return State(st.reads, st.writes, st.copies, st.wgmma | rd)
+            return State(st.reads | rd, st.writes, st.copies, st.wgmma | rd)
+        if name == "ttng.async_tma_copy_global_to_local":
+            mem = [self.interval(o) for o in op.operands if isinstance(o.type, MemDescType)]
+            return State(st.reads, st.writes | {mem[1]}, st.copies | {mem[0]}, st.wgmma)
+        if name == "ttng.wait_barrier":
+            return State(st.reads | {self.interval(op.operands[0])}, st.writes | st.copies,
+                         st.copies, st.wgmma)
+        if name == "ttng.async_tma_store_wait":
+            keep = st.wgmma if int(op.attributes.get("pendings", 0)) > 0 else EMPTY
+            return State(st.reads | st.wgmma, st.writes, st.copies, keep)
         if name == "ttng.warp_group_dot_wait":
             keep = st.wgmma if int(op.attributes.get("pendings", 0)) > 0 else EMPTY
             return State(st.reads | st.wgmma, st.writes, st.copies, keep)
@@ -173,6 +193,17 @@ class Membar:
                 break
             state = nxt
         return entry.join(self._body(loop, state, insert))
+
+
+#: reads and writes (byte intervals) of the TMA ops that take effect now, from the intervals of
+#: their memdesc operands in order
+_TMA_EFFECTS: dict[str, Callable[[list], tuple[frozenset, frozenset]]] = {
+    "ttng.init_barrier": lambda m: (EMPTY, frozenset(m)),
+    "ttng.barrier_expect": lambda m: (EMPTY, frozenset(m)),
+    "ttng.inval_barrier": lambda m: (EMPTY, frozenset(m)),
+    "ttng.wait_barrier": lambda m: (frozenset(m), EMPTY),
+    "ttng.async_tma_copy_local_to_global": lambda m: (frozenset(m), EMPTY),
+}
 
 
 def insert_barriers(func: Operation, scratch: Callable[[Operation], int] | None = None) -> int:

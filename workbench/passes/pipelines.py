@@ -21,6 +21,7 @@ from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
 from .rewrite_descriptors import RewriteTensorDescriptorToPointer
+from .tma_lowering import TMALowering
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
 REGISTRY: dict[str, type] = {
@@ -37,6 +38,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-insert-barriers": InsertBarriers,
     "decompose-scaled-dot": DecomposeScaledDot,
     "triton-rewrite-tensor-descriptor-to-pointer": RewriteTensorDescriptorToPointer,
+    "triton-nvidia-tma-lowering": TMALowering,
 }
 
 
@@ -64,7 +66,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
-    from ``options``, default 3), ``tritongpu-allocate-shared-memory`` and
+    from ``options``, default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor
+    descriptors the backend left in place), ``tritongpu-allocate-shared-memory`` and
     ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir). ``scratch``: the
     backend's shared-scratch size of an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
@@ -75,6 +78,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     text = str(target)
     if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
         stages = getattr(options, "num_stages", 3) if options is not None else 3
-        passes += [Pipeline(num_stages=stages), AllocateShared(scratch=scratch),
-                   InsertBarriers(scratch=scratch)]
+        passes.append(Pipeline(num_stages=stages))
+        if int(text[5:]) >= 90:
+            passes.append(TMALowering())
+        passes += [AllocateShared(scratch=scratch), InsertBarriers(scratch=scratch)]
     return passes

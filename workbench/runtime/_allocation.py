@@ -4,10 +4,13 @@
 An allocator is called as ``allocator(size_bytes, alignment_bytes, stream)`` and returns an
 object with ``data_ptr()`` (a torch tensor, a numpy-backed buffer...). The default,
 :class:`NullAllocator`, refuses. The setting is per context (a ``contextvars.ContextVar``),
-as in Triton. No kernel the workbench compiles asks for scratch memory: Triton needs it for
-the tensormaps of device-side tensor descriptors on sm_90, but every workbench backend lowers
-descriptors to masked loads and stores instead (no tensormap), so the allocator is recorded
-and :func:`get_allocator` returns it, but launches do not call it.
+as in Triton. A kernel that builds tensor maps in global scratch (device-side tensor
+descriptors lowered to TMA on ``cuda:90``) calls it at every launch for ``scratch bytes per
+program * programs`` bytes, 128-byte aligned, with the current stream
+(:class:`workbench.backends.descriptors.ScratchLauncher`); no other kernel asks for scratch.
+Unlike Triton, such a launch without an allocator set does not fail: it uses a device buffer
+the kernel keeps (grown when a launch needs more), which is safe while its launches share
+one stream; set an allocator to launch one kernel on several streams at once.
 """
 from __future__ import annotations
 
@@ -42,3 +45,9 @@ def get_allocator():
     """The allocator set in this context (:class:`NullAllocator` by default)."""
     got = _allocator.get()
     return _NULL if got is None else got
+
+
+def current_allocator():
+    """The allocator set in this context, or None when none was set (a launch of a kernel
+    that needs scratch then uses a buffer of its own)."""
+    return _allocator.get()

@@ -42,6 +42,9 @@ class CompiledKernel:
         self.timings = timings if timings is not None else {}
         self.extra = extra if extra is not None else {}
         self._launcher = launcher
+        if getattr(launcher, "wants_allocator", False):  # global scratch at launch
+            from ._allocation import current_allocator
+            launcher.get_allocator = current_allocator
         self._launch_error = launch_error
         #: the first resource the kernel needs more of than the device allows, or None; such
         #: a kernel has no launcher, and launch() raises OutOfResources

@@ -14,7 +14,8 @@ from .lower import LoweredKernel, lower_module
 class NvptxOutput:
     """``llir``: optimised LLVM IR text (with ``!dbg``); ``ptx``: PTX text; ``name``: the entry
     name; ``shared``: bytes of dynamic shared memory; ``num_warps``; ``shared_accesses``: one
-    dict per shared-memory access (op, loc, layout, conflict_degree, wavefronts...)."""
+    dict per shared-memory access (op, loc, layout, conflict_degree, wavefronts...);
+    ``global_scratch``: bytes of global scratch per program (0: no trailing parameter)."""
 
     llir: str
     ptx: str
@@ -22,6 +23,7 @@ class NvptxOutput:
     shared: int
     num_warps: int
     shared_accesses: list = field(default_factory=list)
+    global_scratch: int = 0
 
 
 def compile_ttgir(module_op, arch: int = 90, opt: int = 3) -> NvptxOutput:
@@ -33,10 +35,12 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3) -> NvptxOutput:
     from .ptx import emit_ptx, optimise
 
     lowered = lower_module(module_op, arch=arch)
-    text, mod = optimise(lowered.text, arch, opt)
-    ptx = emit_ptx(mod, arch)
+    # tensormap.replace / cp_fenceproxy need PTX ISA 8.3; Triton's 8.7 needs no stride fix
+    version = 87 if lowered.global_scratch else None
+    text, mod = optimise(lowered.text, arch, opt, version)
+    ptx = emit_ptx(mod, arch, version)
     return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps,
-                        lowered.shared_accesses or [])
+                        lowered.shared_accesses or [], lowered.global_scratch)
 
 
 __all__ = ["compile_ttgir", "lower_module", "LoweredKernel", "NvptxOutput"]

@@ -108,13 +108,25 @@ def lower_local_alloc(kl, op) -> None:
         seen.add(tl.regs[g])
         off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
         vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
-    if isinstance(enc, NVMMASharedLayout):
+    nxt = _next_op(op)
+    if isinstance(enc, NVMMASharedLayout) and \
+            (nxt is None or nxt.name != "ttng.fence_async_shared"):
         # wgmma reads shared memory through the async proxy: order these generic-proxy
         # stores before it (PTX ISA 9.7.13.4 membar/fence: fence.proxy.async); the barrier
         # before the wgmma makes them visible to the other threads.
         fence_proxy_async(kl)
     record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
                   src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
+
+
+def _next_op(op):
+    """The op after ``op`` in its block (None at the end); a TMA store's own fence follows
+    its ``local_alloc``."""
+    block = op.parent
+    if block is None:
+        return None
+    i = block.ops.index(op)
+    return block.ops[i + 1] if i + 1 < len(block.ops) else None
 
 
 def lower_local_load(kl, op) -> None:

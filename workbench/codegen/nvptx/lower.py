@@ -7,9 +7,11 @@ in :mod:`.elementwise`, :mod:`.memory`, :mod:`.reduce`, :mod:`.local_memory`,
 ``scf.if`` become LLVM blocks with one phi per register.
 
 Kernel ABI: the ``tt.func``'s parameters in order (pointers ``ptr addrspace(1)``, scalars by
-value), ``ptx_kernel`` calling convention, ``.reqntid 32*num_warps`` (``nvvm.annotations``
+value, a TMA descriptor as its 128-byte ``CUtensorMap`` by value, :mod:`.tma`),
+``ptx_kernel`` calling convention, ``.reqntid 32*num_warps`` (``nvvm.annotations``
 ``reqntidx``), dynamic shared memory ``global_smem`` of ``shared`` bytes. Unlike Triton there
-are no trailing scratch pointers.
+are no trailing scratch pointers, but for a kernel that builds tensor maps in global scratch
+(device-side TMA descriptors): one, ``global_scratch``.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from ...errors import CompilationError, UnsupportedError
-from ...ir.types import TensorType
+from ...ir.types import TensorDescType, TensorType
 from ...passes.insert_barriers import insert_barriers
 from . import (
     async_copy,
@@ -35,6 +37,7 @@ from . import (
     scan,
     shape_ops,
     smem_access,
+    tma,
     wgmma,
 )
 from .debuginfo import DebugInfo
@@ -56,6 +59,8 @@ class LoweredKernel:
     num_warps: int
     llvm_module: object = None
     shared_accesses: list = field(default_factory=list)
+    #: bytes of global scratch per program (device-side tensor maps; a trailing parameter)
+    global_scratch: int = 0
 
 
 def _sreg(kl, name: str):
@@ -75,11 +80,21 @@ class KernelLowering:
         self.module = ir.Module(name=self.name)
         self.module.triple = TRIPLE
         block = func_op.regions[0].block
-        arg_types = [llvm_type(a.type) for a in block.args]
+        arg_types = [tma.TMA_PARAM if isinstance(a.type, TensorDescType) else llvm_type(a.type)
+                     for a in block.args]
+        #: device-side tensor maps: this program's global scratch (a trailing parameter)
+        self.global_scratch_offsets, self.global_scratch_size = tma.scratch_plan(func_op)
+        if self.global_scratch_size:
+            arg_types.append(tma.GLOBAL_PTR)
         self.fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), arg_types), self.name)
         self.fn.calling_convention = "ptx_kernel"
-        for a, ia in zip(self.fn.args, block.args, strict=True):
+        for a, ia in zip(self.fn.args, block.args, strict=False):
             a.name = (ia.name or f"arg{ia.index}").replace(".", "_")
+            if isinstance(ia.type, TensorDescType):
+                tma.mark_tensormap_param(a)
+        self.global_scratch_arg = self.fn.args[-1] if self.global_scratch_size else None
+        if self.global_scratch_arg is not None:
+            self.global_scratch_arg.name = "global_scratch"
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         self.dbg = DebugInfo(self.module, self.fn, self.name, func_op.loc)
         self.vals: dict = {}
@@ -97,7 +112,7 @@ class KernelLowering:
         self.uses_wgmma = any(o.name == "ttng.warp_group_dot" for o in func_op.walk())
         if self.uses_wgmma and arch < 90:
             raise UnsupportedError(f"ttng.warp_group_dot (wgmma) needs sm_90a, not sm_{arch}")
-        for ia, a in zip(block.args, self.fn.args, strict=True):
+        for ia, a in zip(block.args, self.fn.args, strict=False):
             self.vals[id(ia)] = [a]
         self.tid = _sreg(self, "tid.x")
         self.lane = self.b.and_(self.tid, I32(31), name="lane")
@@ -163,7 +178,7 @@ class KernelLowering:
             self.b.ret_void()
         self._annotate()
         return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
-                             self.module, self.shared_accesses)
+                             self.module, self.shared_accesses, self.global_scratch_size)
 
     def _annotate(self):
         md = self.module.add_metadata([self.fn, "kernel", I32(1)])
@@ -241,6 +256,7 @@ _OPS = {
     "tt.atomic_cas": atomics.lower,
     "ttg.convert_layout": convert_layout.lower_convert,
     "gpu.barrier": _barrier,
+    **tma.OPS,
 }
 
 

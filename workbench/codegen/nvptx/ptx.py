@@ -34,19 +34,23 @@ def cpu_and_features(arch: int) -> tuple[str, str]:
     return _PTX_FEATURES[arch]
 
 
-def target_machine(arch: int, opt: int = 3):
-    """llvmlite TargetMachine for ``nvptx64-nvidia-cuda`` and ``sm_<arch>``."""
+def target_machine(arch: int, opt: int = 3, ptx_version: int | None = None):
+    """llvmlite TargetMachine for ``nvptx64-nvidia-cuda`` and ``sm_<arch>``; ``ptx_version``
+    (e.g. 87 for PTX ISA 8.7) overrides the architecture's default version."""
     _init()
     cpu, features = cpu_and_features(arch)
+    if ptx_version is not None:
+        features = f"+ptx{ptx_version}"
     target = llvm.Target.from_triple(TRIPLE)
     return target.create_target_machine(cpu=cpu, features=features, opt=opt)
 
 
-def optimise(llir_text: str, arch: int, opt: int = 3) -> tuple[str, object]:
+def optimise(llir_text: str, arch: int, opt: int = 3,
+             ptx_version: int | None = None) -> tuple[str, object]:
     """Parse, verify and run LLVM's ``-O<opt>`` pipeline. Returns (optimised text, module).
 
     Raises RuntimeError (from llvmlite) when the IR does not verify."""
-    tm = target_machine(arch, opt)
+    tm = target_machine(arch, opt, ptx_version)
     mod = llvm.parse_assembly(llir_text)
     mod.triple = TRIPLE
     mod.data_layout = str(tm.target_data)
@@ -59,6 +63,6 @@ def optimise(llir_text: str, arch: int, opt: int = 3) -> tuple[str, object]:
     return str(mod), mod
 
 
-def emit_ptx(module, arch: int) -> str:
+def emit_ptx(module, arch: int, ptx_version: int | None = None) -> str:
     """PTX text of an (optimised) llvmlite binding module for ``sm_<arch>``."""
-    return target_machine(arch).emit_assembly(module)
+    return target_machine(arch, 3, ptx_version).emit_assembly(module)

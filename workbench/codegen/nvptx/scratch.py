@@ -17,6 +17,8 @@ _SIZERS = {
     "tt.scan": scan.scratch_bytes,
     "tt.atomic_rmw": atomics.scratch_bytes,
     "tt.atomic_cas": atomics.scratch_bytes,
+    # the 128-byte staging copy of a tensor map built with tensormap.replace
+    "ttng.tensormap_create": lambda op: 128,
 }
 
 

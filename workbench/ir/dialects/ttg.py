@@ -7,7 +7,7 @@ ops return no ``!ttg.async.token``, so their texts have no tokens."""
 from __future__ import annotations
 
 from . import tt_checks as chk
-from .spec import Attr, op
+from .spec import REQUIRED, Attr, op
 
 SPECS = [
     op("ttg.convert_layout", ["src"], traits=("pure",),
@@ -41,4 +41,9 @@ SPECS = [
        attributes=[Attr("num", "i32", 0, elide=())], format="attr-dict",
        doc="cp.async.wait_group num: the copies older than the newest num groups have "
            "landed in shared memory (a synchronisation: never removed or merged)"),
+    op("ttg.global_scratch_alloc", effects=("alloc:global",),
+       attributes=[Attr("alignment", "i32", REQUIRED), Attr("nbytes", "i32", REQUIRED)],
+       format="attr-dict `:` qualified(type($result))",
+       doc="nbytes of this program's global scratch (the launch's allocator gives every "
+           "program its own slice), aligned to alignment"),
 ]
