@@ -87,14 +87,17 @@ def test_tma_tile_copy_with_ragged_edges(dtype, block):
 
 
 @pytest.mark.parametrize("padding", ["zero", "nan"])
-def test_tma_load_fills_out_of_bounds_elements(padding):
+@pytest.mark.parametrize("where", ["block", "past_the_end", "before_the_start", "inside"])
+def test_tma_load_fills_out_of_bounds_elements(padding, where):
     rng = np.random.default_rng()
     m, n, bm, bn = 45, 72, 16, 32
     x = rng.standard_normal((m, n)).astype(np.float32)
     dx = _dev(x)
     a = TensorDescriptor(dx, [m, n], [n, 1], [bm, bn], padding=padding)
     pad = 0.0 if padding == "zero" else np.nan
-    for o0, o1 in ((m - 5, n - 9), (-3, -7), (int(rng.integers(0, m - bm)), 40)):
+    offsets = {"block": (32, 64), "past_the_end": (m - 5, n - 9), "before_the_start": (-3, -7),
+               "inside": (int(rng.integers(0, m - bm)), 40)}
+    for o0, o1 in (offsets[where],):
         out = _dev(np.full((bm, bn), 7.0, np.float32))
         k = tile_at[(1,)](a, out, o0, o1, BM=bm, BN=bn)
         _sync()
