@@ -13,7 +13,13 @@ hardware does; the CPU backend and the interpreter implement it.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
+
+# run as ``python benchmarks/tf32_probe.py``: make the repository root importable
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def truncate(x):
