@@ -42,11 +42,18 @@ from typing import cast
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import BlockedLayout, SliceLayout
+from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout
 from ..layouts.encodings import DistributedEncoding
-from .effects import is_pure
+from .effects import is_removable
 from .insertion import insert_for_use
 from .manager import Pass
+from .remat import (
+    backward_slice,
+    can_rematerialise,
+    properly_dominates,
+    remat_is_cheaper,
+    rewrite_slice,
+)
 from .shape_layouts import SHAPE_OPS, infer_operand, infer_result
 from .traits import ELEMENTWISE
 from .values import block_of, defining_op, shaped_type, tensor_type
@@ -233,22 +240,44 @@ class _Rewriter:
                 op.result.replace_all_uses_with(src)
 
     # 3. backward rematerialisation ------------------------------------------------------
-    def rematerialise(self, max_rounds: int = 4) -> None:
+    def rematerialise(self, max_rounds: int = 8) -> None:
+        """Rounds of :meth:`remat_round`, each followed by folding and dead-code elimination,
+        until a round changes nothing (Triton's ``do { backwardRematerialization } while``)."""
         for _ in range(max_rounds):
-            changed = False
-            for op in list(self.func.walk()):
-                if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
-                    continue
-                src, enc = op.operands[0], shaped_type(op.result).encoding
-                if self.can_remat(src, enc, set()):
-                    op.result.replace_all_uses_with(self.materialise(src, enc))
-                    changed = True
-                elif self.retype_loop_slot(src, enc):
-                    changed = True
+            changed = self.remat_round()
             self.fold()
             self.dce()
             if not changed:
                 return
+
+    def remat_round(self) -> bool:
+        """Every conversion in program order: computed again in the target layout when
+        :mod:`.remat` finds a slice that may be and is cheaper than the conversion; a loop
+        iter arg is carried in the target layout (:meth:`retype_loop_slot`). A conversion
+        that stays is reused by later slices (``addRematValue``)."""
+        remat: dict = {}
+        changed = False
+        for op in list(self.func.walk()):
+            if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
+                continue
+            src, enc = op.operands[0], shaped_type(op.result).encoding
+            if isinstance(enc, DotOperandLayout) or not _tensor(src):
+                continue
+            done = remat.get((id(src), enc))
+            if done is not None and properly_dominates(done, op):
+                op.result.replace_all_uses_with(done)
+                changed = True
+                continue
+            sl = backward_slice(src, op, enc, remat)
+            if sl is not None and can_rematerialise(sl, self.num_warps, self.tpw) and \
+                    remat_is_cheaper(sl, op):
+                rewrite_slice(sl, op, remat)
+                changed = True
+            elif src.defining_op is None and self.retype_loop_slot(src, enc):
+                changed = True
+            else:
+                remat[(id(src), enc)] = op.result
+        return changed
 
     def retype_loop_slot(self, arg: Value, enc) -> bool:
         """A loop-carried value converted to ``enc`` inside the loop (a pointer advanced each
@@ -319,13 +348,16 @@ class _Rewriter:
 
     # 4. clean-up -------------------------------------------------------------------------
     def dce(self) -> None:
+        """Erase ops whose results are unused and that have no effect but reading memory
+        (the greedy rewriter's trivially-dead ops: a load left behind by a rematerialisation
+        goes too)."""
         changed = True
         while changed:
             changed = False
             for op in reversed(list(self.func.walk())):
                 if op is self.func or op.parent is None or op.regions:
                     continue
-                if op.results and all(not r.uses for r in op.results) and is_pure(op):
+                if op.results and all(not r.uses for r in op.results) and is_removable(op):
                     op.erase()
                     changed = True
 
