@@ -16,23 +16,28 @@ steps (``RemoveLayoutConversions.cpp``):
    first (``resolveConflicts``). Values are retyped in place; wherever an operand no longer
    has the layout its user needs, a conversion is inserted, so
    the program stays valid whatever was propagated.
-2. **Backward rematerialisation** (``backwardRematerialization``): for each remaining
-   conversion, if the value's producers, back to values already in the target layout, are cheap
-   (``tt.make_range``, ``arith.constant``, ``tt.splat``, integer/pointer/float ``arith`` ops,
-   ``tt.addptr``, ``tt.broadcast``, ``tt.expand_dims`` and conversions from the target
-   layout), they are cloned in the target layout (``expand_dims`` operands in the matching
-   slice) and the conversion goes away; the originals are erased when nothing uses them.
+2. **Backward rematerialisation** (``backwardRematerialization``, :mod:`.remat`): each
+   remaining conversion, in program order, is replaced by computing its operand again in the
+   target layout when the operand's producers can be (the backward slice: layouts inferred
+   back through elementwise ops, loads that are not expensive, broadcasts, ``expand_dims``
+   (the slice of the target), reductions and the shape ops, stopping at ops that produce any
+   layout: ``make_range``, ``splat``, constants, conversions) and Triton's cost model says it is
+   cheaper than the conversion. A 1-D operand broadcast into a 2-D tile (a bias, a row of
+   scales or indices) is so loaded directly in ``#ttg.slice<{dim, parent = consumer}>``.
+   A conversion that stays is reused by later slices; rounds repeat until nothing changes.
    A loop-carried value converted inside an ``scf.for`` whose next value is cheap to compute
    (a pointer advanced by a constant) is carried in the target layout instead. Layouts also
    flow forward through ``scf.for`` init/yield operands into the iter args and results.
 
 Conversions to the layout a value already has, and conversions of conversions, are folded;
-dead pure ops are erased. Every step preserves the program's values: a conversion only moves
-data between threads, and a clone computes the same elements in another layout.
+unused ops whose only effect is reading memory (a load left behind by a rematerialisation)
+are erased, as MLIR's greedy rewriter erases trivially dead ops. Every step preserves the
+program's values: a conversion only moves data between threads, and a clone computes the same
+elements in another layout.
 
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp``
 (``LayoutPropagation::initAnchorLayout/propagateLayout/resolveConflicts/rewrite``,
-``LayoutRematerialization::backwardRematerialization``), ``Utility.cpp``
+``LayoutRematerialization::backwardRematerialization``: see :mod:`.remat`), ``Utility.cpp``
 (``isExpensiveLoadOrStore``, ``inferDstEncoding``/``inferSrcEncoding``).
 """
 from __future__ import annotations
@@ -50,6 +55,7 @@ from .manager import Pass
 from .remat import (
     backward_slice,
     can_rematerialise,
+    is_expensive_memory_op,
     properly_dominates,
     remat_is_cheaper,
     rewrite_slice,
@@ -138,14 +144,6 @@ def required(op: Operation, i: int, old_enc):
     if _same_layout_op(op):
         return shaped_type(op.result).encoding
     return old_enc
-
-
-def is_expensive_memory_op(op: Operation, num_warps: int, threads_per_warp: int = 32) -> bool:
-    """``isExpensiveLoadOrStore``: a tensor of pointers with at least one element per thread."""
-    p = op.operands[0] if op.operands else None
-    if p is None or not _tensor(p):
-        return False
-    return tensor_type(p).numel >= num_warps * threads_per_warp
 
 
 class _Rewriter:
