@@ -291,6 +291,16 @@ def bias_strided_k(x_ptr, b_ptr, out_ptr, sxm, sxn, sb, BM: tl.constexpr, BN: tl
     tl.store(out_ptr + rm[:, None] * BN + rn[None, :], x + b[None, :])
 
 
+@wb.jit
+def trans_dot_k(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
+    # tl.trans of a dot result: the #mma layout transposed (a #ttg.linear layout), no data moved
+    r = tl.arange(0, BM)
+    k = tl.arange(0, BK)
+    a = tl.load(a_ptr + r[:, None] * BK + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * BM + r[None, :])
+    tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.trans(tl.dot(a, b)))
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -323,6 +333,7 @@ CASES = [
     Case("block_ptr_matmul", block_ptr_matmul_k, (F16, F16, F32, I32, I32, I32), _MM),
     Case("copy_strided", copy_strided_k, (F32, F32, "i32", "i32", "i32", "i32"), _2D),
     Case("bias_strided", bias_strided_k, (F32, F32, F32, "i32", "i32", "i32"), _2D),
+    Case("trans_dot", trans_dot_k, (F16, F16, F32), {"BM": 64, "BK": 32}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

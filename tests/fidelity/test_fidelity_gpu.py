@@ -22,6 +22,7 @@ from fidelity_kernels import (  # noqa: E402
     row_sum_k,
     scale_rows_k,
     split_k,
+    trans_dot_k,
     transpose_k,
 )
 
@@ -176,3 +177,15 @@ def test_run_time_strides(torch, warps):
     bias_strided_k[(M // 32,)](dbig, _dev(torch, b), res, 3, 3 * M, 2, BM=32, BN=64,
                                num_warps=warps)
     np.testing.assert_array_equal(res.cpu().numpy(), x + b[::2][None, :])
+
+
+@pytest.mark.parametrize("warps", WARPS)
+def test_trans_of_a_dot_result(torch, warps):
+    # the transposed #mma layout (#ttg.linear) reaches the store through one conversion
+    rng = np.random.default_rng()
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = _nan(torch, (64, 64))
+    trans_dot_k[(1,)](_dev(torch, a), _dev(torch, b), c, BM=64, BK=32, num_warps=warps)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).T
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-3, atol=1e-3)

@@ -23,6 +23,7 @@ from fidelity_kernels import (  # noqa: E402
     gather_rows_k,
     layernorm_k,
     scale_rows_k,
+    trans_dot_k,
 )
 
 BM, BN = 32, 64
@@ -122,3 +123,23 @@ def test_broadcast_operand_loaded_in_a_slice_layout(target, warps):
                  ln.strip().startswith(one_d)]
         assert loads and all("#ttg.slice<{dim = " in ln for ln in loads), (kernel, loads)
         assert ttgir.count("#blocked") and "#blocked1 =" not in ttgir, kernel
+
+
+def test_trans_of_a_dot_result(backend):
+    rng = np.random.default_rng()
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    trans_dot_k[(1,)](a, b, c, BM=64, BK=32)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).T
+    np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+
+
+def test_trans_keeps_the_dot_layout_transposed():
+    # tl.trans of an #mma value: the result is #mma's linear layout with dims swapped, so the
+    # trans moves nothing and one conversion (to the store's layout) remains
+    ttgir = wb.compile(trans_dot_k, "*fp16:16", "*fp16:16", "*fp32:16", target="cuda:80",
+                       num_warps=4, BM=64, BK=32).asm["ttgir"]
+    trans = [ln for ln in ttgir.splitlines() if "tt.trans" in ln]
+    assert len(trans) == 1 and "tensor<64x64xf32, #mma> -> tensor<64x64xf32, #linear>" in trans[0]
+    assert ttgir.count("ttg.convert_layout") == 1

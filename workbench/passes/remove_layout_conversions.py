@@ -140,7 +140,11 @@ def required(op: Operation, i: int, old_enc):
             return cast(SliceLayout, enc).parent if name == "tt.reduce" else enc
         return ANY if i == 0 else shaped_type(op.operands[0]).encoding
     if name in SHAPE_OPS and _tensor(op.results[0]):
-        return infer_operand(op, shaped_type(op.results[0]).encoding) or old_enc
+        res = shaped_type(op.results[0]).encoding
+        cur = shaped_type(op.operands[i]).encoding
+        if infer_result(op, cur) == res:
+            return cur  # the operand's own layout already gives the result's
+        return infer_operand(op, res) or old_enc
     if _same_layout_op(op):
         return shaped_type(op.result).encoding
     return old_enc
