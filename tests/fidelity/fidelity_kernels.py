@@ -273,6 +273,34 @@ def block_ptr_matmul_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.co
     tl.store(c_bp, acc)
 
 
+@wb.jit
+def copy_strided_k(x_ptr, out_ptr, sxm, sxn, som, son, BM: tl.constexpr, BN: tl.constexpr):
+    # every stride a run-time value: no contiguity is known in either dim
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :] * sxn)
+    tl.store(out_ptr + rm[:, None] * som + rn[None, :] * son, x * 2.0)
+
+
+@wb.jit
+def bias_strided_k(x_ptr, b_ptr, out_ptr, sxm, sxn, sb, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :] * sxn)
+    b = tl.load(b_ptr + rn * sb)
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], x + b[None, :])
+
+
+@wb.jit
+def trans_dot_k(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
+    # tl.trans of a dot result: the #mma layout transposed (a #ttg.linear layout), no data moved
+    r = tl.arange(0, BM)
+    k = tl.arange(0, BK)
+    a = tl.load(a_ptr + r[:, None] * BK + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * BM + r[None, :])
+    tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.trans(tl.dot(a, b)))
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -303,6 +331,9 @@ CASES = [
     Case("attention", attention_k, (F16, F16, F16, F32, I32), {"BM": 64, "BN": 32, "D": 64}),
     Case("block_ptr_copy", block_ptr_copy_k, (F32, F32, I32, I32), _2D),
     Case("block_ptr_matmul", block_ptr_matmul_k, (F16, F16, F32, I32, I32, I32), _MM),
+    Case("copy_strided", copy_strided_k, (F32, F32, "i32", "i32", "i32", "i32"), _2D),
+    Case("bias_strided", bias_strided_k, (F32, F32, F32, "i32", "i32", "i32"), _2D),
+    Case("trans_dot", trans_dot_k, (F16, F16, F32), {"BM": 64, "BK": 32}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

@@ -8,14 +8,21 @@ import pytest
 from fidelity_kernels import (  # noqa: E402
     atomic_max_rows_k,
     attention_k,
+    bias_cols_k,
+    bias_strided_k,
     col_sum_k,
+    copy_strided_k,
     cumsum_cols_k,
     dot_single_k,
+    gather_rows_k,
     join_k,
+    layernorm_k,
     matmul_bias_relu_k,
     matmul_k,
     row_sum_k,
+    scale_rows_k,
     split_k,
+    trans_dot_k,
     transpose_k,
 )
 
@@ -123,3 +130,62 @@ def test_dot_single_and_attention(torch, warps):
     p = np.exp(s - s.max(1, keepdims=True))
     ref = (p / p.sum(1, keepdims=True)) @ v.astype(np.float32)
     np.testing.assert_allclose(o.cpu().numpy(), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("warps", WARPS)
+def test_rematerialised_broadcast_operands(torch, warps):
+    # the 1-D operand of each kernel is loaded directly in a slice of the tile's layout
+    rng = np.random.default_rng()
+    M, N = 64, 64
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    s = rng.standard_normal(M).astype(np.float32)
+    dx, db, ds = _dev(torch, x), _dev(torch, b), _dev(torch, s)
+    kw = dict(BM=32, BN=64, num_warps=warps)
+    out = _nan(torch, (M, N))
+    bias_cols_k[(M // 32,)](dx, db, out, N, **kw)
+    np.testing.assert_array_equal(out.cpu().numpy(), x + b[None, :])
+    out = _nan(torch, (M, N))
+    scale_rows_k[(M // 32,)](dx, ds, out, N, **kw)
+    np.testing.assert_array_equal(out.cpu().numpy(), x * s[:, None])
+    out = _nan(torch, (M, N))
+    layernorm_k[(M // 32,)](dx, db, out, N, **kw)
+    d = x - x.mean(1, keepdims=True)
+    want = d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5) * b[None, :]
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-4, atol=1e-5)
+    idx = rng.permutation(M).astype(np.int32)
+    out = _nan(torch, (M, N))
+    gather_rows_k[(M // 32,)](dx, _dev(torch, idx), out, N, **kw)
+    np.testing.assert_array_equal(out.cpu().numpy(), x[idx])
+
+
+@pytest.mark.parametrize("warps", WARPS)
+def test_run_time_strides(torch, warps):
+    # no contiguity known: the tiles take order [0, 1] as Triton's do
+    rng = np.random.default_rng()
+    M, N = 64, 64
+    big = rng.standard_normal((N, 3 * M)).astype(np.float32)
+    x = big[:, ::3].T
+    dbig = _dev(torch, big)
+    out = _nan(torch, (M, 2 * N))
+    copy_strided_k[(M // 32,)](dbig, out, 3, 3 * M, 2 * N, 2, BM=32, BN=64, num_warps=warps)
+    got = out.cpu().numpy()
+    np.testing.assert_array_equal(got[:, ::2], 2 * x)
+    assert np.isnan(got[:, 1::2]).all()
+    b = rng.standard_normal(2 * N).astype(np.float32)
+    res = _nan(torch, (M, N))
+    bias_strided_k[(M // 32,)](dbig, _dev(torch, b), res, 3, 3 * M, 2, BM=32, BN=64,
+                               num_warps=warps)
+    np.testing.assert_array_equal(res.cpu().numpy(), x + b[::2][None, :])
+
+
+@pytest.mark.parametrize("warps", WARPS)
+def test_trans_of_a_dot_result(torch, warps):
+    # the transposed #mma layout (#ttg.linear) reaches the store through one conversion
+    rng = np.random.default_rng()
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = _nan(torch, (64, 64))
+    trans_dot_k[(1,)](_dev(torch, a), _dev(torch, b), c, BM=64, BK=32, num_warps=warps)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).T
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-3, atol=1e-3)

@@ -250,8 +250,9 @@ def test_encoding_api_and_caps():
         ((1, 4), (1, 32), (8, 1))
 
 
-@pytest.mark.parametrize("contig,order", [((1,), (0,)), ((1, 1), (1, 0)), ((64, 1), (0, 1)),
-                                          ((1, 64), (1, 0)), ((4, 4, 1), (1, 0, 2))])
+@pytest.mark.parametrize("contig,order", [((1,), (0,)), ((1, 1), (0, 1)), ((64, 1), (0, 1)),
+                                          ((1, 64), (1, 0)), ((4, 4, 1), (0, 1, 2)),
+                                          ((1, 4, 1), (1, 0, 2)), ((1, 1, 8), (2, 0, 1))])
 def test_order_from_contiguity(contig, order):
     assert order_from_contiguity(contig) == order
 

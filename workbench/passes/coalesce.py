@@ -4,8 +4,9 @@ For every ``tt.load``, ``tt.store``, ``tt.atomic_rmw`` and ``tt.atomic_cas`` who
 tensor, the pass builds a blocked layout from the pointer's :mod:`AxisInfo <.axis_info>`
 (``buildCoalescedEncoding``):
 
-1. ``order``: dims sorted by contiguity, largest first (a stable sort of the reversed dims, so
-   all-ones gives row-major ``[rank-1, ..., 0]``; Triton's ``getOrderFromContiguity``);
+1. ``order``: dims sorted by contiguity, largest first, ties in increasing dim order (so a
+   pointer with no contiguity information, all strides at run time, gets ``[0, 1, ...]``, as
+   Triton 3.6.0's compiled pass does; see :func:`order_from_contiguity`);
 2. ``perThread = min(divisibility[order[0]] / elemBytes, min(contiguity[order[0]],
    shape[order[0]]), 128 / elemBits)`` for this op and for every other memory op in its slice
    (the ops connected to it through def-use chains) with the same shape and order; the largest
@@ -60,10 +61,14 @@ def mem_ptr(op: Operation) -> Value | None:
 
 
 def order_from_contiguity(contiguity) -> tuple[int, ...]:
-    """Dims by decreasing contiguity; ties keep the reversed-dims order (Triton's
-    ``getOrderFromContiguity``): ``(1, 1) -> (1, 0)``, ``(64, 1) -> (0, 1)``."""
-    dims = list(range(len(contiguity)))[::-1]
-    return tuple(sorted(dims, key=lambda d: -contiguity[d]))
+    """Dims by decreasing contiguity, ties in increasing dim order: ``(1, 1) -> (0, 1)``,
+    ``(64, 1) -> (0, 1)``, ``(1, 64) -> (1, 0)``, ``(1, 4, 1) -> (1, 0, 2)``.
+
+    The tie rule is what Triton 3.6.0's compiled ``tritongpu-coalesce`` does (measured with the
+    wheel: a tile whose strides are all run-time values, or all equal constants, gets
+    ``order = [0, 1]``, threads along dim 0; ``[0, 1, 2]`` in 3-D), although
+    ``getOrderFromContiguity`` in ``Utility.cpp`` reads as reversed dims for ties."""
+    return tuple(sorted(range(len(contiguity)), key=lambda d: -contiguity[d]))
 
 
 def _tensor_ptr(op: Operation) -> Value:

@@ -16,23 +16,28 @@ steps (``RemoveLayoutConversions.cpp``):
    first (``resolveConflicts``). Values are retyped in place; wherever an operand no longer
    has the layout its user needs, a conversion is inserted, so
    the program stays valid whatever was propagated.
-2. **Backward rematerialisation** (``backwardRematerialization``): for each remaining
-   conversion, if the value's producers, back to values already in the target layout, are cheap
-   (``tt.make_range``, ``arith.constant``, ``tt.splat``, integer/pointer/float ``arith`` ops,
-   ``tt.addptr``, ``tt.broadcast``, ``tt.expand_dims`` and conversions from the target
-   layout), they are cloned in the target layout (``expand_dims`` operands in the matching
-   slice) and the conversion goes away; the originals are erased when nothing uses them.
+2. **Backward rematerialisation** (``backwardRematerialization``, :mod:`.remat`): each
+   remaining conversion, in program order, is replaced by computing its operand again in the
+   target layout when the operand's producers can be (the backward slice: layouts inferred
+   back through elementwise ops, loads that are not expensive, broadcasts, ``expand_dims``
+   (the slice of the target), reductions and the shape ops, stopping at ops that produce any
+   layout: ``make_range``, ``splat``, constants, conversions) and Triton's cost model says it is
+   cheaper than the conversion. A 1-D operand broadcast into a 2-D tile (a bias, a row of
+   scales or indices) is so loaded directly in ``#ttg.slice<{dim, parent = consumer}>``.
+   A conversion that stays is reused by later slices; rounds repeat until nothing changes.
    A loop-carried value converted inside an ``scf.for`` whose next value is cheap to compute
    (a pointer advanced by a constant) is carried in the target layout instead. Layouts also
    flow forward through ``scf.for`` init/yield operands into the iter args and results.
 
 Conversions to the layout a value already has, and conversions of conversions, are folded;
-dead pure ops are erased. Every step preserves the program's values: a conversion only moves
-data between threads, and a clone computes the same elements in another layout.
+unused ops whose only effect is reading memory (a load left behind by a rematerialisation)
+are erased, as MLIR's greedy rewriter erases trivially dead ops. Every step preserves the
+program's values: a conversion only moves data between threads, and a clone computes the same
+elements in another layout.
 
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp``
 (``LayoutPropagation::initAnchorLayout/propagateLayout/resolveConflicts/rewrite``,
-``LayoutRematerialization::backwardRematerialization``), ``Utility.cpp``
+``LayoutRematerialization::backwardRematerialization``: see :mod:`.remat`), ``Utility.cpp``
 (``isExpensiveLoadOrStore``, ``inferDstEncoding``/``inferSrcEncoding``).
 """
 from __future__ import annotations
@@ -42,11 +47,19 @@ from typing import cast
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
-from ..layouts import BlockedLayout, SliceLayout
+from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout
 from ..layouts.encodings import DistributedEncoding
-from .effects import is_pure
+from .effects import is_removable
 from .insertion import insert_for_use
 from .manager import Pass
+from .remat import (
+    backward_slice,
+    can_rematerialise,
+    is_expensive_memory_op,
+    properly_dominates,
+    remat_is_cheaper,
+    rewrite_slice,
+)
 from .shape_layouts import SHAPE_OPS, infer_operand, infer_result
 from .traits import ELEMENTWISE
 from .values import block_of, defining_op, shaped_type, tensor_type
@@ -127,18 +140,14 @@ def required(op: Operation, i: int, old_enc):
             return cast(SliceLayout, enc).parent if name == "tt.reduce" else enc
         return ANY if i == 0 else shaped_type(op.operands[0]).encoding
     if name in SHAPE_OPS and _tensor(op.results[0]):
-        return infer_operand(op, shaped_type(op.results[0]).encoding) or old_enc
+        res = shaped_type(op.results[0]).encoding
+        cur = shaped_type(op.operands[i]).encoding
+        if infer_result(op, cur) == res:
+            return cur  # the operand's own layout already gives the result's
+        return infer_operand(op, res) or old_enc
     if _same_layout_op(op):
         return shaped_type(op.result).encoding
     return old_enc
-
-
-def is_expensive_memory_op(op: Operation, num_warps: int, threads_per_warp: int = 32) -> bool:
-    """``isExpensiveLoadOrStore``: a tensor of pointers with at least one element per thread."""
-    p = op.operands[0] if op.operands else None
-    if p is None or not _tensor(p):
-        return False
-    return tensor_type(p).numel >= num_warps * threads_per_warp
 
 
 class _Rewriter:
@@ -233,22 +242,44 @@ class _Rewriter:
                 op.result.replace_all_uses_with(src)
 
     # 3. backward rematerialisation ------------------------------------------------------
-    def rematerialise(self, max_rounds: int = 4) -> None:
+    def rematerialise(self, max_rounds: int = 8) -> None:
+        """Rounds of :meth:`remat_round`, each followed by folding and dead-code elimination,
+        until a round changes nothing (Triton's ``do { backwardRematerialization } while``)."""
         for _ in range(max_rounds):
-            changed = False
-            for op in list(self.func.walk()):
-                if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
-                    continue
-                src, enc = op.operands[0], shaped_type(op.result).encoding
-                if self.can_remat(src, enc, set()):
-                    op.result.replace_all_uses_with(self.materialise(src, enc))
-                    changed = True
-                elif self.retype_loop_slot(src, enc):
-                    changed = True
+            changed = self.remat_round()
             self.fold()
             self.dce()
             if not changed:
                 return
+
+    def remat_round(self) -> bool:
+        """Every conversion in program order: computed again in the target layout when
+        :mod:`.remat` finds a slice that may be and is cheaper than the conversion; a loop
+        iter arg is carried in the target layout (:meth:`retype_loop_slot`). A conversion
+        that stays is reused by later slices (``addRematValue``)."""
+        remat: dict = {}
+        changed = False
+        for op in list(self.func.walk()):
+            if op.name != "ttg.convert_layout" or op.parent is None or not op.result.uses:
+                continue
+            src, enc = op.operands[0], shaped_type(op.result).encoding
+            if isinstance(enc, DotOperandLayout) or not _tensor(src):
+                continue
+            done = remat.get((id(src), enc))
+            if done is not None and properly_dominates(done, op):
+                op.result.replace_all_uses_with(done)
+                changed = True
+                continue
+            sl = backward_slice(src, op, enc, remat)
+            if sl is not None and can_rematerialise(sl, self.num_warps, self.tpw) and \
+                    remat_is_cheaper(sl, op):
+                rewrite_slice(sl, op, remat)
+                changed = True
+            elif src.defining_op is None and self.retype_loop_slot(src, enc):
+                changed = True
+            else:
+                remat[(id(src), enc)] = op.result
+        return changed
 
     def retype_loop_slot(self, arg: Value, enc) -> bool:
         """A loop-carried value converted to ``enc`` inside the loop (a pointer advanced each
@@ -319,13 +350,16 @@ class _Rewriter:
 
     # 4. clean-up -------------------------------------------------------------------------
     def dce(self) -> None:
+        """Erase ops whose results are unused and that have no effect but reading memory
+        (the greedy rewriter's trivially-dead ops: a load left behind by a rematerialisation
+        goes too)."""
         changed = True
         while changed:
             changed = False
             for op in reversed(list(self.func.walk())):
                 if op is self.func or op.parent is None or op.regions:
                     continue
-                if op.results and all(not r.uses for r in op.results) and is_pure(op):
+                if op.results and all(not r.uses for r in op.results) and is_removable(op):
                     op.erase()
                     changed = True
 

@@ -24,7 +24,15 @@ layouts where no blocked layout exists; we convert instead.
 from __future__ import annotations
 
 from ..ir.core import Operation
-from ..layouts import BlockedLayout, default_blocked
+from ..layouts import (
+    BlockedLayout,
+    LayoutError,
+    LinearEncoding,
+    LinearLayout,
+    default_blocked,
+    to_linear,
+)
+from ..layouts.encodings import MmaLayout
 
 SHAPE_OPS = frozenset({"tt.trans", "tt.join", "tt.split", "tt.reshape"})
 _KINDS = "rlwR"  # register, lane, warp, repeat: the order bits must come in within one dim
@@ -45,6 +53,25 @@ def permute(enc, perm) -> BlockedLayout | None:
                          tuple(enc.threads_per_warp[p] for p in perm),
                          tuple(enc.warps_per_cta[p] for p in perm),
                          tuple(inv[o] for o in enc.order))
+
+
+def permute_linear(enc, perm, src_shape):
+    """A distributed layout that is not blocked (``#mma``, a linear one) for a tensor whose dim
+    ``i`` is dim ``perm[i]`` of ``enc``'s ``src_shape`` tensor: the ``#ttg.linear`` layout
+    whose bases are ``enc``'s with their coordinates permuted (Triton's
+    ``inferTransOpEncoding`` falls back to ``LinearEncodingAttr`` the same way)."""
+    try:
+        ll = to_linear(enc, tuple(src_shape))
+    except (LayoutError, ValueError, TypeError, KeyError):
+        return None
+    rank = len(perm)
+    bases = {name: [tuple(int(b[p]) for p in perm) for b in ll.in_dim_bases(name)]
+             for name in ("register", "lane", "warp", "block") if name in ll.in_dims}
+    sizes = {f"dim{i}": int(src_shape[perm[i]]) for i in range(rank)}
+    try:
+        return LinearEncoding(LinearLayout(bases, sizes))
+    except LayoutError:
+        return None
 
 
 def join_layout(enc) -> BlockedLayout | None:
@@ -126,7 +153,10 @@ def infer_result(op: Operation, enc):
     """The result layout of shape op ``op`` whose (first) operand is in ``enc``; None when
     no layout keeps every element in place."""
     if op.name == "tt.trans":
-        return permute(enc, [int(o) for o in op.attributes["order"]])
+        perm = [int(o) for o in op.attributes["order"]]
+        if isinstance(enc, (MmaLayout, LinearEncoding)):
+            return permute_linear(enc, perm, _shape(op.operands[0]))
+        return permute(enc, perm)
     if op.name == "tt.join":
         return join_layout(enc)
     if op.name == "tt.split":
@@ -144,6 +174,8 @@ def infer_operand(op: Operation, enc):
         inv = [0] * len(order)
         for i, p in enumerate(order):
             inv[p] = i
+        if isinstance(enc, (MmaLayout, LinearEncoding)):
+            return permute_linear(enc, inv, _shape(op.result))
         return permute(enc, inv)
     if op.name == "tt.join":
         return split_layout(enc)
