@@ -218,9 +218,16 @@ def test_helper_error_reports_helper_line_with_call_site():
 
     with pytest.raises(CompilationError) as info:
         ttir(k, ptr("x_ptr"), scalar("n"))
-    e = info.value
-    assert e.loc.line == bad_helper.__code__.co_firstlineno + 1
-    assert e.loc.caller.line == k.__code__.co_firstlineno + 1
+    e = info.value  # Triton's form: the call's error, caused by the helper's
+    assert e.loc.line == k.__code__.co_firstlineno + 1
+    inner = e.__cause__
+    assert isinstance(inner, CompilationError) and e.reason.endswith(inner.reason)
+    assert inner.loc.line == bad_helper.__code__.co_firstlineno + 1
+    assert inner.loc.caller.line == k.__code__.co_firstlineno + 1
+    assert inner.at[:2] == (2, 11) and e.at[:2] == (2, 8)
+    assert "at 2:11: of bad_helper" in str(inner) and "at 2:8: of k" in str(e)
+    shown = "\n".join(e._render_traceback_())
+    assert shown.index("bad_helper") < shown.index("raised in a call made here")
 
 
 def k_to_unknown_keyword(x_ptr):
