@@ -27,9 +27,10 @@ class CallsMixin:
         fn = self.visit(node.func)
         must = getattr(fn, "_must_use_result", False)
         if must and getattr(node, "_wb_unused", False):  # Triton's must_use_result
-            words = f"The result of {ast.unparse(node.func)} is not being used."
-            raise self.error(node, words + (f" {must}" if isinstance(must, str) else ""),
-                             "assign it, e.g. a = f(a)")
+            name = ast.unparse(node.func)
+            words = f"The result of {name} is not being used."  # Triton's words, last line
+            raise self.error(node, f"the result of {name} must be used (assign it, e.g. "
+                             "a = f(a))", words + (f" {must}" if isinstance(must, str) else ""))
         args = self._visit_elts(node.args)
         kws = {}
         for k in node.keywords:

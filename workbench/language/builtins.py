@@ -63,9 +63,9 @@ def arange(start, end, _semantic=None):
         raise LanguageError(f"arange's end ({end}) must be greater than its start ({start})")
     n = end - start
     if n & (n - 1):
-        raise LanguageError(f"arange's range must be a power of 2, got {n} (= {end} - {start})",
-                            f"use tl.arange(0, {1 << n.bit_length()}) and mask the tail with "
-                            "offs < n")
+        raise LanguageError("arange's range must be a power of 2",  # Triton's words
+                            f"it is {n} (= {end} - {start}); use tl.arange(0, "
+                            f"{1 << n.bit_length()}) and mask the tail with offs < n")
     validate_block_shape((n,))
     op = _semantic.builder.create("tt.make_range", [], [ir_type(dt.int32, (n,))],
                                   {"start": start, "end": end})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from ..ir import types as irt
 from . import dtypes as dt
@@ -68,16 +69,16 @@ def validate_block_shape(shape) -> tuple:
     shape as ints."""
     out = []
     numel = 1
-    for d in shape:
+    for i, d in enumerate(shape):
         d = unwrap(d)
         if isinstance(d, tensor) or not isinstance(d, int) or isinstance(d, bool):
             raise LanguageError(f"shape element {d!r} is not a compile-time int",
                                 "shapes must be tl.constexpr values (e.g. a BLOCK: tl.constexpr "
                                 "parameter)")
         if d < 1 or d & (d - 1):
-            raise LanguageError(f"shape {list(unwrap(s) for s in shape)} has a dimension that "
-                                "is not a power of two",
-                                "pad the tile to a power of two and mask the tail")
+            raise LanguageError(f"Shape element {i} must be a power of 2",  # Triton's words
+                                f"the shape is {list(unwrap(s) for s in shape)}; pad the tile "
+                                "to a power of two and mask the tail")
         numel *= d
         out.append(d)
     if numel > MAX_NUMEL:
@@ -376,7 +377,10 @@ class Semantic(CastRules, BroadcastRules):
 
     def where(self, cond, x, y) -> tensor:
         cond = self.to_tensor(cond)
-        if not cond.dtype.is_bool():
+        if not cond.dtype.is_bool():  # Triton warns the same (language/semantic.py, where)
+            warnings.warn("tl.where with a non-boolean condition is deprecated and will error "
+                          f"out in a future triton release. Got {cond.dtype.name}", UserWarning,
+                          stacklevel=2)
             cond = self.cast(cond, dt.int1)
         x, y = self.binary_checked(x, y, True, True)
         shape = self.broadcast_shapes(cond.shape, x.shape) if cond.shape and x.shape else \
