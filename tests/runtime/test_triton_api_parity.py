@@ -122,3 +122,29 @@ def test_do_bench_cudagraph_times_the_function_in_milliseconds():
     assert isinstance(ms, float) and 0 < ms < 1000 and len(calls) >= 3
     lo, hi = wb.testing.do_bench_cudagraph(work, rep=5, quantiles=(0.1, 0.9))
     assert 0 < lo <= hi
+
+
+def test_host_kernel_init_handles_reports_its_sm90_figures():
+    """Triton's tutorial 02 sizes its grid from kernel.n_regs and metadata.shared after
+    _init_handles(); a host kernel gives its cuda:90 compile's figures, and the host's
+    device properties the sm_90 limits that go with them."""
+    from workbench.backends.limits import ARCH_SHARED_OPTIN
+    from workbench.backends.nvidia_tools import find_tool
+    from workbench.config import Target
+    from workbench.runtime import driver
+
+    jf = wb.jit(_kernel_src)
+    n = 40
+    x = np.random.default_rng().standard_normal(n).astype(np.float32)
+    k = jf.warmup(x, np.empty_like(x), n, BLOCK=16, grid=(1,))
+    assert k.target.backend == "cpu" and k.n_regs is None and k.metadata.shared == 0
+    k._init_handles()
+    gpu = jf.compile_for(k.spec, k.options, Target("cuda", 90))
+    assert k.extra["gpu_figures"] == "cuda:90"
+    assert k.metadata.shared == gpu.metadata.shared
+    assert k.n_regs == gpu.n_regs and (k.n_regs is None) == (find_tool("ptxas") is None)
+    props = driver.active.utils.get_device_properties(None)
+    assert props["max_shared_mem"] == ARCH_SHARED_OPTIN[90] and props["warpSize"] == 1
+    out = np.full(n, np.nan, np.float32)
+    k[(wb.cdiv(n, 16),)](x, out, n)  # still the host kernel
+    np.testing.assert_allclose(out, x * 3.0, rtol=1e-6)
