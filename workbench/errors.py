@@ -114,6 +114,12 @@ class CompilationError(WorkbenchError):
         super().__init__(text + (f"\n{hint}" if hint else ""))
 
 
+    @property
+    def error_message(self) -> str:
+        """The bare message (Triton's ``CompilationError.error_message``): ``reason``."""
+        return self.reason
+
+
 class UnsupportedError(CompilationError):
     """A construct the language (or this target) does not support."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 from ..ir import types as irt
 from . import dtypes as dt
@@ -377,10 +376,7 @@ class Semantic(CastRules, BroadcastRules):
 
     def where(self, cond, x, y) -> tensor:
         cond = self.to_tensor(cond)
-        if not cond.dtype.is_bool():  # Triton warns the same (language/semantic.py, where)
-            warnings.warn("tl.where with a non-boolean condition is deprecated and will error "
-                          f"out in a future triton release. Got {cond.dtype.name}", UserWarning,
-                          stacklevel=2)
+        if not cond.dtype.is_bool():
             cond = self.cast(cond, dt.int1)
         x, y = self.binary_checked(x, y, True, True)
         shape = self.broadcast_shapes(cond.shape, x.shape) if cond.shape and x.shape else \
