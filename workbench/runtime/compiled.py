@@ -94,11 +94,12 @@ class CompiledKernel:
         ``metadata`` gets that compile's ``shared`` bytes and ptxas's ``n_regs`` and
         ``n_spills`` (None without ptxas), and ``extra["gpu_figures"]`` says ``"cuda:90"``.
         Raises CompilationError when the kernel does not compile for cuda:90."""
-        if self.target.backend not in ("cpu", "interpreter") or "gpu_figures" in self.extra:
+        jit_fn = getattr(self, "jit_fn", None)  # set by JITFunction.compile_for
+        if self.target.backend not in ("cpu", "interpreter") or "gpu_figures" in self.extra \
+                or jit_fn is None:
             return
         from ..config import Target
-        from .jit import JITFunction
-        gpu = JITFunction(self.fn).compile_for(self.spec, self.options, Target("cuda", 90))
+        gpu = jit_fn.compile_for(self.spec, self.options, Target("cuda", 90))
         self.metadata = dataclasses.replace(self.metadata, shared=gpu.metadata.shared,
                                             n_regs=gpu.n_regs, n_spills=gpu.n_spills)
         self.extra["gpu_figures"] = "cuda:90"

@@ -141,6 +141,7 @@ class JITFunction:
         if hit is not None and (not keep_snapshots or hit.snapshots):
             return hit
         kernel = cached_compile(self, spec, options, target, keep_snapshots)
+        kernel.jit_fn = self  # for _init_handles' cuda:90 figures on host targets
         self.cache[key] = kernel
         return kernel
 
