@@ -40,14 +40,26 @@ def test_do_not_specialize_on_alignment_keeps_only_equal_to_one(n):
     assert _launch_and_specs(none, n)["n"] == (False, False)
 
 
-def test_launch_metadata_is_kept_and_repr_is_refused():
+def test_launch_metadata_is_kept_and_repr_names_the_kernel():
     def meta(grid, kernel, args):
         return {"name": "k"}
 
     jf = wb.jit(launch_metadata=meta, version=3)(_kernel_src)
     assert jf.launch_metadata is meta
-    with pytest.raises(LaunchError, match="repr"):
-        wb.jit(repr=lambda spec: "x")(_kernel_src)
+
+    def name(spec):
+        ones = "_".join(k for k, v in spec.constants.items() if v == 1)
+        return f"scale_{spec.signature['x_ptr'][1:]}_{spec.constants['BLOCK']}_{ones}"
+
+    named = wb.jit(repr=name)(_kernel_src)
+    for n in (1, 40):
+        _launch_and_specs(named, n)
+        kernel = next(k for k in named.cache.values() if k.spec.args[2].equal_to_1 == (n == 1))
+        assert kernel.name == ("scale_fp32_16_n" if n == 1 else "scale_fp32_16_")
+        assert f"tt.func public @{kernel.name}(" in kernel.asm["ttir"]
+        named.cache.clear()
+    with pytest.raises(LaunchError, match="identifier"):
+        _launch_and_specs(wb.jit(repr=lambda spec: "not a name")(_kernel_src), 8)
     bad = wb.jit(do_not_specialize_on_alignment=["nope"])(_kernel_src)
     with pytest.raises(LaunchError, match="do_not_specialize_on_alignment entry 'nope'"):
         _launch_and_specs(bad, 8)

@@ -46,7 +46,7 @@ class JITFunction:
     __workbench_jit__ = True
 
     def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None,
-                 do_not_specialize_on_alignment=None, launch_metadata=None):
+                 do_not_specialize_on_alignment=None, launch_metadata=None, repr=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
         if fn.__code__.co_filename.startswith("<"):
@@ -56,6 +56,7 @@ class JITFunction:
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.do_not_specialize_on_alignment = tuple(do_not_specialize_on_alignment or ())
         self.launch_metadata = launch_metadata
+        self.repr = repr
         self.debug = debug
         self.noinline = noinline
         self._cache = KernelCache()
@@ -92,6 +93,30 @@ class JITFunction:
             self._params = tuple(dataclasses.replace(p, constexpr=p.name in cx)
                                  for p in kernel_params(self.fn))
         return self._params
+
+    def kernel_name(self, spec) -> str:
+        """The compiled function's name for ``spec``: the Python function's, or with
+        ``@jit(repr=f)`` ``f(proxy)``, where ``proxy.signature`` maps every parameter to
+        its type string (``"i32"``, ``"*fp32"``, ``"constexpr"``) and ``proxy.constants``
+        the constexprs and the ints specialised to 1 to their values (Triton's
+        ``SpecializationProxy``, ``compiler/code_generator.py``). Raises LaunchError when
+        ``f`` fails or gives no identifier."""
+        if self.repr is None:
+            return self.fn.__name__
+        import types
+        proxy = types.SimpleNamespace(
+            constants={a.name: (1 if a.equal_to_1 else a.value) for a in spec.args
+                       if a.kind == "constexpr" or a.equal_to_1},
+            signature={a.name: a.type for a in spec.args})
+        try:
+            name = self.repr(proxy)
+        except Exception as e:  # noqa: BLE001 - the user's function: say which failed
+            raise LaunchError(f"@jit(repr=...) of '{self.fn.__name__}' raised "
+                              f"{type(e).__name__}: {e}") from None
+        if not isinstance(name, str) or not name.isidentifier():
+            raise LaunchError(f"@jit(repr=...) of '{self.fn.__name__}' gave {name!r}; it must "
+                              "give a Python identifier (the compiled function's name)")
+        return name
 
     def no_specialize_names(self) -> frozenset:
         """``do_not_specialize`` as parameter names (indices converted).
@@ -255,19 +280,15 @@ def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specia
     those that keep "== 1" but get no divisibility hint; ``debug``: compile with
     ``Options.debug``; ``noinline``: recorded for the frontend (helpers);
     ``launch_metadata``: kept on the JIT function for profiler hooks (see
-    :class:`JITFunction`); ``version``: accepted and ignored, as Triton does. ``repr``
-    (Triton names compiled kernels with it) is refused with a LaunchError: the workbench
-    names kernels after the function. Returns a :class:`JITFunction`. Nothing is read or
+    :class:`JITFunction`); ``repr``: names the compiled function (see
+    :meth:`JITFunction.kernel_name`); ``version``: accepted and ignored, as Triton does.
+    Returns a :class:`JITFunction`. Nothing is read or
     compiled until the first launch."""
-    if repr is not None:
-        raise LaunchError("@jit(repr=...) is not supported: the workbench names compiled "
-                          "kernels after the Python function")
-
     def decorate(f):
         return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
                            noinline=noinline,
                            do_not_specialize_on_alignment=do_not_specialize_on_alignment,
-                           launch_metadata=launch_metadata)
+                           launch_metadata=launch_metadata, repr=repr)
     return decorate(fn) if fn is not None else decorate
 
 
