@@ -65,12 +65,6 @@ def test_writes_through_a_const_pointer_are_refused(kernel, args):
     assert "tl.const" in str(info.value)
 
 
-def test_const_and_plain_pointers_are_different_types():
-    x = np.zeros(4, np.float32)
-    with pytest.raises(CompilationError):
-        choose[(1,)](x, x.copy(), 3)
-
-
 def test_while_condition_runs_as_the_plain_test(backend):
     rng = np.random.default_rng()
     x = rng.random(50).astype(np.float32)
@@ -94,3 +88,39 @@ def test_condition_with_other_arguments_is_a_caret_error():
 
     with pytest.raises(CompilationError, match="tl.condition takes the loop test"):
         bad[(1,)](np.zeros(1, np.int32))
+
+
+@wb.jit
+def _pick(a, b, choose_b):
+    if choose_b:
+        return b
+    else:
+        return a
+
+
+@wb.jit(do_not_specialize=["flag"])
+def mix_if(src: tl.const, dst, flag):
+    if flag:
+        out = src
+    else:
+        out = dst
+    tl.store(dst, tl.load(out))
+
+
+@wb.jit(do_not_specialize=["flag"])
+def mix_call(src: tl.const, dst, flag):
+    out = _pick(dst, src, flag)
+    tl.store(dst, tl.load(out))
+
+
+@pytest.mark.parametrize("kernel, words", [
+    (choose, "Ternary expression with dynamic condition has inconsistent type: *kfp32 and "
+             "*fp32"),
+    (mix_if, "Mismatched type for out between the then block (tensor<*kfp32>)"),
+    (mix_call, "Return type mismatch: the then block (tensor<*kfp32>)"),
+])
+def test_mixing_const_and_plain_pointers_is_refused_in_tritons_words(kernel, words):
+    x = np.zeros(4, np.float32)
+    with pytest.raises(CompilationError) as info:
+        kernel[(1,)](x, x.copy(), 3)
+    assert words in info.value.error_message

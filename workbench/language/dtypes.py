@@ -222,7 +222,7 @@ class pointer_type(dtype):
 
     @property
     def short_name(self) -> str:
-        return "*" + self.element_ty.short_name
+        return ("*k" if self.const else "*") + self.element_ty.short_name
 
     def __eq__(self, other) -> bool:
         return isinstance(other, pointer_type) and other.element_ty == self.element_ty \
