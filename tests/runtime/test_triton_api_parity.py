@@ -160,3 +160,16 @@ def test_host_kernel_init_handles_reports_its_sm90_figures():
     out = np.full(n, np.nan, np.float32)
     k[(wb.cdiv(n, 16),)](x, out, n)  # still the host kernel
     np.testing.assert_allclose(out, x * 3.0, rtol=1e-6)
+
+
+def test_a_constexpr_listed_in_do_not_specialize_is_refused_as_triton():
+    def k(x_ptr, N: tl.constexpr):
+        tl.store(x_ptr, N)
+
+    for kw in ("do_not_specialize", "do_not_specialize_on_alignment"):
+        jf = wb.jit(**{kw: ["N"]})(k)
+        with pytest.raises(CompilationError, match=f"N marked as constexpr and listed in {kw}"):
+            jf[(1,)](np.zeros(1, np.int32), 5)
+        with pytest.raises(CompilationError, match="N marked as constexpr"):
+            wb.compile(wb.compiler.ASTSource(fn=jf, signature={"x_ptr": "*i32"},
+                                             constexprs={"N": 5}), target="interpreter")

@@ -9,7 +9,7 @@ import dataclasses
 import functools
 
 from ..config import OPTION_ENV, Options, Target, env_flag, env_reader
-from ..errors import LaunchError, user_facing
+from ..errors import CompilationError, LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
@@ -141,6 +141,12 @@ class JITFunction:
                 raise launch_error(self.fn, f"{what} entry {item!r} is not a "
                                             f"parameter of '{self.fn.__name__}'",
                                    f"Use names or indices of: {', '.join(names)}.")
+        for p in self.params:
+            if p.constexpr and p.name in out:  # Triton's check and words (code_generator)
+                from .binding import param_location
+                raise CompilationError(f"{p.name} marked as constexpr and listed in {what}",
+                                       param_location(self.fn, p.name),
+                                       f"drop '{p.name}' from {what} or its tl.constexpr")
         return frozenset(out)
 
     def base_options(self) -> Options:
