@@ -32,6 +32,7 @@ FACE_ONLY_LIBRARIES = ("IPython", "ipywidgets", "matplotlib")
 #: the part of each top-level name under ``workbench`` (the package itself is Runtime)
 PARTS = {"notebook": "Face", "viz": "Face", "__main__": "Face", "course": "Face",
          "runtime": "Runtime", "cuda": "Runtime", "compiler": "Runtime", "tools": "Runtime",
+         "knobs": "Runtime", "profiler": "Runtime",
          "testing": "Testing",
          "frontend": "Frontend", "language": "Frontend",
          "backends": "Backends", "passes": "Passes", "codegen": "Codegen", "ir": "IR",

@@ -49,7 +49,7 @@ _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.langu
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)
 _SUBMODULES = frozenset({"language", "testing", "viz", "layouts", "ir", "runtime", "backends",
-                         "compiler",
+                         "compiler", "knobs", "profiler",
                          "passes", "frontend", "notebook", "codegen", "cuda"})
 
 

@@ -21,12 +21,17 @@ variable                       default  effect
                                         extra's)
 ``WORKBENCH_NVDISASM``         (none)   path of ``nvdisasm`` (likewise)
 ``WORKBENCH_CPU_PREFER_256``   off      with AVX-512, keep LLVM's 256-bit vector preference
+``WORKBENCH_DEFAULT_FP_FUSION`` on      the default of ``enable_fp_fusion`` (mul+add -> fma)
 =============================  =======  ===================================================
 
 On/off settings are read by :func:`env_flag`: unset or empty gives the default; ``0``,
 ``false``, ``no``, ``off`` (any case) are off; any other value is on. Text settings are read
 by :func:`env_text` (stripped; empty when unset). The launch fast path keys its caches on
 the raw values of :data:`LAUNCH_ENV`, read by :func:`env_reader`.
+
+:data:`settings` is the one configuration object: a value set on it from Python (what
+``workbench.knobs`` does, under Triton's knob names) overrides the environment variable of
+the same name until it is dropped; the environment itself is never written.
 """
 from __future__ import annotations
 
@@ -48,12 +53,12 @@ SETTINGS: dict[str, bool | str] = {
     "WORKBENCH_DISK_CACHE": True,
     "WORKBENCH_ALWAYS_COMPILE": False, "WORKBENCH_CACHE_AUTOTUNING": False,
     "WORKBENCH_PRINT_AUTOTUNING": False, "WORKBENCH_PTXAS": "", "WORKBENCH_NVDISASM": "",
-    "WORKBENCH_CPU_PREFER_256": False,
+    "WORKBENCH_CPU_PREFER_256": False, "WORKBENCH_DEFAULT_FP_FUSION": True,
 }
 #: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
 #: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)
 OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA",
-              "WORKBENCH_CUDA_TMA")
+              "WORKBENCH_CUDA_TMA", "WORKBENCH_DEFAULT_FP_FUSION")
 #: the environment variables a launch's kernel depends on: the interpreter switch and the
 #: options'
 LAUNCH_ENV = ("WORKBENCH_INTERPRET",) + OPTION_ENV
@@ -114,32 +119,80 @@ def _known(name: str) -> None:
         raise KeyError(f"{name} is not a workbench setting; add it to config.SETTINGS")
 
 
+class Settings:
+    """The values set from Python over the environment: ``overrides`` maps a name of
+    :data:`SETTINGS` to a bool (on/off settings) or a str (text settings); ``generation``
+    counts changes (the launch caches key on it). One instance, :data:`settings`."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[str, bool | str] = {}
+        self.generation = 0
+
+    def set(self, name: str, value) -> None:
+        """Override setting ``name`` with ``value`` (bool for on/off settings, else str);
+        None drops the override. Raises KeyError for an unknown name, TypeError for a value
+        of the wrong kind."""
+        _known(name)
+        if value is None:
+            self.overrides.pop(name, None)
+        elif isinstance(SETTINGS[name], bool):
+            if not isinstance(value, (bool, int)):
+                raise TypeError(f"{name} is on/off: give True or False, not {value!r}")
+            self.overrides[name] = bool(value)
+        else:
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"{name} is a text setting: give a str, not {value!r}")
+            self.overrides[name] = os.fspath(value)
+        self.generation += 1
+
+    def snapshot(self) -> dict:
+        """A copy of the overrides, for :meth:`restore`."""
+        return dict(self.overrides)
+
+    def restore(self, saved: dict) -> None:
+        """Put back overrides taken by :meth:`snapshot`."""
+        self.overrides = dict(saved)
+        self.generation += 1
+
+
+#: the one configuration object (see the module docstring)
+settings = Settings()
+
+
 def child_env(first_on_path: str) -> dict:
     """A copy of this process's environment for a child process, with ``first_on_path`` put
     first on ``PYTHONPATH`` (so the child imports the same ``workbench``)."""
     rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([first_on_path] + rest))
+    over = {k: ("1" if v is True else "0" if v is False else str(v))
+            for k, v in settings.overrides.items()}  # what knobs set reaches the child too
+    return dict(os.environ, **over, PYTHONPATH=os.pathsep.join([first_on_path] + rest))
 
 
 def env_flag(name: str) -> bool:
     """The on/off setting ``name`` (a key of :data:`SETTINGS`), read now: unset or empty gives
     its default, ``0``/``false``/``no``/``off`` (any case, spaces ignored) off, anything else
-    on. Raises KeyError for a name that is not a setting."""
+    on; a value set on :data:`settings` wins. Raises KeyError for a name that is not a
+    setting."""
     _known(name)
+    if name in settings.overrides:
+        return bool(settings.overrides[name])
     v = os.environ.get(name, "").strip().lower()
     return bool(SETTINGS[name]) if not v else v not in _OFF
 
 
 def env_text(name: str) -> str:
     """The text setting ``name`` (a key of :data:`SETTINGS`), read now, stripped; its default
-    (empty for most) when unset or empty. Raises KeyError for a name that is not a setting."""
+    (empty for most) when unset or empty; a value set on :data:`settings` wins. Raises
+    KeyError for a name that is not a setting."""
     _known(name)
+    if name in settings.overrides:
+        return str(settings.overrides[name]).strip() or str(SETTINGS[name])
     return os.environ.get(name, "").strip() or str(SETTINGS[name])
 
 
 def env_reader(names: tuple) -> Callable[[], tuple]:
     """A function returning the raw values of the settings ``names`` (bytes or str, as the
-    platform keeps them; None when unset), for
+    platform keeps them; None when unset) followed by :data:`settings`' generation, for
     cache keys on the launch path, where ``os.environ.get`` (about 1 us per name: it encodes
     the key and decodes the value) would be a visible cost. When ``os.environ`` keeps its
     encoded mapping (``_data``, CPython on every platform) that mapping is read directly (the
@@ -158,8 +211,8 @@ def env_reader(names: tuple) -> Callable[[], tuple]:
             ok = False
         if ok:
             get = data.get
-            return lambda: tuple(map(get, keys))
-    return lambda: tuple(os.environ.get(n) for n in names)
+            return lambda: (*map(get, keys), settings.generation)
+    return lambda: (*(os.environ.get(n) for n in names), settings.generation)
 
 
 @dataclass(frozen=True)
@@ -202,6 +255,7 @@ class Options:
         """Options from the environment variables in :data:`OPTION_ENV`, then ``overrides``."""
         base = Options(bounds_check=env_flag("WORKBENCH_BOUNDS_CHECK"),
                        debug=env_flag("WORKBENCH_DEBUG"),
+                       enable_fp_fusion=env_flag("WORKBENCH_DEFAULT_FP_FUSION"),
                        cuda_mma=env_text("WORKBENCH_CUDA_MMA").lower(),
                        cuda_tma=env_flag("WORKBENCH_CUDA_TMA"))
         return replace(base, **overrides)

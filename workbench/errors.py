@@ -20,7 +20,12 @@ class WorkbenchError(Exception):
     def _render_traceback_(self) -> list:
         """IPython's hook: the lines shown instead of a traceback."""
         lines = str(self).splitlines() or [""]
-        return [f"{type(self).__name__}: {lines[0]}"] + lines[1:]
+        out = [f"{type(self).__name__}: {lines[0]}"] + lines[1:]
+        cause = self.__cause__
+        if isinstance(cause, WorkbenchError):  # a called @jit function's error: shown first
+            out = cause._render_traceback_() + ["", "The above was raised in a call made here:",
+                                                ""] + out
+        return out
 
 
 def user_facing(fn):
@@ -89,14 +94,30 @@ class CompilationError(WorkbenchError):
     """A kernel could not be compiled (bad construct, bad shapes, bad types...).
 
     Attributes: ``loc`` (the Location of the offending construct, or None), ``reason`` (the
-    bare message), ``hint`` (what to do).
+    bare message), ``hint`` (what to do), ``at`` (Triton's position: line from the ``def``,
+    column, function name; or None). As in Triton, ``__cause__`` holds the underlying error:
+    the language rule's own exception, or for an error inside a called ``@jit`` function,
+    that function's CompilationError (this one then points at the call).
     """
 
-    def __init__(self, reason: str, loc=None, hint: str | None = None, end_col: int | None = None):
+    def __init__(self, reason: str, loc=None, hint: str | None = None, end_col: int | None = None,
+                 at: tuple | None = None):
         self.reason = reason
         self.loc = loc
         self.hint = hint
-        super().__init__(format_at(loc, reason, hint, end_col))
+        #: Triton's position of the construct, (line counted from the ``def`` line as 1,
+        #: 0-based column), or None; the message says it as Triton does, ``at 2:4:``
+        self.at = at
+        text = format_at(loc, reason, None, end_col)
+        if at is not None:
+            text += f"\n(Triton's position: at {at[0]}:{at[1]}: of {at[2]})"
+        super().__init__(text + (f"\n{hint}" if hint else ""))
+
+
+    @property
+    def error_message(self) -> str:
+        """The bare message (Triton's ``CompilationError.error_message``): ``reason``."""
+        return self.reason
 
 
 class UnsupportedError(CompilationError):

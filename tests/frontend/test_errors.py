@@ -137,7 +137,7 @@ CASES = [
     (k_runtime_arange, (ptr("x_ptr"), scalar("n")), "tl.arange(0, n)", 1,
      "arange's arguments must be compile-time ints", "tl.constexpr", CompilationError),
     (k_npot_arange, (ptr("x_ptr"),), "tl.arange(0, 100)", 1,
-     "arange's range must be a power of 2, got 100", "tl.arange(0, 128)", CompilationError),
+     "arange's range must be a power of 2", "tl.arange(0, 128)", CompilationError),
     (k_shapes, (ptr("x_ptr"),), "a + b", 3, "incompatible tile shapes [16] and [32]",
      "size 1", CompilationError),
     (k_undefined, (ptr("x_ptr"),), "offsets", 1, "name 'offsets' is not defined",
@@ -147,7 +147,7 @@ CASES = [
     (k_exp_fp16, (ptr("x_ptr", "*fp16"), const("N", 8)), "tl.exp(x)", 2,
      "Expected dtype ['fp32', 'fp64'] but got fp16", "x.to(tl.float32)", CompilationError),
     (k_global, (ptr("x_ptr"),), "NOT_CONSTEXPR_GLOBAL", 1,
-     "global 'NOT_CONSTEXPR_GLOBAL' is a int, not a tl.constexpr", "tl.constexpr(...)",
+     "Cannot access global variable 'NOT_CONSTEXPR_GLOBAL'", "tl.constexpr(...)",
      CompilationError),
     (k_return_value, (ptr("x_ptr"),), "return", 1, "a kernel cannot return a value",
      "tl.store", UnsupportedError),
@@ -218,9 +218,16 @@ def test_helper_error_reports_helper_line_with_call_site():
 
     with pytest.raises(CompilationError) as info:
         ttir(k, ptr("x_ptr"), scalar("n"))
-    e = info.value
-    assert e.loc.line == bad_helper.__code__.co_firstlineno + 1
-    assert e.loc.caller.line == k.__code__.co_firstlineno + 1
+    e = info.value  # Triton's form: the call's error, caused by the helper's
+    assert e.loc.line == k.__code__.co_firstlineno + 1
+    inner = e.__cause__
+    assert isinstance(inner, CompilationError) and e.reason.endswith(inner.reason)
+    assert inner.loc.line == bad_helper.__code__.co_firstlineno + 1
+    assert inner.loc.caller.line == k.__code__.co_firstlineno + 1
+    assert inner.at[:2] == (2, 11) and e.at[:2] == (2, 8)
+    assert "at 2:11: of bad_helper" in str(inner) and "at 2:8: of k" in str(e)
+    shown = "\n".join(e._render_traceback_())
+    assert shown.index("bad_helper") < shown.index("raised in a call made here")
 
 
 def k_to_unknown_keyword(x_ptr):

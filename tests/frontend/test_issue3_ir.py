@@ -313,7 +313,7 @@ ERRORS = [
     (e_static_assert, (ptr("x_ptr"), const("N", 8)), "tl.static_assert(", 1,
      "static_assert failed: N too small", None),
     (e_while_true, (ptr("x_ptr"), const("N", 8)), "N > 0", 1, "always true", "condition"),
-    (e_mixed_return, (ptr("x_ptr"),), "mixed(", 1, "mismatched type for the return value",
+    (e_mixed_return, (ptr("x_ptr"),), "mixed(", 1, "Return type mismatch: the then block",
      "same dtype"),
     (e_while_type, (ptr("x_ptr"), scalar("n")), "while", 2,
      "loop-carried variable 'acc' has initial type", "tl.zeros"),

@@ -132,7 +132,7 @@ def test_bad_scale_shape_is_refused_at_the_line(backend):
     z8 = np.zeros((32, 32), np.uint8)
     with pytest.raises(CompilationError) as info:
         bad[(1,)](z8, np.zeros(32, np.uint8), z8, np.zeros((32, 32), np.float32))
-    assert "lhs_scale must have shape [32, 1]" in str(info.value)
+    assert "lhs_scale must be a tensor of shape [32, 1]" in str(info.value)
     assert "tl.dot_scaled(a, s," in str(info.value)
 
 

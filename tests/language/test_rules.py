@@ -84,7 +84,7 @@ def test_to_tensor_types():
 
 def test_block_shape_rules():
     assert validate_block_shape((1, 16, tl.constexpr(4))) == (1, 16, 4)
-    with pytest.raises(LanguageError, match="power of two"):
+    with pytest.raises(LanguageError, match="Shape element 1 must be a power of 2"):
         validate_block_shape((16, 12))
     with pytest.raises(LanguageError, match="exceeds"):
         validate_block_shape((2048, 1024))

@@ -10,8 +10,13 @@ and ``python/test``; its files are read where they are and never copied here. ``
 (``test_core.py``) or the name of another file of ``python/test/unit/language``
 (``test_standard``, ``test_random``, ...). The tests run with ``TRITON_INTERPRET=1`` and
 ``--device cpu`` and torch CPU tensors; ``--backend`` picks the workbench's interpreter or
-its CPU backend. ``--every N`` keeps every Nth collected case (deterministic), ``-k`` is
-pytest's. ``--json`` writes the per-case records.
+its CPU backend, and ``--backend triton`` runs the same files on real Triton's own interpreter
+(the installed ``triton`` package, no shim: the figures ours are measured against);
+``--compile-target cuda:90`` (with ``--backend triton``) turns Triton's interpreter off and
+makes ``triton.compile`` without a target compile for that GPU, for compile-only files such
+as ``test_compile_errors`` (Triton's interpreter cannot compile, and there is no GPU driver).
+``--every N`` keeps every Nth collected case (deterministic), ``-k`` is pytest's. ``--json``
+writes the per-case records.
 """
 from __future__ import annotations
 
@@ -32,10 +37,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
-def _env(backend: str) -> dict:
+def _env(backend: str, compile_target: str = "") -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([HERE, REPO, env.get("PYTHONPATH", "")])
     env["TRITON_INTERPRET"] = "1"
+    if backend == "triton":  # real Triton: only the plugin's folder, never the shim
+        env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "oracle"),
+                                             env.get("PYTHONPATH", "")])
+        if compile_target:
+            env["TRITON_INTERPRET"] = "0"
+            env["SUITE_COMPILE_TARGET"] = compile_target
+        return env
+    env["PYTHONPATH"] = os.pathsep.join([HERE, REPO, env.get("PYTHONPATH", "")])
     env["WORKBENCH_INTERPRET"] = "1" if backend == "interpreter" else "0"
     return env
 
@@ -44,9 +56,10 @@ def run_tests(args) -> list[dict]:
     name = "test_core" if args.what == "core" else args.what
     path = os.path.join(args.triton_src, "python", "test", "unit", "language", name + ".py")
     out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
-    env = _env(args.backend)
+    env = _env(args.backend, args.compile_target)
     env.update(SUITE_OUT=out, SUITE_EVERY=str(args.every), SUITE_OFFSET=str(args.offset))
-    cmd = [sys.executable, "-m", "pytest", path, "-p", "suite_plugin", "-q", "-p",
+    plugin = "suite_oracle" if args.backend == "triton" else "suite_plugin"
+    cmd = [sys.executable, "-m", "pytest", path, "-p", plugin, "-q", "-p",
            "no:cacheprovider", "--device", "cpu", "--rootdir",
            os.path.join(args.triton_src, "python", "test"), "-o", "addopts="]
     if args.k:
@@ -125,7 +138,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--triton-src", required=True, help="a Triton 3.6 checkout")
     ap.add_argument("--what", default="core", help="tutorials, core, or test_<name>")
-    ap.add_argument("--backend", choices=["interpreter", "cpu"], default="interpreter")
+    ap.add_argument("--backend", choices=["interpreter", "cpu", "triton"], default="interpreter")
+    ap.add_argument("--compile-target", default="", help="with --backend triton: cuda:80 "
+                    "or cuda:90, compile (no interpreter) for that GPU")
     ap.add_argument("-k", default=None, help="pytest -k expression (tutorials: name part)")
     ap.add_argument("--every", type=int, default=1, help="keep every Nth collected case")
     ap.add_argument("--offset", type=int, default=0, help="which case of each N to keep")

@@ -42,6 +42,8 @@ def _param_values(src, spec, block, sem, fn_loc):
                 d = dt.from_short_name(a.type)
             except ValueError as e:
                 raise CompilationError(f"parameter {pname!r}: {e}", fn_loc) from None
+            if pname in src.consts and isinstance(d, dt.pointer_type):  # tl.const
+                d = dt.pointer_type(d.element_ty, d.address_space, const=True)
             values[pname] = sem.wrap(next(args), d)
     return values
 

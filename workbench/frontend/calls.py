@@ -8,7 +8,7 @@ import builtins
 import inspect
 import types
 
-from ..errors import UnsupportedError
+from ..errors import CompilationError, UnsupportedError
 from ..language import builtins as lb
 from ..language import debug as ldebug
 from ..language import dtypes as ldtypes
@@ -27,9 +27,10 @@ class CallsMixin:
         fn = self.visit(node.func)
         must = getattr(fn, "_must_use_result", False)
         if must and getattr(node, "_wb_unused", False):  # Triton's must_use_result
-            words = f"The result of {ast.unparse(node.func)} is not being used."
-            raise self.error(node, words + (f" {must}" if isinstance(must, str) else ""),
-                             "assign it, e.g. a = f(a)")
+            name = ast.unparse(node.func)
+            words = f"The result of {name} is not being used."  # Triton's words, last line
+            raise self.error(node, f"the result of {name} must be used (assign it, e.g. "
+                             "a = f(a))", words + (f" {must}" if isinstance(must, str) else ""))
         args = self._visit_elts(node.args)
         kws = {}
         for k in node.keywords:
@@ -156,7 +157,15 @@ class CallsMixin:
         sub = type(self)(src, self.builder, self.sem, self.options, Scope(src, values),
                          caller=call_loc, depth=self.depth + 1, outer_name=self.target_name,
                          runtime_depth=self.runtime_depth)
-        sub.visit_stmts(tree.body)
+        try:
+            sub.visit_stmts(tree.body)
+        except CompilationError as e:  # Triton's form: this call's error, caused by the callee's
+            if e.loc is None or e.loc.caller is None:
+                raise
+            err = self.error(node, f"in {src.name}(): {e.reason}", e.hint, type(e))
+            err.__cause__ = e.with_traceback(None)
+            err.__suppress_context__ = True
+            raise err  # noqa: B904 - the cause is set above
         return sub.ret
 
     def visit_Starred(self, node):

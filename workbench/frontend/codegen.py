@@ -101,7 +101,10 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             end = node.end_col_offset + 1 + self.src.col_offset
         if self.caller is not None:
             loc = loc.with_caller(self.caller)
-        return cls(message, loc, hint, end_col=end)
+        at = None
+        if self.src._tree is not None:  # Triton counts lines from the def, columns from 0
+            at = (node.lineno - self.src._tree.lineno + 1, node.col_offset, self.src.name)
+        return cls(message, loc, hint, end_col=end, at=at)
 
     def visit(self, node):
         if not hasattr(node, "lineno"):

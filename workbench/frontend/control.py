@@ -121,15 +121,18 @@ class ControlFlowMixin:
                 for r, v in zip(op.results, then_vals, strict=False)]
 
     def _merge_pair(self, node, what, a, b, then_block, else_block):
-        """Make the two branch values of ``what`` mergeable: numbers become tensors (typed
-        like the other side). Raises a caret error on a type mismatch."""
+        """Make the two branch values of ``what`` (a variable's name, or None for the
+        return value) mergeable: numbers become tensors (typed like the other side). Raises
+        a caret error on a type mismatch."""
         a, b = ce.unwrap(a), ce.unwrap(b)
         a = self._materialize(a, then_block, b)
         b = self._materialize(b, else_block, a)
-        if carry.structure(a) != carry.structure(b):
-            raise self.error(node, f"mismatched type for {what} between the then block "
-                             f"({carry.describe(a)}) and the else block ({carry.describe(b)})",
-                             "make both branches produce the same dtype and shape")
+        if carry.structure(a) != carry.structure(b):  # Triton's first words
+            types = f"the then block ({carry.describe(a)}) and the else block " \
+                    f"({carry.describe(b)})"
+            text = f"Return type mismatch: {types}" if what is None else \
+                f"Mismatched type for {what} between {types}"
+            raise self.error(node, text, "make both branches produce the same dtype and shape")
         return a, b
 
     def runtime_if(self, node, cond):
@@ -148,7 +151,7 @@ class ControlFlowMixin:
                 if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
                     raise self.error(node, f"{name!r} gets different compile-time values in "
                                      "the branches of a runtime if", None, UnsupportedError)
-            a, b = self._merge_pair(node, repr(name), a, b, then_block, else_block)
+            a, b = self._merge_pair(node, name, a, b, then_block, else_block)
             merged.append((name, a))
             ys_then += carry.flatten(a)
             ys_else += carry.flatten(b)
@@ -177,7 +180,7 @@ class ControlFlowMixin:
             raise self.error(node, "this function returns a value on one path and nothing on "
                              "another", "return a value of the same type on every path")
         else:
-            a, b = self._merge_pair(node, "the return value", ret_a, ret_b, then_block,
+            a, b = self._merge_pair(node, None, ret_a, ret_b, then_block,
                                     else_block)
             results = self._emit_if(cond, then_block, else_block, carry.flatten(a),
                                     carry.flatten(b))

@@ -177,6 +177,11 @@ class ExpressionsMixin:
         if ce.is_const(cond):
             return self.visit(node.body if cond else node.orelse)
         a, b = ce.unwrap(self.visit(node.body)), ce.unwrap(self.visit(node.orelse))
+        ta, tb = (getattr(v, "dtype", None) for v in (a, b))
+        if ta is not None and tb is not None and (ta.is_ptr() or tb.is_ptr()) and ta != tb:
+            raise self.error(node, "Ternary expression with dynamic condition has inconsistent "
+                             f"type: {ta.short_name} and {tb.short_name}",  # Triton's words
+                             "give both sides the same pointer type")
         return self.sem.where(cond, a, b)
 
     def visit_JoinedStr(self, node):

@@ -9,7 +9,7 @@ import builtins
 import contextlib
 import functools
 
-from ..errors import UnsupportedError
+from ..errors import CompilationError, UnsupportedError
 from ..ir.core import Block
 from ..language import loops
 from ..language.semantic import integer_promote, ir_type
@@ -258,5 +258,20 @@ class LoopsMixin:
         scope = self.scope.copy()
         self._bind_carried(scope, carried, before.args)
         with self._inside(scope, before):
-            return ce.unwrap(self.visit(node.test))
+            return ce.unwrap(self.visit(self._while_test(node.test)))
+
+    def _while_test(self, test):
+        """The expression a ``while`` tests: ``c`` of ``tl.condition(c, disable_licm=...)``
+        (Triton 3.6; the hint needs nothing here, see ``workbench.language.loops``)."""
+        if isinstance(test, ast.Call) and isinstance(test.func, (ast.Attribute, ast.Name)):
+            try:
+                fn = self.visit(test.func)
+            except CompilationError:
+                return test
+            if fn is loops.condition:
+                if len(test.args) != 1 or any(k.arg != "disable_licm" for k in test.keywords):
+                    raise self.error(test, "tl.condition takes the loop test and "
+                                     "disable_licm=: tl.condition(i < n, disable_licm=True)")
+                return test.args[0]
+        return test
 

@@ -43,7 +43,7 @@ class Scope:
         if name in self.src.closure:
             return _check_global(name, self.src.closure[name], "closure variable")
         if name in self.src.globals:
-            return _check_global(name, self.src.globals[name], "global")
+            return _check_global(name, self.src.globals[name], "global variable")
         if name in ALLOWED_BUILTINS:
             return getattr(builtins, name)
         if hasattr(builtins, name):
@@ -59,5 +59,6 @@ def _check_global(name, value, what):
         return value
     if getattr(value, "__workbench_jit__", False) or callable(value):
         return value
-    raise ValueError(f"{what} {name!r} is a {type(value).__name__}, not a tl.constexpr; "
-                     "kernels can only read compile-time globals")
+    raise ValueError(f"Cannot access {what} {name!r} from within a @jit function: it is a "
+                     f"{type(value).__name__}, not a tl.constexpr; kernels can only read "
+                     "compile-time globals")  # Triton's first words

@@ -19,6 +19,18 @@ _CONSTEXPR_NAMES = ("constexpr", "tl.constexpr", "triton.language.constexpr",
                     "language.constexpr", "workbench.language.constexpr")
 
 
+_CONST_NAMES = ("const", "tl.const", "triton.language.const", "language.const",
+                "workbench.language.const")
+
+
+def _is_const_annotation(ann) -> bool:
+    """Whether a parameter annotation is ``tl.const`` (a pointer nothing is stored through),
+    the class (by its marker attribute) or its name as a string."""
+    if isinstance(ann, type) and vars(ann).get("__workbench_const_type__", False):
+        return True
+    return isinstance(ann, str) and ann.strip().strip("'\"") in _CONST_NAMES
+
+
 def _is_constexpr_annotation(ann) -> bool:
     """Whether a parameter annotation marks a constexpr: the ``tl.constexpr`` class itself
     (recognised by its marker attribute, so this module needs no import of the language,
@@ -37,7 +49,8 @@ class KernelSource:
     ``text``: the dedented source (decorators included); ``file``: the file it came from;
     ``first_line``: 1-based line of ``text``'s first line in ``file``; ``col_offset``: the
     number of columns removed by dedenting; ``params``: parameter names in order;
-    ``constexprs``: names annotated ``tl.constexpr``; ``defaults``: parameter defaults;
+    ``constexprs``: names annotated ``tl.constexpr``; ``consts``: names annotated ``tl.const``
+    (pointers nothing is stored through); ``defaults``: parameter defaults;
     ``globals`` and ``closure``: the names the body can read."""
 
     name: str
@@ -51,6 +64,7 @@ class KernelSource:
     globals: dict = field(default_factory=dict)
     closure: dict = field(default_factory=dict)
     fn: object = None
+    consts: set = field(default_factory=set)
     _tree: ast.FunctionDef | ast.AsyncFunctionDef | None = field(default=None, repr=False)
 
     @staticmethod
@@ -87,7 +101,9 @@ class KernelSource:
         constexprs = {n for n, p in sig.parameters.items()
                       if _is_constexpr_annotation(p.annotation)}
         src = KernelSource(fn.__name__, text, file, first, indent, params, constexprs, defaults,
-                           fn.__globals__, closure, fn)
+                           fn.__globals__, closure, fn,
+                           {n for n, p in sig.parameters.items()
+                            if _is_const_annotation(p.annotation)})
         src.tree()  # parse now: syntax errors surface at capture
         return src
 
@@ -132,6 +148,8 @@ class KernelSource:
         for a in tree.args.args + tree.args.kwonlyargs:
             if a.annotation is not None and ast.unparse(a.annotation) in _CONSTEXPR_NAMES:
                 self.constexprs.add(a.arg)
+            if a.annotation is not None and ast.unparse(a.annotation) in _CONST_NAMES:
+                self.consts.add(a.arg)
 
 
 def _code_objects(code):

@@ -60,7 +60,7 @@ from .builtins import (
     zeros,
     zeros_like,
 )
-from .core import LanguageError, builtin, constexpr, tensor
+from .core import LanguageError, builtin, const, constexpr, tensor
 from .debug import (
     assume,
     debug_barrier,
@@ -100,7 +100,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
-from .loops import range, static_range
+from .loops import condition, range, static_range
 from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
     pair_uniform_to_normal,
@@ -151,6 +151,7 @@ __all__ = [
     "bfloat16", "dtype", "float16", "float32", "float64", "float8e4nv", "float8e5",
     "float8e4b15", "float8e4b8", "float8e5b16", "int1", "int8", "int16", "int32",
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",
+    "const", "condition",
     "max", "min", "sum", "next_power_of_2", "bool_", "math", "device_print", "device_assert",
     "debug_barrier", "argmax", "argmin", "assume", "squeeze", "unsqueeze",
     "constexpr_function", "swizzle2d", "extra",

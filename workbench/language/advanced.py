@@ -207,6 +207,10 @@ def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
     pointer = sem.to_tensor(unwrap(pointer))
     if not pointer.dtype.is_ptr():
         raise LanguageError(f"atomic_{op_name} needs a pointer, got {pointer.dtype!r}")
+    if pointer.dtype.is_const():
+        raise LanguageError("Cannot store to a constant pointer",
+                            f"atomic_{op_name} writes; the pointer comes from a parameter "
+                            "annotated tl.const")
     elt = pointer.dtype.element_ty
     val = unwrap(val)
     val = sem.broadcast_to_shape(

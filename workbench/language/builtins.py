@@ -6,6 +6,8 @@ tensors, constexprs or Python values. Type, shape and promotion rules come from 
 """
 from __future__ import annotations
 
+import warnings
+
 from . import blockptr
 from . import dtypes as dt
 from .core import LanguageError, PyScalar, builtin, tensor
@@ -63,9 +65,9 @@ def arange(start, end, _semantic=None):
         raise LanguageError(f"arange's end ({end}) must be greater than its start ({start})")
     n = end - start
     if n & (n - 1):
-        raise LanguageError(f"arange's range must be a power of 2, got {n} (= {end} - {start})",
-                            f"use tl.arange(0, {1 << n.bit_length()}) and mask the tail with "
-                            "offs < n")
+        raise LanguageError("arange's range must be a power of 2",  # Triton's words
+                            f"it is {n} (= {end} - {start}); use tl.arange(0, "
+                            f"{1 << n.bit_length()}) and mask the tail with offs < n")
     validate_block_shape((n,))
     op = _semantic.builder.create("tt.make_range", [], [ir_type(dt.int32, (n,))],
                                   {"start": start, "end": end})
@@ -212,6 +214,10 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         return store(ptrs, value, mask, cache_modifier=cache_modifier,
                      eviction_policy=eviction_policy, _semantic=sem)
     pointer = _ptr_arg(pointer, sem, "store")
+    if pointer.dtype.is_const():
+        raise LanguageError("Cannot store to a constant pointer",  # Triton's words
+                            "the pointer comes from a parameter annotated tl.const; store "
+                            "through another one")
     value, mask = unwrap(value), unwrap(mask)
     if unwrap(boundary_check):
         raise LanguageError("boundary_check only applies to block pointers")
@@ -236,8 +242,15 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 # elementwise ----------------------------------------------------------------------------------
 @builtin
 def where(condition, x, y, _semantic=None):
-    """``x`` where ``condition`` else ``y`` (``arith.select``); x, y promoted and broadcast."""
-    return _semantic.where(unwrap(condition), unwrap(x), unwrap(y))
+    """``x`` where ``condition`` else ``y`` (``arith.select``); x, y promoted and broadcast.
+    A condition that is not boolean is cast to it, with Triton's deprecation warning
+    (``language/semantic.py``, ``where``)."""
+    cond = _semantic.to_tensor(unwrap(condition))
+    if not cond.dtype.is_bool():
+        warnings.warn("tl.where with a non-boolean condition is deprecated and will error "
+                      f"out in a future triton release. Got {cond.dtype.name}", UserWarning,
+                      stacklevel=2)
+    return _semantic.where(cond, unwrap(x), unwrap(y))
 
 
 class PropagateNan:

@@ -73,6 +73,16 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
+class const:
+    """Annotation of a pointer parameter nothing is stored through (``x_ptr: tl.const``):
+    its pointers are const (:meth:`pointer_type.is_const`), and ``tl.store`` or an atomic
+    through one is a CompilationError ("Cannot store to a constant pointer"), as in Triton
+    (``language/core.py``). A value of a const pointer type and one of the plain type are
+    different types (branches and helper returns must agree)."""
+
+    __workbench_const_type__ = True
+
+
 class constexpr:
     """A compile-time value. Use as a parameter annotation (``BLOCK: tl.constexpr``) or as a
     wrapper for globals (``N = tl.constexpr(128)``). Arithmetic happens in Python."""

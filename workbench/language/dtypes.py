@@ -176,14 +176,21 @@ class dtype:
 
 
 class pointer_type(dtype):
-    """A pointer to ``element_ty`` elements (``!tt.ptr<f32>``); address space 1 = global."""
+    """A pointer to ``element_ty`` elements (``!tt.ptr<f32>``); address space 1 = global.
+    ``const``: nothing may be stored through it (a parameter annotated ``tl.const``; Triton's
+    ``*k`` signature); part of the type, as in Triton, but not of the IR type."""
 
-    def __init__(self, element_ty: dtype, address_space: int = 1):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
         if not isinstance(element_ty, dtype):
             raise TypeError(f"pointer_type needs a dtype, got {element_ty!r}")
         self.element_ty = element_ty
         self.address_space = address_space
+        self.const = bool(const)
         self.name = f"pointer<{element_ty.name}>"
+
+    def is_const(self) -> bool:
+        """Whether stores through this pointer are refused (Triton's ``is_const``)."""
+        return self.const
 
     def is_ptr(self) -> bool:
         return True
@@ -215,17 +222,17 @@ class pointer_type(dtype):
 
     @property
     def short_name(self) -> str:
-        return "*" + self.element_ty.short_name
+        return ("*k" if self.const else "*") + self.element_ty.short_name
 
     def __eq__(self, other) -> bool:
         return isinstance(other, pointer_type) and other.element_ty == self.element_ty \
-            and other.address_space == self.address_space
+            and other.address_space == self.address_space and other.const == self.const
 
     def __hash__(self) -> int:
-        return hash(("ptr", self.element_ty, self.address_space))
+        return hash(("ptr", self.element_ty, self.address_space, self.const))
 
     def __repr__(self) -> str:
-        return f"pointer<{self.element_ty!r}>"
+        return f"{'const ' if self.const else ''}pointer<{self.element_ty!r}>"
 
 
 int1 = dtype("int1")
@@ -260,7 +267,7 @@ def from_short_name(text: str) -> dtype:
     Raises ValueError for an unknown name."""
     text = text.strip()
     if text.startswith("*k"):
-        text = "*" + text[2:]
+        return pointer_type(from_short_name(text[2:]), const=True)
     if text.startswith("*"):
         return pointer_type(from_short_name(text[1:]))
     if text in _FROM_SHORT:

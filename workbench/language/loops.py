@@ -19,6 +19,18 @@ class static_range:
         raise RuntimeError("tl.static_range can only be used in a for loop inside a @jit kernel")
 
 
+class condition:
+    """``while tl.condition(c, disable_licm=False):``: the loop test ``c`` with a hint
+    (Triton 3.6's ``tl.condition``). ``disable_licm`` asks that nothing be hoisted out of
+    the loop; the workbench's ttir passes hoist nothing but constants out of loops (as MLIR's
+    canonicalisation does in Triton too), so the hint holds; it is not printed (Triton
+    prints an ``llvm.loop_annotation`` attribute on the ``scf.while``)."""
+
+    def __init__(self, arg1, disable_licm=False):
+        self.condition = arg1
+        self.disable_licm = disable_licm
+
+
 class range:  # noqa: A001 (Triton's name)
     """``for i in tl.range(start, end, step, num_stages=None, ...)``: an ``scf.for`` whose
     attributes carry the hints."""

@@ -47,8 +47,8 @@ def _scale(sem, s, rows: int, k: int, side: str):
         raise LanguageError(f"tl.dot_scaled: {side}_scale must be a uint8 tile of e8m0 "
                             f"exponents, got {s!r}")
     if list(s.shape) != [rows, k // GROUP]:
-        raise LanguageError(f"tl.dot_scaled: {side}_scale must have shape "
-                            f"[{rows}, {k // GROUP}], got {list(s.shape)}")
+        raise LanguageError(f"{side}_scale must be a tensor of shape [{rows}, {k // GROUP}]. "
+                            f"Got {[str(d) for d in s.shape]}")  # Triton's words
     return s
 
 

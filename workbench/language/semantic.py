@@ -68,16 +68,16 @@ def validate_block_shape(shape) -> tuple:
     shape as ints."""
     out = []
     numel = 1
-    for d in shape:
+    for i, d in enumerate(shape):
         d = unwrap(d)
         if isinstance(d, tensor) or not isinstance(d, int) or isinstance(d, bool):
             raise LanguageError(f"shape element {d!r} is not a compile-time int",
                                 "shapes must be tl.constexpr values (e.g. a BLOCK: tl.constexpr "
                                 "parameter)")
         if d < 1 or d & (d - 1):
-            raise LanguageError(f"shape {list(unwrap(s) for s in shape)} has a dimension that "
-                                "is not a power of two",
-                                "pad the tile to a power of two and mask the tail")
+            raise LanguageError(f"Shape element {i} must be a power of 2",  # Triton's words
+                                f"the shape is {list(unwrap(s) for s in shape)}; pad the tile "
+                                "to a power of two and mask the tail")
         numel *= d
         out.append(d)
     if numel > MAX_NUMEL:

@@ -61,7 +61,8 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
         else:
             values[p.name] = e
     bound_values = bind_arguments(jf.fn, params, (), values)
-    bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names())
+    bound = specialize(jf.fn, params, bound_values, jf.no_specialize_names(),
+                       jf.no_align_names())
     spec = Specialization(tuple(stated.get(a.name, a) for a in bound.spec.args))
     return jf.compile_for(spec, opts, target, keep_snapshots)
 

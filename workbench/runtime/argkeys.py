@@ -70,13 +70,16 @@ def pointer_arg(address: int, lo: int, hi: int, itemsize: int, obj) -> PointerAr
 # ------------------------------------------------------------------------------ parameters
 class ParamInfo:
     """What the handlers need to know of one parameter: ``hints`` (not in
-    ``do_not_specialize``), ``fixed`` (the annotation's type string or None), and derived
-    ``fixed_ptr`` / ``fixed_float`` / ``int_range`` / ``int_codes``."""
+    ``do_not_specialize``), ``align`` (divisibility hints too: also not in
+    ``do_not_specialize_on_alignment``), ``fixed`` (the annotation's type string or None),
+    and derived ``fixed_ptr`` / ``fixed_float`` / ``int_range`` / ``int_codes``."""
 
-    __slots__ = ("name", "hints", "fixed", "fixed_ptr", "fixed_float", "int_range", "int_codes")
+    __slots__ = ("name", "hints", "align", "fixed", "fixed_ptr", "fixed_float", "int_range",
+                 "int_codes")
 
-    def __init__(self, name: str, hints: bool, fixed: str | None):
+    def __init__(self, name: str, hints: bool, fixed: str | None, align: bool | None = None):
         self.name, self.hints, self.fixed = name, hints, fixed
+        self.align = hints if align is None else (hints and align)
         self.fixed_ptr = bool(fixed and fixed.startswith("*"))
         self.fixed_float = bool(fixed and fixed.startswith(("fp", "bf")))
         self.int_range = _INT_RANGES.get(fixed) if fixed else None
@@ -95,7 +98,7 @@ def _int_code(v: int, pi: ParamInfo, codes):
     if pi.hints:
         if v == 1:
             return codes[2]
-        if v % 16 == 0:
+        if pi.align and v % 16 == 0:
             return codes[1]
     return codes[0]
 
@@ -184,7 +187,7 @@ def _ndarray(a, pi: ParamInfo):
             lo, hi = addr, addr + a.nbytes
         else:
             lo, hi = byte_span(addr, a.shape, a.strides, a.itemsize)
-    return codes[1 if pi.hints and not addr % 16 else 0], pointer_arg(addr, lo, hi,
+    return codes[1 if pi.align and not addr % 16 else 0], pointer_arg(addr, lo, hi,
                                                                        a.itemsize, a)
 
 
@@ -206,7 +209,7 @@ def _torch(t, pi: ParamInfo):
     if short is None or (pi.fixed_ptr and pi.fixed != "*" + short):
         return MISS, None
     addr = t.data_ptr()
-    return (dt, dev, pi.hints and not addr % 16), addr
+    return (dt, dev, pi.align and not addr % 16), addr
 
 
 def _cuda_array(v, pi: ParamInfo):
@@ -221,7 +224,7 @@ def _cuda_array(v, pi: ParamInfo):
     if pi.fixed_ptr and pi.fixed != "*" + info.dtype:
         return MISS, None
     addr = info.address
-    return (info.dtype, info.device_index, pi.hints and not addr % 16), addr
+    return (info.dtype, info.device_index, pi.align and not addr % 16), addr
 
 
 HANDLERS: dict = {int: _int, float: _float, bool: _bool, type(None): _none,

@@ -172,27 +172,27 @@ class BoundLaunch:
     per_param: tuple = ()
 
 
-def _int_spec(p: Param, v: int, typ: str, hints: bool) -> ArgSpec:
+def _int_spec(p: Param, v: int, typ: str, hints: bool, align: bool = True) -> ArgSpec:
     bounds = _INT_RANGES.get(typ)
     if bounds is not None and not bounds[0] <= v < bounds[1]:
         raise ValueError(f"value {v} does not fit the parameter's type {typ}")
     if hints and v == 1:
         return ArgSpec(p.name, "scalar", typ, False, True, 1)
-    return ArgSpec(p.name, "scalar", typ, hints and v % 16 == 0)
+    return ArgSpec(p.name, "scalar", typ, hints and align and v % 16 == 0)
 
 
-def _scalar(p: Param, v, hints: bool):
+def _scalar(p: Param, v, hints: bool, align: bool = True):
     """ArgSpec and the runtime value for scalar value ``v``; ValueError when not a scalar."""
     if isinstance(v, (bool, np.bool_)):
         return ArgSpec(p.name, "scalar", p.fixed_type or "i1"), bool(v)
     if isinstance(v, np.integer):
         typ = p.fixed_type or NUMPY_TO_SHORT[v.dtype.name]
-        return _int_spec(p, int(v), typ, hints), int(v)
+        return _int_spec(p, int(v), typ, hints, align), int(v)
     if isinstance(v, int):
         typ = p.fixed_type or scalar_type_of(v)
         if typ.startswith("fp"):
             return ArgSpec(p.name, "scalar", typ), float(v)
-        return _int_spec(p, v, typ, hints), v
+        return _int_spec(p, v, typ, hints, align), v
     if isinstance(v, np.floating):
         ftyp = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
         if ftyp is None:
@@ -203,8 +203,11 @@ def _scalar(p: Param, v, hints: bool):
     raise ValueError(f"a {type(v).__name__} ({v!r:.40}) cannot be passed to a kernel")
 
 
-def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> BoundLaunch:
+def specialize(fn, params, values: dict, do_not_specialize=frozenset(),
+               no_align=frozenset()) -> BoundLaunch:
     """The :class:`BoundLaunch` of bound ``values`` (from :func:`bind_arguments`).
+    Parameters named in ``do_not_specialize`` get no hints; those in ``no_align`` (Triton's
+    ``do_not_specialize_on_alignment``) keep "== 1" but get no divisibility-by-16 hint.
 
     Raises :class:`LaunchError` naming the parameter for a value a kernel cannot take
     (strings, lists, complex numbers, arrays of unsupported dtypes, a constexpr parameter
@@ -215,6 +218,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
     for p in params:
         v = _unwrap_constexpr(values[p.name])
         hints = p.name not in do_not_specialize
+        align = hints and p.name not in no_align
         if p.constexpr and isinstance(v, np.generic):
             v = v.item()  # BLOCK=np.int64(128) is the constexpr 128
         if p.constexpr or v is None:
@@ -247,7 +251,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
                 raise launch_error(fn, f"argument '{p.name}' is an array of {info.dtype} but "
                                        f"the parameter is annotated {p.fixed_type}",
                                    "Pass an array of the annotated dtype.", param=p.name)
-            specs.append(ArgSpec(p.name, "pointer", typ, hints and info.address % 16 == 0))
+            specs.append(ArgSpec(p.name, "pointer", typ, align and info.address % 16 == 0))
             per_param.append(PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj))
             dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
             devices.setdefault(dev, (p.name, info))
@@ -257,7 +261,7 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
                                    f"given a {type(v).__name__}", "Pass an array.",
                                param=p.name)
         try:
-            spec, rv = _scalar(p, v, hints)
+            spec, rv = _scalar(p, v, hints, align)
         except ValueError as e:
             raise launch_error(
                 fn, f"argument '{p.name}': {e}",

@@ -89,8 +89,23 @@ class CompiledKernel:
         return self.metadata.n_spills
 
     def _init_handles(self) -> None:
-        """Triton loads the module onto the device here; the workbench's backends load at
-        compile time, so there is nothing left to do (kept so Triton's scripts run)."""
+        """Triton loads the module onto the device here and reads the binary's registers,
+        spills and shared memory; the workbench's backends load at compile time. On a host
+        target (cpu, interpreter), which has no registers or shared memory to count, the
+        figures are those of the same specialisation compiled for cuda:90, the GPU whose
+        limits ``driver.active.utils.get_device_properties()`` gives on the host:
+        ``metadata`` gets that compile's ``shared`` bytes and ptxas's ``n_regs`` and
+        ``n_spills`` (None without ptxas), and ``extra["gpu_figures"]`` says ``"cuda:90"``.
+        Raises CompilationError when the kernel does not compile for cuda:90."""
+        jit_fn = getattr(self, "jit_fn", None)  # set by JITFunction.compile_for
+        if self.target.backend not in ("cpu", "interpreter") or "gpu_figures" in self.extra \
+                or jit_fn is None:
+            return
+        from ..config import Target
+        gpu = jit_fn.compile_for(self.spec, self.options, Target("cuda", 90))
+        self.metadata = dataclasses.replace(self.metadata, shared=gpu.metadata.shared,
+                                            n_regs=gpu.n_regs, n_spills=gpu.n_spills)
+        self.extra["gpu_figures"] = "cuda:90"
 
     @property
     def stages(self) -> list[str]:

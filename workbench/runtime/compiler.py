@@ -71,6 +71,9 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
     target = Target.parse(target)
     backend = get_backend(target)
     src = jit_fn.src
+    name = jit_fn.kernel_name(spec) if hasattr(jit_fn, "kernel_name") else src.name
+    if name != src.name:  # @jit(repr=...): the compiled function's name
+        src = dataclasses.replace(src, name=name)
     ctx = CompileContext(keep_snapshots=keep_snapshots)
     t_start = t0 = time.perf_counter()
     module = generate_ttir(src, spec, options)

@@ -157,7 +157,8 @@ def cache_key(jit_fn, spec, options, target) -> str:
     parts = {"format": FORMAT_VERSION, "version": VERSION, "compiler": compiler_hash(),
              "backend": backend_key(str(target)), "target": str(target),
              "options": repr(dataclasses.asdict(options)), "spec": _spec_key(spec),
-             "source": source_fingerprint(jit_fn)}
+             "source": source_fingerprint(jit_fn),
+             "name": jit_fn.kernel_name(spec) if hasattr(jit_fn, "kernel_name") else None}
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 

@@ -38,12 +38,18 @@ class _Utils:
     def get_device_properties(self, index=0) -> dict:
         """Properties Triton's tutorials read, asked of the CUDA driver (cuDeviceGetAttribute):
         ``multiprocessor_count``, ``max_shared_mem`` (opt-in bytes per block),
-        ``max_num_regs`` (32-bit registers per SM), ``warpSize``. On the host: CPU cores,
-        0 bytes, 65536, 1."""
+        ``max_num_regs`` (32-bit registers per SM), ``warpSize``. On the host: the CPU's
+        cores (programs run one per core at a time) and warp size 1 (a program is one host
+        thread), with sm_90's register file (65536) and opt-in shared memory per block
+        (232448 bytes, :data:`workbench.backends.limits.ARCH_SHARED_OPTIN`): the limits
+        that go with the figures a host kernel's ``_init_handles()`` reports (its cuda:90
+        compile), so GPU occupancy arithmetic in scripts gives sm_90's answer."""
         cap = _cuda_index_capability()
         if cap is None:
-            return {"multiprocessor_count": os.cpu_count() or 1, "max_shared_mem": 0,
-                    "max_num_regs": 65536, "warpSize": 1}
+            from ..backends.limits import ARCH_SHARED_OPTIN
+            return {"multiprocessor_count": os.cpu_count() or 1,
+                    "max_shared_mem": ARCH_SHARED_OPTIN[90], "max_num_regs": 65536,
+                    "warpSize": 1}
         from cuda.bindings import driver as drv
         attr = drv.CUdevice_attribute
         dev = drv.cuDeviceGet(int(index or 0))[1]

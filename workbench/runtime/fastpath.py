@@ -98,11 +98,11 @@ class FastBinder:
     ``tl.constexpr``; ``infos``: :class:`~workbench.runtime.argkeys.ParamInfo` per
     parameter; ``defaults``: per parameter its default or ``inspect.Parameter.empty``."""
 
-    def __init__(self, params, no_specialize=frozenset()):
+    def __init__(self, params, no_specialize=frozenset(), no_align=frozenset()):
         self.names = tuple(p.name for p in params)
         self.constexpr = tuple(p.constexpr for p in params)
-        self.infos = tuple(ParamInfo(p.name, p.name not in no_specialize, p.fixed_type)
-                           for p in params)
+        self.infos = tuple(ParamInfo(p.name, p.name not in no_specialize, p.fixed_type,
+                                     p.name not in no_align) for p in params)
         self.defaults = tuple(p.default for p in params)
         clash = any(n.startswith("_wb_") for n in self.names)
         self._args = tuple(f"_wb_a{i}" for i in range(len(self.names))) if clash \

@@ -9,7 +9,7 @@ import dataclasses
 import functools
 
 from ..config import OPTION_ENV, Options, Target, env_flag, env_reader
-from ..errors import LaunchError, user_facing
+from ..errors import CompilationError, LaunchError, user_facing
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
@@ -30,8 +30,11 @@ class JITFunction:
     Attributes: ``fn`` (the Python function), ``src`` (its
     :class:`workbench.frontend.source.KernelSource`, read on first use), ``params``
     (:class:`~workbench.runtime.binding.Param` tuple), ``do_not_specialize`` (names or
-    indices), ``debug``, ``noinline``, ``cache`` (the in-memory cache: (specialisation key,
-    options, target) -> :class:`CompiledKernel`; a
+    indices), ``do_not_specialize_on_alignment`` (names or indices: no divisibility-by-16
+    hint, "== 1" kept), ``launch_metadata`` (Triton's hook for profilers: a function
+    ``(grid, kernel, args) -> dict``, kept for them; the workbench has no launch hooks, so,
+    as in Triton without one, nothing calls it), ``debug``, ``noinline``, ``cache`` (the
+    in-memory cache: (specialisation key, options, target) -> :class:`CompiledKernel`; a
     :class:`~workbench.runtime.fastpath.KernelCache`, which also holds the launch fast
     path's dict).
 
@@ -42,7 +45,8 @@ class JITFunction:
 
     __workbench_jit__ = True
 
-    def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None):
+    def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None,
+                 do_not_specialize_on_alignment=None, launch_metadata=None, repr=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
         if fn.__code__.co_filename.startswith("<"):
@@ -50,6 +54,9 @@ class JITFunction:
             recover_exec_source(fn)  # a kernel made by exec(text): keep its text readable
         self.fn = fn
         self.do_not_specialize = tuple(do_not_specialize or ())
+        self.do_not_specialize_on_alignment = tuple(do_not_specialize_on_alignment or ())
+        self.launch_metadata = launch_metadata
+        self.repr = repr
         self.debug = debug
         self.noinline = noinline
         self._cache = KernelCache()
@@ -87,20 +94,59 @@ class JITFunction:
                                  for p in kernel_params(self.fn))
         return self._params
 
+    def kernel_name(self, spec) -> str:
+        """The compiled function's name for ``spec``: the Python function's, or with
+        ``@jit(repr=f)`` ``f(proxy)``, where ``proxy.signature`` maps every parameter to
+        its type string (``"i32"``, ``"*fp32"``, ``"constexpr"``) and ``proxy.constants``
+        the constexprs and the ints specialised to 1 to their values (Triton's
+        ``SpecializationProxy``, ``compiler/code_generator.py``). Raises LaunchError when
+        ``f`` fails or gives no identifier."""
+        if self.repr is None:
+            return self.fn.__name__
+        import types
+        proxy = types.SimpleNamespace(
+            constants={a.name: (1 if a.equal_to_1 else a.value) for a in spec.args
+                       if a.kind == "constexpr" or a.equal_to_1},
+            signature={a.name: a.type for a in spec.args})
+        try:
+            name = self.repr(proxy)
+        except Exception as e:  # noqa: BLE001 - the user's function: say which failed
+            raise LaunchError(f"@jit(repr=...) of '{self.fn.__name__}' raised "
+                              f"{type(e).__name__}: {e}") from None
+        if not isinstance(name, str) or not name.isidentifier():
+            raise LaunchError(f"@jit(repr=...) of '{self.fn.__name__}' gave {name!r}; it must "
+                              "give a Python identifier (the compiled function's name)")
+        return name
+
     def no_specialize_names(self) -> frozenset:
         """``do_not_specialize`` as parameter names (indices converted).
         Raises :class:`LaunchError` for an unknown name or index."""
+        return self._param_names(self.do_not_specialize, "do_not_specialize")
+
+    def no_align_names(self) -> frozenset:
+        """``do_not_specialize_on_alignment`` as parameter names (indices converted).
+        Raises :class:`LaunchError` for an unknown name or index."""
+        return self._param_names(self.do_not_specialize_on_alignment,
+                                 "do_not_specialize_on_alignment")
+
+    def _param_names(self, items, what: str) -> frozenset:
         names = [p.name for p in self.params]
         out = set()
-        for item in self.do_not_specialize:
+        for item in items:
             if isinstance(item, int) and 0 <= item < len(names):
                 out.add(names[item])
             elif isinstance(item, str) and item in names:
                 out.add(item)
             else:
-                raise launch_error(self.fn, f"do_not_specialize entry {item!r} is not a "
+                raise launch_error(self.fn, f"{what} entry {item!r} is not a "
                                             f"parameter of '{self.fn.__name__}'",
                                    f"Use names or indices of: {', '.join(names)}.")
+        for p in self.params:
+            if p.constexpr and p.name in out:  # Triton's check and words (code_generator)
+                from .binding import param_location
+                raise CompilationError(f"{p.name} marked as constexpr and listed in {what}",
+                                       param_location(self.fn, p.name),
+                                       f"drop '{p.name}' from {what} or its tl.constexpr")
         return frozenset(out)
 
     def base_options(self) -> Options:
@@ -126,6 +172,7 @@ class JITFunction:
         if hit is not None and (not keep_snapshots or hit.snapshots):
             return hit
         kernel = cached_compile(self, spec, options, target, keep_snapshots)
+        kernel.jit_fn = self  # for _init_handles' cuda:90 figures on host targets
         self.cache[key] = kernel
         return kernel
 
@@ -135,7 +182,8 @@ class JITFunction:
         kw, options = split_options(self.fn, kwargs, {p.name for p in params},
                                     self.base_options())
         values = bind_arguments(self.fn, params, args, kw)
-        bound = specialize(self.fn, params, values, self.no_specialize_names())
+        bound = specialize(self.fn, params, values, self.no_specialize_names(),
+                           self.no_align_names())
         if interpret_enabled():
             if bound.device not in (None, "cpu"):
                 raise LaunchError("WORKBENCH_INTERPRET=1 runs kernels on host (numpy) arrays; "
@@ -176,7 +224,8 @@ class JITFunction:
             grid3 = normalize_grid(grid, meta, self.fn)
         kernel = self.compile_for(bound.spec, options, target)
         if self._fast is None:
-            self._fast = FastBinder(self.params, self.no_specialize_names())
+            self._fast = FastBinder(self.params, self.no_specialize_names(),
+                                    self.no_align_names())
             hit = self._fast.key(args, kwargs)
         if hit is not None:
             try:
@@ -227,16 +276,25 @@ class JITFunction:
         return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__} at {id(self):#x})"
 
 
-def jit(fn=None, *, do_not_specialize=None, debug=None, noinline=None):
-    """Record a kernel: ``@jit`` or ``@jit(do_not_specialize=["n"], debug=True)``.
+def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specialize=None,
+        do_not_specialize_on_alignment=None, debug=None, noinline=None):
+    """Record a kernel: ``@jit`` or ``@jit(do_not_specialize=["n"], debug=True)``, with
+    Triton 3.6's keywords (``triton/runtime/jit.py``).
 
     ``do_not_specialize``: parameter names or indices whose ints and pointers get neither the
-    "== 1" nor the divisibility-by-16 specialisation; ``debug``: compile with
-    ``Options.debug``; ``noinline``: recorded for the frontend (helpers). Returns a
-    :class:`JITFunction`. Nothing is read or compiled until the first launch."""
+    "== 1" nor the divisibility-by-16 specialisation; ``do_not_specialize_on_alignment``:
+    those that keep "== 1" but get no divisibility hint; ``debug``: compile with
+    ``Options.debug``; ``noinline``: recorded for the frontend (helpers);
+    ``launch_metadata``: kept on the JIT function for profiler hooks (see
+    :class:`JITFunction`); ``repr``: names the compiled function (see
+    :meth:`JITFunction.kernel_name`); ``version``: accepted and ignored, as Triton does.
+    Returns a :class:`JITFunction`. Nothing is read or
+    compiled until the first launch."""
     def decorate(f):
         return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
-                           noinline=noinline)
+                           noinline=noinline,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment,
+                           launch_metadata=launch_metadata, repr=repr)
     return decorate(fn) if fn is not None else decorate
 
 

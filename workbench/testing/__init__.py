@@ -6,11 +6,14 @@ Measuring: :func:`ceilings` (this machine's memory bandwidth and FLOP/s per dtyp
 measured by the workbench's own micro-kernels, cached), :func:`count_work` (FLOPs and bytes of a
 launch from its IR, or exactly on the interpreter), :class:`Run` (a timed launch: a roofline
 point), :func:`launch` / :func:`measure` (time one launch) and :func:`sweep` (Triton's
-``perf_report`` idea: sizes or configs against baselines). None of them imports matplotlib;
-plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``, ``autotune_view``).
+``perf_report`` idea: sizes or configs against baselines). Triton's ``assert_close`` and
+``do_bench_cudagraph`` (timed without graph capture) are in :mod:`.asserts`. None of them
+imports matplotlib; plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``,
+``autotune_view``).
 """
 from ..runtime.bench import do_bench
 from ..runtime.perf_report import Benchmark, Mark, perf_report
+from .asserts import assert_close, do_bench_cudagraph
 from .ceilings import Ceilings, ceilings
 from .sweep import Launch, SweepResult, launch, measure, sweep
 from .tuned import NotTunedError
@@ -18,4 +21,5 @@ from .work import Run, Work, WorkCountError, count_work
 
 __all__ = ["Benchmark", "Ceilings", "Launch", "Mark", "NotTunedError", "Run", "SweepResult",
            "Work", "WorkCountError", "perf_report",
-           "ceilings", "count_work", "do_bench", "launch", "measure", "sweep"]
+           "assert_close", "ceilings", "count_work", "do_bench", "do_bench_cudagraph", "launch",
+           "measure", "sweep"]

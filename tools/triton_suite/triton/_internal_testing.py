@@ -140,3 +140,30 @@ requires_tma = pytest.mark.skipif(not supports_tma(), reason=tma_skip_msg())
 
 def default_alloc_fn(size: int, align: int, _stream):
     return torch.empty(size, dtype=torch.int8, device="cpu")
+
+
+def _fresh_knobs_impl(skipped_attr=None):
+    """Triton's ``fresh_knobs`` fixture helper over ``workbench.knobs``: ``fresh()`` drops
+    every value set on the knob sets (not in ``skipped_attr``) and unsets their variables
+    for the test, returning the knobs module; ``reset()`` puts both back."""
+    from workbench import config, knobs
+
+    skipped = set(skipped_attr or ())
+    sets = [v for k, v in vars(knobs).items()
+            if isinstance(v, knobs.base_knobs) and k not in skipped]
+    keys = [d.key for s in sets for d in s.knob_descriptors.values()]
+    monkeypatch = pytest.MonkeyPatch()
+    saved = config.settings.snapshot()
+
+    def fresh():
+        for s in sets:
+            s.reset()
+        for key in keys:
+            monkeypatch.delenv(key, raising=False)
+        return knobs
+
+    def reset():
+        monkeypatch.undo()
+        config.settings.restore(saved)
+
+    return fresh, reset
