@@ -3,7 +3,9 @@ every kernel for cuda:80 and cuda:90 with 4 and 8 warps, compiled by both (no GP
 
 ``baseline.json`` (written by ``python benchmarks/fidelity.py --baseline
 tests/fidelity/baseline.json``) lists per configuration the properties that agree today; each
-must keep agreeing. Properties that differ are in the README's table with their reasons."""
+must keep agreeing. Properties that differ are in the README's table with their reasons.
+Triton's own MLIR parser must read our ttgir of every configuration (pipelined loops with
+their async tokens included); ``test_triton_compiles_ours.py`` has Triton compile it to PTX."""
 from __future__ import annotations
 
 import json
@@ -13,7 +15,7 @@ import pytest
 
 pytest.importorskip("triton", reason="the fidelity suite needs Triton 3.6 (the triton extra)")
 
-from fidelity_kernels import CASES, TARGETS, WARPS  # noqa: E402
+from fidelity_kernels import CASES, TARGETS, WARPS, triton_parses  # noqa: E402
 
 from workbench.runtime.compare import PROPERTIES, compare  # noqa: E402
 
@@ -29,6 +31,7 @@ def test_agreement_does_not_regress(case, target, warps):
     assert set(c.ours) >= {"ttgir", "ptx"} and set(c.theirs) >= {"ttgir", "ptx"}
     assert f'ttg.target = "{target}"' in c.theirs["ttgir"]
     assert f'"ttg.num-warps" = {warps}' in c.ours["ttgir"]
+    triton_parses(c.ours["ttgir"])  # raises RuntimeError when Triton's parser rejects it
     must_agree = BASELINE[f"{case.name}/{target}/{warps}"]
     regressed = [d for d in c.differences if d.prop in must_agree]
     assert not regressed, "\n".join(map(str, regressed))
