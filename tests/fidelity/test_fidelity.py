@@ -9,6 +9,7 @@ their async tokens included); ``test_triton_compiles_ours.py`` has Triton compil
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,19 @@ from fidelity_kernels import CASES, TARGETS, WARPS, triton_parses  # noqa: E402
 from workbench.runtime.compare import PROPERTIES, compare  # noqa: E402
 
 BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text())
+#: configurations whose ldmatrix/stmatrix counts differ from Triton's today (README: Triton
+#: also loads a layout conversion's result with ldmatrix when the linear layouts fit; we use
+#: ldmatrix for dot operands read from shared memory only)
+MATRIX_DIFFERS = {"col_sum/cuda:80/4", "col_sum/cuda:80/8", "col_sum/cuda:90/4",
+                  "col_sum/cuda:90/8", "matmul_f16/cuda:90/4", "matmul_f16/cuda:90/8",
+                  "attention/cuda:90/8"}
+
+
+def matrix_ops(ptx: str) -> dict:
+    """``{"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16": n, ...}``: the ldmatrix and
+    stmatrix instructions of a PTX text by their full form."""
+    names = re.findall(r"\b((?:ld|st)matrix\.sync\.aligned\.[\w.]+)", ptx)
+    return {n: names.count(n) for n in set(names)}
 CONFIGS = [(c, t, w) for c in CASES for t in TARGETS for w in WARPS]
 
 
@@ -35,6 +49,8 @@ def test_agreement_does_not_regress(case, target, warps):
     must_agree = BASELINE[f"{case.name}/{target}/{warps}"]
     regressed = [d for d in c.differences if d.prop in must_agree]
     assert not regressed, "\n".join(map(str, regressed))
+    if f"{case.name}/{target}/{warps}" not in MATRIX_DIFFERS:
+        assert matrix_ops(c.ours["ptx"]) == matrix_ops(c.theirs["ptx"])
     # the differences and the agreement flags tell the same story
     assert {p for p in PROPERTIES if not c.agree[p]} == {d.prop for d in c.differences}
 
