@@ -156,3 +156,14 @@ def test_effect_tables_read_from_the_specs_classify_real_ops():
     pure = {n for n, s in OPS.items() if "pure" in s.traits}
     assert not pure & (effects.SIDE_EFFECTS | effects.READS)
     assert all(not OPS[n].effects for n in pure)
+
+
+def test_async_token_operands_are_checked():
+    from workbench.ir.dialects.spec import VerificationError
+    from workbench.ir.verifier import verify
+    good = print_module(async_ops_module(), locations=False)
+    verify(parse_module(good))
+    bad = good.replace("ttg.async_wait %9 {num = 0 : i32}", "ttg.async_wait %2 {num = 0 : i32}")
+    assert bad != good
+    with pytest.raises(VerificationError, match="takes !ttg.async.token operands, got i1"):
+        verify(parse_module(bad))
