@@ -55,18 +55,19 @@ CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA =
 CHECK: ttg.local_alloc %q
 CHECK-NEXT: gpu.barrier
 CHECK-NEXT: ttg.local_load
-CHECK: scf.for {{.*}} -> (tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, tensor<64x64xf32, #mma>, tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>)
-CHECK: ttg.async_wait {num = 2 : i32}
+CHECK: scf.for {{.*}} -> (tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, tensor<64x64xf32, #mma>, tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, !ttg.async.token, !ttg.async.token, !ttg.async.token, !ttg.async.token)
+CHECK: ttg.async_wait %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} {num = 2 : i32}
 CHECK-NEXT: ttg.memdesc_index
 CHECK-NEXT: gpu.barrier
-CHECK-NEXT: ttg.local_load
+CHECK-NEXT: ttg.local_load %{{[0-9]+}} token
 CHECK: %qk = tt.dot
 CHECK-NOT: ttg.convert_layout {{.*}}#mma> -> tensor<64x64xf32, #blocked
 CHECK: arith.mulf %acc_{{[0-9]+}}, %acc_{{[0-9]+}} : tensor<64x64xf32, #mma>
 CHECK: arith.truncf %p_{{[0-9]+}} : tensor<64x64xf32, #mma> to tensor<64x64xf16, #mma>
 CHECK-NEXT: ttg.convert_layout {{.*}} : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>
 CHECK: tt.dot
-CHECK: gpu.barrier
+CHECK: tt.splat %{{[0-9]+}} : i1
+CHECK-NEXT: gpu.barrier
 CHECK-NEXT: ttg.async_copy_global_to_local
 CHECK-NEXT: ttg.async_commit_group
 CHECK: ttg.async_copy_global_to_local

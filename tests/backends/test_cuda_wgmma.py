@@ -159,7 +159,7 @@ def test_async_pipelined_loop_structure():
     loop = ttgir[ttgir.index("scf.for"):ttgir.index("scf.yield")]
     # wait for the copies, barrier, issue the dot, wait for the previous group, barrier (the
     # slot read by that group is free for every warp group), then prefetch into it
-    order = [loop.index('ttg.async_wait {num = 2 : i32}'),  # A and B: a group each
+    order = [re.search(r"ttg.async_wait %\w+, %\w+ \{num = 2 : i32\}", loop).start(),  # A, B
              loop.index("gpu.barrier"),
              loop.index("isAsync = true"),
              loop.index("ttng.warp_group_dot_wait"),

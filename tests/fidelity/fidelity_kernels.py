@@ -338,3 +338,20 @@ CASES = [
 
 TARGETS = ("cuda:80", "cuda:90")
 WARPS = (4, 8)
+
+
+def triton_parses(text: str) -> None:
+    """Parse ``text`` (a printed ttgir module) with Triton's own MLIR parser, in a context
+    with Triton's dialects loaded (``triton._C.libtriton.ir``; what ``triton.compile`` does
+    with a ``.ttgir`` file). Raises RuntimeError (with MLIR's message on stderr) when Triton
+    rejects it; ImportError without Triton."""
+    import tempfile
+    from pathlib import Path
+
+    from triton._C.libtriton import ir as tir
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "kernel.ttgir"
+        path.write_text(text)
+        ctx = tir.context()
+        tir.load_dialects(ctx)
+        tir.parse_mlir_module(str(path), ctx)

@@ -9,6 +9,7 @@ from workbench.ir.types import (
     MemDescType,
     PointerType,
     TensorType,
+    async_token,
     f16,
     f32,
     i1,
@@ -239,10 +240,15 @@ def async_ops_module():
         bufs = b.value("ttg.local_alloc", [], MemDescType((2, 64, 64), f16, nvmma, True))
         c0 = b.value("arith.constant", [], i32, {"value": 0})
         slot = b.value("ttg.memdesc_index", [bufs, c0], MemDescType((64, 64), f16, nvmma, True))
-        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred, mask])
-        b.create("ttg.async_copy_global_to_local", [ptrs, slot, pred])
-        b.create("ttg.async_commit_group")
-        b.create("ttg.async_wait", attributes={"num": 0})
+        both = b.value("arith.andi", [b.value("tt.splat", [pred], mask.type), mask], mask.type)
+        t1 = b.value("ttg.async_copy_global_to_local", [ptrs, slot, both], async_token,
+                     {"contiguity": 8})
+        t2 = b.value("ttg.async_copy_global_to_local", [ptrs, slot], async_token,
+                     {"cache": "cg"})
+        group = b.value("ttg.async_commit_group", [t1, t2], async_token)
+        landed = b.value("ttg.async_wait", [group], async_token, {"num": 0})
+        b.value("ttg.local_load", [slot, landed], T(64, 64, e=f16, enc=blocked))
+        b.value("ttg.async_wait", [], async_token, {"num": 0})
         acc = b.value("arith.constant", [], T(64, 64, e=f32, enc=mma), {"value": 0.0})
         d = b.value("ttng.warp_group_dot", [slot, slot, acc], acc.type,
                     {"inputPrecision": "tf32", "isAsync": True})

@@ -59,14 +59,19 @@ def test_triton_custom_forms():
         "%0 = tt.call @helper(%n) : (i32) -> i32",
         "%4 = ttg.memdesc_index %3[%c0_i32] : !ttg.memdesc<2x64x64xf16, #shared, #smem, "
         "mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>",
-        "ttg.async_copy_global_to_local %1, %4 mask %cst pred %2 : tensor<64x64x!tt.ptr<f16>, "
-        "#blocked> -> <64x64xf16, #shared, #smem, mutable>",
-        "    ttg.async_commit_group\n",
-        "ttg.async_wait {num = 0 : i32}",
-        "%5 = ttng.warp_group_dot %4, %4, %cst_0 {inputPrecision = 0 : i32, isAsync = true} : "
+        "%7 = ttg.async_copy_global_to_local %1, %4 mask %6 {contiguity = 8 : i32} : "
+        "tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>",
+        "%8 = ttg.async_copy_global_to_local %1, %4 cacheModifier = cg : "
+        "tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>",
+        "%9 = ttg.async_commit_group tokens %7, %8\n",
+        "%10 = ttg.async_wait %9 {num = 0 : i32}\n",
+        "%11 = ttg.local_load %4 token %10 : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> "
+        "-> tensor<64x64xf16, #blocked>",
+        "%12 = ttg.async_wait {num = 0 : i32}\n",
+        "%13 = ttng.warp_group_dot %4, %4, %cst_0 {inputPrecision = 0 : i32, isAsync = true} : "
         "!ttg.memdesc<64x64xf16, #shared, #smem, mutable> * !ttg.memdesc<64x64xf16, #shared, "
         "#smem, mutable> -> tensor<64x64xf32, #mma>",
-        "%8 = tt.gather %7[%cst_1] {axis = 1 : i32} : (tensor<64x64xf16, #mma>, "
+        "%16 = tt.gather %15[%cst_1] {axis = 1 : i32} : (tensor<64x64xf16, #mma>, "
         "tensor<64x64xi32, #mma>) -> tensor<64x64xf16, #mma>",
     ]:
         assert line in text
@@ -151,3 +156,14 @@ def test_effect_tables_read_from_the_specs_classify_real_ops():
     pure = {n for n, s in OPS.items() if "pure" in s.traits}
     assert not pure & (effects.SIDE_EFFECTS | effects.READS)
     assert all(not OPS[n].effects for n in pure)
+
+
+def test_async_token_operands_are_checked():
+    from workbench.ir.dialects.spec import VerificationError
+    from workbench.ir.verifier import verify
+    good = print_module(async_ops_module(), locations=False)
+    verify(parse_module(good))
+    bad = good.replace("ttg.async_wait %9 {num = 0 : i32}", "ttg.async_wait %2 {num = 0 : i32}")
+    assert bad != good
+    with pytest.raises(VerificationError, match="takes !ttg.async.token operands, got i1"):
+        verify(parse_module(bad))

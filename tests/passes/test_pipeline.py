@@ -1,5 +1,6 @@
 """``tritongpu-pipeline`` on a frontend K loop: multi-buffers, prologue, wait/copy/commit in the
-loop, loads replaced by slot reads (IR text checks), and the pass list per target."""
+loop, loads replaced by slot reads, the async tokens threaded as Triton 3.6 threads them (IR
+text checks), and the pass list per target."""
 from __future__ import annotations
 
 import re
@@ -41,30 +42,32 @@ def test_pipeline_structure_filecheck():
 CHECK: ttg.shared = 16384 : i32
 CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<2x64x32xf16, #shared, #smem, mutable>
 CHECK: ttg.local_alloc {allocation.offset = {{[0-9]+}} : i32} : () -> !ttg.memdesc<2x32x64xf16, #shared1, #smem, mutable>
-CHECK: arith.cmpi slt
+CHECK: %[[P0:[0-9]+]] = arith.cmpi slt
 CHECK: ttg.memdesc_index %{{.*}}[%c0_i32
-CHECK: ttg.async_copy_global_to_local
-CHECK: ttg.async_commit_group
-CHECK: ttg.async_copy_global_to_local
-CHECK: ttg.async_commit_group
+CHECK-NEXT: %[[M0:[0-9]+]] = tt.splat %[[P0]] : i1 -> tensor<64x32xi1
+CHECK-NEXT: %[[CA0:[a-z0-9_]+]] = ttg.async_copy_global_to_local %{{.*}}, %{{.*}} mask %[[M0]] {contiguity = 8 : i32}
+CHECK-NEXT: %[[GA0:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[CA0]]
+CHECK: %[[CB0:[a-z0-9_]+]] = ttg.async_copy_global_to_local
+CHECK-NEXT: %[[GB0:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[CB0]]
 CHECK: ttg.memdesc_index %{{.*}}[%c1_i32
-CHECK: ttg.async_commit_group
-CHECK: ttg.async_commit_group
-CHECK: scf.for
+CHECK: %[[GA1:[a-z0-9_]+]] = ttg.async_commit_group tokens
+CHECK: %[[GB1:[a-z0-9_]+]] = ttg.async_commit_group tokens
+CHECK: scf.for {{.*}} iter_args(%{{[a-z0-9_]+}} = %acc, %[[TA0:[a-z0-9_]+]] = %[[GA0]], %[[TA1:[a-z0-9_]+]] = %[[GA1]], %[[TB0:[a-z0-9_]+]] = %[[GB0]], %[[TB1:[a-z0-9_]+]] = %[[GB1]]) -> (tensor<64x64xf32, #mma>, !ttg.async.token, !ttg.async.token, !ttg.async.token, !ttg.async.token)
 CHECK: arith.divsi
 CHECK: arith.remsi
-CHECK: ttg.async_wait {num = 2 : i32}
+CHECK: %[[W:[a-z0-9_]+]] = ttg.async_wait %[[TA0]], %[[TB0]] {num = 2 : i32}
 CHECK: gpu.barrier
-CHECK-NEXT: ttg.local_load
+CHECK-NEXT: ttg.local_load %{{[0-9]+}} token %[[W]]
 CHECK-NOT: tt.load
-CHECK: ttg.local_load
+CHECK: ttg.local_load %{{[0-9]+}} token %[[W]]
 CHECK: tt.dot
-CHECK: gpu.barrier
-CHECK-NEXT: ttg.async_copy_global_to_local
-CHECK-NEXT: ttg.async_commit_group
-CHECK: ttg.async_copy_global_to_local
-CHECK-NEXT: ttg.async_commit_group
-CHECK: scf.yield
+CHECK: tt.splat %{{[0-9]+}} : i1 ->
+CHECK-NEXT: gpu.barrier
+CHECK-NEXT: %[[NA:[a-z0-9_]+]] = ttg.async_copy_global_to_local
+CHECK-NEXT: %[[GNA:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[NA]]
+CHECK: %[[NB:[a-z0-9_]+]] = ttg.async_copy_global_to_local
+CHECK-NEXT: %[[GNB:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[NB]]
+CHECK: scf.yield %{{[a-z0-9_]+}}, %[[TA1]], %[[GNA]], %[[TB1]], %[[GNB]] :
 CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
 
@@ -79,15 +82,19 @@ def test_stages_set_wait_count_and_buffers():
     # mma.sync (sm_80): num_stages - 1 buffers (the copy-to-use distance, Triton's stageDiff);
     # A and B each their own commit group, so the wait leaves (stages - 2) * 2 groups pending
     text = _ttgir(4)
-    assert "!ttg.memdesc<3x64x32xf16" in text and "ttg.async_wait {num = 4 : i32}" in text
+    assert "!ttg.memdesc<3x64x32xf16" in text
+    # the wait names the groups of iteration i (A and B), the loop carries 3 tokens per operand
+    assert re.search(r"ttg.async_wait %\w+, %\w+ \{num = 4 : i32\}", text)
     assert text.count('ttg.async_commit_group') == 8  # 2 x (3 prologue stages + 1 in the loop)
+    assert re.search(r"scf.for .* -> \(tensor<64x64xf32, #mma>(, !ttg.async.token){6}\)", text)
 
 
 def test_wgmma_keeps_one_more_buffer():
     # wgmma reads the slot of the previous iteration while the next copy is issued: Triton
     # 3.6 allocates num_stages buffers on sm_90 (LowerLoops.cpp, loadRequiresAdditionalBuffer)
     text = _ttgir(3, "cuda:90")
-    assert "!ttg.memdesc<3x64x32xf16" in text and "ttg.async_wait {num = 2 : i32}" in text
+    assert "!ttg.memdesc<3x64x32xf16" in text
+    assert re.search(r"ttg.async_wait %\w+, %\w+ \{num = 2 : i32\}", text)
 
 
 def test_pass_lists():

@@ -48,17 +48,19 @@ CHECK-NEXT: %[[A2:[0-9]+]] = tt.addptr %[[A1]], %{{.*}} : tensor<128x32x!tt.ptr<
 CHECK: %[[B1:[0-9]+]] = tt.addptr %[[B0:[a-z_0-9]+]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
 CHECK-NEXT: %[[B2:[0-9]+]] = tt.addptr %[[B1]], %{{.*}} : tensor<32x128x!tt.ptr<f16>
 CHECK: ttg.memdesc_index %[[A]][%c0_i32
-CHECK-NEXT: ttg.async_copy_global_to_local %[[A0]],
-CHECK-NEXT: ttg.async_commit_group
+CHECK-NEXT: tt.splat %{{[0-9]+}} : i1
+CHECK: ttg.async_copy_global_to_local %[[A0]], %{{[0-9]+}} mask %{{[0-9]+}} {contiguity = 8 : i32}
+CHECK-NEXT: ttg.async_commit_group tokens
 CHECK: ttg.memdesc_index %[[B]][%c0_i32
-CHECK-NEXT: ttg.async_copy_global_to_local %[[B0]],
-CHECK-NEXT: ttg.async_commit_group
+CHECK-NEXT: tt.splat %{{[0-9]+}} : i1
+CHECK: ttg.async_copy_global_to_local %[[B0]],
+CHECK-NEXT: ttg.async_commit_group tokens
 CHECK: ttg.async_copy_global_to_local %[[A1]],
-CHECK-NEXT: ttg.async_commit_group
+CHECK-NEXT: ttg.async_commit_group tokens
 CHECK: ttg.async_copy_global_to_local %[[B1]],
-CHECK-NEXT: ttg.async_commit_group
-CHECK: scf.for %k = {{.*}} iter_args(%{{.*}} = %acc, %[[PA:[a-z_0-9]+]] = %[[A2]], %[[PB:[a-z_0-9]+]] = %[[B2]])
-CHECK: ttg.async_wait {num = 2 : i32}
+CHECK-NEXT: ttg.async_commit_group tokens
+CHECK: scf.for %k = {{.*}} iter_args(%{{.*}} = %acc, %[[PA:[a-z_0-9]+]] = %[[A2]], %[[PB:[a-z_0-9]+]] = %[[B2]], {{.*}}!ttg.async.token
+CHECK: ttg.async_wait %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} {num = 2 : i32}
 CHECK: gpu.barrier
 CHECK-NEXT: ttg.local_load
 CHECK-NOT: tt.load
@@ -72,8 +74,12 @@ CHECK-NEXT: ttg.async_commit_group
 CHECK: scf.yield
 CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
-    copies = re.findall(r'ttg.async_copy_global_to_local ([^:]*) :', text)
-    assert len(copies) == 6 and all(c.count("%") == (4 if mask else 3) for c in copies)
+    copies = re.findall(r'ttg.async_copy_global_to_local %\w+, %\w+ mask (%\w+) ', text)
+    assert len(copies) == 6
+    # the stage's predicate is folded into the mask: a splat of it, and-ed with the load's mask
+    for m in copies:
+        made_by = re.search(rf"{m} = (\S+) ", text).group(1)
+        assert made_by == ("arith.andi" if mask else "tt.splat")
 
 
 def test_masks_are_computed_for_the_prefetched_iteration():
@@ -90,7 +96,7 @@ def test_stages_set_buffers_and_pointer_chain(stages):
                                  **TILE))
     # mma.sync: stages - 1 slots; A and B in groups of their own
     assert f"!ttg.memdesc<{stages - 1}x128x32xf16" in text
-    assert f"ttg.async_wait {{num = {2 * (stages - 2)} : i32}}" in text
+    assert re.search(rf"ttg.async_wait %\w+, %\w+ {{num = {2 * (stages - 2)} : i32}}", text)
     pre = text[:text.index("scf.for")]
     # p_1 .. p_{S-1} for each of a and b, before the loop
     assert len(re.findall(r"= tt.addptr %\w+, %\w+ : tensor<128x32x!tt.ptr<f16>", pre)) >= \
@@ -103,14 +109,14 @@ def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
     text = _text(pipelined_ttgir(carried_after_loop, sig, BLOCK_M=64, BLOCK_N=64,
                                  BLOCK_K=32))
     head = text[text.index("scf.for"):]
-    m = re.search(r"iter_args\(%acc_\w+ = %acc, (%\w+) = (%\w+), (%\w+) = (%\w+)\)", head)
+    m = re.search(r"iter_args\(%acc_\w+ = %acc, (%\w+) = (%\w+), (%\w+) = (%\w+), ", head)
     pa, pa_init, pb, pb_init = m.groups()
     assert pa_init == "%a_ptrs_8"            # a: its value after the loop is used: not shifted
     assert re.match(r"%\d+", pb_init)        # b: the prefetch pointer itself is carried
     body = head[:head.index("scf.yield")]
     ahead = re.search(rf"(%\w+) = tt.addptr {pa}, (%\w+)", body).group(1)
-    assert f'ttg.async_copy_global_to_local {ahead},' in body
-    assert f'ttg.async_copy_global_to_local {pb},' in body
+    assert f'= ttg.async_copy_global_to_local {ahead},' in body
+    assert f'= ttg.async_copy_global_to_local {pb},' in body
 
 
 # --- the pipelined ttgir computes the same values (interpreter vs numpy) -------------------

@@ -91,6 +91,10 @@ class Operation:
         v.uses.append((self, len(self.operands)))
         self.operands.append(v)
 
+    def add_operand(self, v: Value) -> None:
+        """Append ``v`` to the operands (an iter arg of a loop, a token of a load)."""
+        self._add_operand(v)
+
     def set_operand(self, i: int, v: Value) -> None:
         old = self.operands[i]
         old.uses.remove((self, i))

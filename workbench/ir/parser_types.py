@@ -7,7 +7,15 @@ from __future__ import annotations
 import re
 
 from .parser_lex import Cursor, float_from_text
-from .types import FloatType, IntType, MemDescType, PointerType, TensorDescType, TensorType
+from .types import (
+    AsyncTokenType,
+    FloatType,
+    IntType,
+    MemDescType,
+    PointerType,
+    TensorDescType,
+    TensorType,
+)
 
 _SCALAR = re.compile(r"(i\d+|bf16|f16|f32|f64|f8E4M3FNUZ|f8E4M3FN|f8E5M2FNUZ|f8E5M2)\b")
 
@@ -56,6 +64,8 @@ class TypeParser(Cursor):
             return PointerType(pointee, space)
         if self.eat("!tt.tensordesc<"):
             return self._tensordesc()
+        if self.eat("!ttg.async.token"):
+            return AsyncTokenType()
         if self.s.startswith("<", pos) and not self._memdesc_body(pos + 1):
             # short(type($x)): a pointer or a tensor descriptor without its prefix
             self.i = pos + 1

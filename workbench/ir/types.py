@@ -162,6 +162,18 @@ class MemDescType(Type):
 
 
 @dataclass(frozen=True)
+class AsyncTokenType(Type):
+    """``!ttg.async.token``: what Triton's asynchronous-copy ops hand on
+    (``TritonGPUTypes.td``): an ``async_copy_global_to_local`` gives one, an
+    ``async_commit_group`` joins them into its group's token, an ``async_wait`` takes the
+    tokens of the groups it waits for and gives a token that the ``local_load`` of the landed
+    data takes. It holds no data (no register in the generated code); it orders the ops."""
+
+    def __str__(self) -> str:
+        return "!ttg.async.token"
+
+
+@dataclass(frozen=True)
 class FunctionType(Type):
     """``(inputs) -> results`` of a ``tt.func``."""
 
@@ -183,6 +195,7 @@ f16 = FloatType("f16")
 bf16 = FloatType("bf16")
 f32 = FloatType("f32")
 f64 = FloatType("f64")
+async_token = AsyncTokenType()
 
 
 def is_int(t: Type) -> bool:

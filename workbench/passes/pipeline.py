@@ -16,20 +16,26 @@ group of its own (A, then B), so waits count ``(S - 2) * operands`` groups. With
 (the mma.sync form)::
 
     %buf = ttg.local_alloc : () -> !ttg.memdesc<B x M x K x f16, #shared, #smem, mutable>
-    // prologue: iterations 0 .. S-2, predicated on lb + s * step < ub, a group per operand
-    ttg.async_copy_global_to_local %a(iv = lb + s*step), %bufA[s % B], %pred ; commit
-    ttg.async_copy_global_to_local %b(iv = lb + s*step), %bufB[s % B], %pred ; commit
-    scf.for %iv ... {
+    // prologue: iterations s = 0 .. S-2, a group per operand; the mask says the iteration
+    // exists: splat(lb + s * step < ub) [and the load's own mask]
+    %ca_s = ttg.async_copy_global_to_local %a(iv = lb + s*step), %bufA[s % B] mask %m_s
+    %ga_s = ttg.async_commit_group tokens %ca_s      // the same for b: %gb_s
+    scf.for %iv ... iter_args(..., %ta_0 = %ga_0, .. %ta_{S-2} = %ga_{S-2}, %tb_0 = ...) {
       %i = (%iv - lb) / step
-      ttg.async_wait {num = (S - 2) * 2} // the groups of iteration i have landed (this thread)
+      %w = ttg.async_wait %ta_0, %tb_0 {num = (S - 2) * 2}  // iteration i's groups landed
       [gpu.barrier]                     // by tritongpu-insert-barriers: for every thread
-      %a = ttg.local_load %bufA[i % B]  // ldmatrix as before
+      %a = ttg.local_load %bufA[i % B] token %w  // ldmatrix as before
       tt.dot ...
       [gpu.barrier]                     // every thread has read slot i % B ...
-      ttg.async_copy_global_to_local .. %bufA[(i + S - 1) % B] ; commit  // ... which this refills
-      ttg.async_copy_global_to_local .. %bufB[(i + S - 1) % B] ; commit
+      %na = ttg.async_copy_global_to_local .. %bufA[(i + S - 1) % B] mask ..  // ... refilled
+      %ga = ttg.async_commit_group tokens %na   // the same for b
+      scf.yield ..., %ta_1, .., %ga, %tb_1, .., %gb
     }
     ttg.async_wait {num = 0}
+
+The ``!ttg.async.token`` values are threaded as Triton 3.6 threads them (``LowerLoops.cpp``,
+``createAsyncCopy``): the loop carries, per operand, the tokens of its ``S - 1`` groups in
+flight, oldest first, so Triton's own parser reads the text.
 
 With ``B = S`` the copies go at the top of the body instead (they refill slot ``(i - 1) % S``,
 read in the previous iteration), after the one barrier.
@@ -42,7 +48,8 @@ the mask computed for ``iv = lb + s * step``). In the loop the prefetch of itera
 is unused, the loop carries the prefetch pointer itself (init ``p_{S-1}``, advanced by the
 existing ``tt.addptr``, as Triton does), else it is recomputed at the top of the body. Masks
 that read the induction variable (``offs_k < K - k * BLOCK_K``) are computed for iteration
-``k + S - 1``; copies of iterations past the end are predicated off.
+``k + S - 1``; copies of iterations past the end are masked off (they zero-fill a slot
+that nothing reads).
 
 Loads of a dot's operands that cannot be pipelined are named, with the reason, in
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
@@ -59,25 +66,25 @@ after the loop ``warp_group_dot_wait {pendings = 0}`` drains the last group.
 group's reads of the slot are done) in addition to the one after ``async_wait``.
 
 The ``gpu.barrier`` ops are placed by :mod:`.insert_barriers` (run after this pass). The
-copies are predicated off past the last iteration, so nothing is left in flight but empty
-groups; the final ``async_wait`` drains them anyway.
+copies are masked off past the last iteration, so nothing is left in flight but zero-fills
+of unread slots; the final ``async_wait`` drains them anyway.
 
-New ops (in the op catalogue, :mod:`workbench.ir.dialects`; Triton's names, without async
-tokens):
-``ttg.memdesc_index %buf, %i`` (slot ``i`` of a multi-buffer), ``ttg.async_copy_global_to_
-local %ptrs, %dst, %pred[, %mask]`` (``%pred`` an ``i1`` scalar guarding the whole copy: our
-addition, Triton folds it into the mask; a false mask element zero-fills),
-``ttg.async_commit_group``, ``ttg.async_wait {num}``.
+Ops (in the op catalogue, :mod:`workbench.ir.dialects.ttg`, as Triton 3.6 prints them):
+``ttg.memdesc_index %buf[%i]`` (slot ``i`` of a multi-buffer), ``ttg.async_copy_global_to_
+local %ptrs, %dst mask %m {contiguity}`` (Triton's ``getPredMask`` folds the stage's
+predicate into the mask; a false mask element zero-fills), ``ttg.async_commit_group tokens``,
+``ttg.async_wait %tokens {num}``, ``ttg.local_load %slot token %w``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value, functions
-from ..ir.types import MemDescType, i1, i32
+from ..ir.types import MemDescType, async_token, i1, i32, like
 from .effects import is_pure
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_wgmma import drain_after, find_async_dot, make_async
 from .values import block_of, defining_op, shaped_type
 
 
@@ -113,21 +120,38 @@ def candidates(loop: Operation) -> list:
     return find_candidates(loop)[0]
 
 
-def _issue(cand: Candidate, buf, mapping: dict, slot, pred, before) -> None:
+def _issue(cand: Candidate, buf, mapping: dict, slot, pred, before, loc) -> Value:
     """Clone the address (and mask) computation through ``mapping`` (the induction variable
-    and the affine iter args of one stage) and issue the async copy of that stage into
-    ``buf[slot]`` before ``before``."""
+    and the affine iter args of one stage), issue the async copy of that stage into
+    ``buf[slot]`` before ``before`` and commit it as a group of its own. The stage's predicate
+    ``pred`` (an i1: the iteration exists) is folded into the copy's mask as Triton's
+    ``getPredMask`` does (``tt.splat`` of it, ``arith.andi`` with the load's mask): a copy of
+    an iteration past the end zero-fills its slot, which nothing reads. Returns the group's
+    ``!ttg.async.token``."""
     load, alloc = cand.load, cand.alloc
     _clone(cand.ops, mapping, before)
+    blk = block_of(before)
     t = shaped_type(alloc.result)
     idx = Operation("ttg.memdesc_index", [buf, slot],
                     [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=load.loc)
-    block_of(before).insert_before(before, idx)
-    operands = [mapping.get(id(load.operands[0]), load.operands[0]), idx.result, pred]
+    blk.insert_before(before, idx)
+    ptr = mapping.get(id(load.operands[0]), load.operands[0])
+    mask = Operation("tt.splat", [pred], [like(ptr.type, i1)], loc=loc)
+    blk.insert_before(before, mask)
     if len(load.operands) > 1:
-        operands.append(mapping.get(id(load.operands[1]), load.operands[1]))
-    block_of(before).insert_before(before, Operation("ttg.async_copy_global_to_local", operands,
-                                                  [], loc=load.loc))
+        old = mapping.get(id(load.operands[1]), load.operands[1])
+        mask = Operation("arith.andi", [mask.result, old], [old.type], loc=mask.loc)
+        blk.insert_before(before, mask)
+    attrs = {k: load.attributes[k] for k in ("cache", "evict") if k in load.attributes}
+    if cand.contiguity > 1:
+        attrs["contiguity"] = cand.contiguity
+    copy = Operation("ttg.async_copy_global_to_local", [ptr, idx.result, mask.result],
+                     [async_token], attrs, loc=load.loc)
+    blk.insert_before(before, copy)
+    commit = Operation("ttg.async_commit_group", [copy.result], [async_token], loc=load.loc)
+    blk.insert_before(before, commit)
+    copy.result.name = commit.result.name = load.result.name  # Triton names them so too
+    return commit.result
 
 
 def _advance_chains(loop: Operation, cands: list, stages: int) -> dict:
@@ -193,7 +217,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
-    async_dot = _async_dot(body, cands)
+    async_dot = find_async_dot(body, cands)
     nbuf = num_buffers(cands, stages)
     bufs = []
     for c in cands:
@@ -205,6 +229,7 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         bufs.append(a.result)
     chains = _advance_chains(loop, cands, stages)
     # prologue: stage s reads iteration s (iv = lb + s * step, carried pointers p_s)
+    tokens: list = [[] for _ in cands]  # per operand, the group token of each stage
     for s in range(stages - 1):
         iv_s = _binop(loop, "arith.addi", lb, _binop(loop, "arith.muli", step, _const(loop, s)))
         pred = _binop(loop, "arith.cmpi", iv_s, ub, i1)
@@ -212,10 +237,10 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         slot = _const(loop, s % nbuf)
         mapping = {id(iv): iv_s}
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
-        for c, buf in zip(cands, bufs, strict=False):  # one commit group per operand
-            _issue(c, buf, mapping, slot, pred, loop)
-            block_of(loop).insert_before(
-                loop, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
+        for c, buf, toks in zip(cands, bufs, tokens, strict=True):  # a group per operand
+            toks.append(_issue(c, buf, mapping, slot, pred, loop, loop.loc))
+    # the loop carries every operand's S - 1 tokens of the groups in flight (Triton's form)
+    carried = [[add_iter_arg(loop, t) for t in toks] for toks in tokens]
     # steady state, at the top of the body: prefetch iteration i + S - 1
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
@@ -228,38 +253,59 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
                                                    _const(first, stages - 1)))
     pred = _binop(first, "arith.cmpi", ahead, ub, i1)
     defining_op(pred).attributes["predicate"] = "slt"
-    body.insert_before(first, Operation("ttg.async_wait", [], [],
-                                        {"num": (stages - 2) * len(cands)}, loc=loop.loc))
+    wait = Operation("ttg.async_wait", [args[0] for args in carried], [async_token],
+                     {"num": (stages - 2) * len(cands)}, loc=loop.loc)
+    wait.result.name = cands[0].load.result.name
+    body.insert_before(first, wait)
     issue_at = first
     if async_dot is not None:
-        issue_at = _make_async(async_dot)
+        issue_at = make_async(async_dot)
     elif nbuf < stages and body.terminator is not None:  # the prefetch refills the slot
         issue_at = body.terminator                           # read this iteration: after it
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
-    for c, buf in zip(cands, bufs, strict=False):
-        _issue(c, buf, mapping, wr, pred, issue_at)
-        body.insert_before(issue_at, Operation("ttg.async_commit_group", [], [], loc=loop.loc))
-    for c, buf in zip(cands, bufs, strict=False):
-        for u in c.users:
-            t = c.alloc.result.type
-            idx = Operation("ttg.memdesc_index", [buf, rd],
-                            [MemDescType(tuple(t.shape), t.element, t.encoding, True)],
-                            loc=u.loc)
-            body.insert_before(u, idx)
-            for j, o in enumerate(list(u.operands)):
-                if o is c.alloc.result:
-                    u.set_operand(j, idx.result)
-        c.alloc.erase()
-        c.load.erase()
+    yield_op = body.terminator
+    assert yield_op is not None and yield_op.name == "scf.yield"
+    for c, buf, args in zip(cands, bufs, carried, strict=True):
+        new = _issue(c, buf, mapping, wr, pred, issue_at, loop.loc)
+        for v in args[1:] + [new]:
+            yield_op.add_operand(v)
+    for c, buf in zip(cands, bufs, strict=True):
+        _read_slots(c, buf, rd, wait.result)
     blk = block_of(loop)
-    blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [], {"num": 0},
-                                                  loc=loop.loc))
+    blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [async_token],
+                                                  {"num": 0}, loc=loop.loc))
     if async_dot is not None:
-        _drain_after(loop)
+        drain_after(loop)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
+
+
+def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
+    """Point the users of ``c``'s single buffer at slot ``rd`` of the multi-buffer ``buf``
+    (a ``local_load`` also names the wait's ``token``) and drop the original load."""
+    t = shaped_type(c.alloc.result)
+    for u in c.users:
+        idx = Operation("ttg.memdesc_index", [buf, rd],
+                        [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=u.loc)
+        block_of(u).insert_before(u, idx)
+        for j, o in enumerate(list(u.operands)):
+            if o is c.alloc.result:
+                u.set_operand(j, idx.result)
+        if u.name == "ttg.local_load" and len(u.operands) == 1:
+            u.add_operand(token)
+    c.alloc.erase()
+    c.load.erase()
+
+
+def add_iter_arg(loop: Operation, init: Value) -> Value:
+    """Append an iter arg to the ``scf.for`` ``loop``, initialised to ``init`` (a new operand,
+    body argument and result of ``init``'s type). Returns the body argument; the caller
+    appends the value yielded for it to the body's ``scf.yield``."""
+    loop.add_operand(init)
+    loop.results.append(Value(init.type, loop, len(loop.results)))
+    return loop.regions[0].block.add_arg(init.type, init.name)
 
 
 def num_buffers(cands: list, stages: int) -> int:
@@ -269,64 +315,6 @@ def num_buffers(cands: list, stages: int) -> int:
     3.6 ``LowerLoops.cpp``: ``loadRequiresAdditionalBuffer``)."""
     wgmma = any(u.name == "ttng.warp_group_dot" for c in cands for u in c.users)
     return stages if wgmma else max(1, stages - 1)
-
-
-def _async_dot(body, cands: list):
-    """The body's ``ttng.warp_group_dot`` that can stay in flight across iterations, or None:
-    the only dot of the body, both operands pipelined buffers, its accumulator an iter arg
-    read only by it and its result only yielded back into that iter arg."""
-    dots = [op for op in body.ops if op.name in ("tt.dot", "ttng.warp_group_dot")]
-    if len(dots) != 1 or dots[0].name != "ttng.warp_group_dot":
-        return None
-    dot = dots[0]
-    allocs = {id(c.alloc.result) for c in cands}
-    if not all(id(v) in allocs for v in dot.operands[:2]):
-        return None
-    acc, y = dot.operands[2], body.terminator
-    if acc.defining_op is not None or acc.owner is not body or acc.index == 0 or y is None:
-        return None
-    users = [u for u, _ in dot.result.uses]
-    if [u for u, _ in acc.uses] != [dot] or users != [y] or \
-            y.operands[acc.index - 1] is not dot.result:
-        return None
-    return dot
-
-
-def _make_async(dot: Operation) -> Operation:
-    """Mark ``dot`` asynchronous and wait for all but the newest wgmma group right after it
-    (``ttng.warp_group_dot_wait {pendings = 1}``: the previous iteration's group, which read
-    the slot the prefetch overwrites next, is done). Returns the op the prefetch goes before."""
-    body = block_of(dot)
-    dot.attributes["isAsync"] = True
-    wait = Operation("ttng.warp_group_dot_wait", [dot.result], [dot.result.type],
-                     {"pendings": 1}, loc=dot.loc)
-    wait.result.name = dot.result.name
-    body.insert(body.ops.index(dot) + 1, wait)
-    for u, i in list(dot.result.uses):
-        if u is not wait:
-            u.set_operand(i, wait.result)
-    return body.ops[body.ops.index(wait) + 1]
-
-
-def _drain_after(loop: Operation) -> None:
-    """``ttng.warp_group_dot_wait {pendings = 0}`` on the loop's accumulator result after the
-    loop: the last wgmma group has finished before anything reads it."""
-    y = loop.regions[0].block.terminator
-    if y is None:
-        return
-    for j, v in enumerate(y.operands):
-        d = v.defining_op
-        if d is None or d.name != "ttng.warp_group_dot_wait":
-            continue
-        res = loop.results[j]
-        wait = Operation("ttng.warp_group_dot_wait", [res], [res.type], {"pendings": 0},
-                         loc=loop.loc)
-        wait.result.name = res.name
-        blk = block_of(loop)
-        blk.insert(blk.ops.index(loop) + 1, wait)
-        for u, i in list(res.uses):
-            if u is not wait:
-                u.set_operand(i, wait.result)
 
 
 def _dce(block) -> None:

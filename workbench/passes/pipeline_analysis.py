@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value
 from ..ir.types import TensorType
+from ..layouts import to_linear
 from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .effects import is_pure
 
@@ -51,6 +52,8 @@ class Candidate:
     users: list
     ops: list
     carried: list = field(default_factory=list)
+    #: elements per vector copy, Triton's ``contiguity`` attribute of the async copy
+    contiguity: int = 1
 
 
 def _is_zero(v: Value) -> bool:
@@ -155,6 +158,26 @@ def copy_bytes(load: Operation, axis) -> int:
     return vec * eb
 
 
+def copy_contiguity(load: Operation, axis) -> int:
+    """Elements one thread copies at once for ``load``: :func:`copy_bytes` in elements, capped
+    by the run of consecutive elements each thread holds along the layout's fastest dim
+    (Triton 3.6 ``AxisInfo.cpp``: ``getContiguity`` takes the minimum with the layout's
+    ``getContigPerThread``). The async copy prints it as ``{contiguity = n : i32}``."""
+    t = load.operands[0].type
+    assert isinstance(t, TensorType)
+    vec = copy_bytes(load, axis) // pointee_bytes(t)
+    enc = t.encoding
+    if enc is None or not hasattr(enc, "order"):
+        return max(1, vec)
+    d = enc.order[0]
+    run = 1
+    for basis in to_linear(enc, t.shape).in_dim_bases("register"):
+        if basis != tuple(run if k == d else 0 for k in range(len(t.shape))):
+            break
+        run *= 2
+    return max(1, min(vec, run))
+
+
 def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
     uses = [u for u, _ in load.result.uses]
@@ -179,7 +202,8 @@ def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
         return None, s.why
     if len(load.operands) > 1 and not s.add(load.operands[1], "mask"):
         return None, s.why
-    return Candidate(load, alloc, users, s.ops, list(s.carried.values())), None
+    vec = copy_contiguity(load, axis) if axis is not None else 1
+    return Candidate(load, alloc, users, s.ops, list(s.carried.values()), vec), None
 
 
 def _dot_operand_load(v: Value, body) -> Operation | None:

@@ -4,12 +4,13 @@ numpy.
 
 * ``ttg.memdesc_index %buf, %i``: a numpy *view* of slot ``i`` of the multi-buffer (writes
   through it land in the buffer);
-* ``ttg.async_copy_global_to_local %ptrs, %dst, %pred[, %mask]``: when ``%pred`` holds, the
-  elements of ``%mask`` are read from global memory into ``%dst`` and the others are set to
-  zero (``cp.async`` with ``src-size`` 0); when it does not, nothing is read or written (the
-  copy of an iteration past the end);
+* ``ttg.async_copy_global_to_local %ptrs, %dst[ mask %mask]``: the elements of ``%mask`` are
+  read from global memory into ``%dst`` and the others are set to zero (``cp.async`` with
+  ``src-size`` 0; the pipeliner folds "this iteration exists" into the mask, so the copy of an
+  iteration past the end zero-fills its slot and reads nothing);
 * ``ttg.async_commit_group`` and ``ttg.async_wait``: no-ops (copies complete at once here, so
-  the interpreter checks what is copied where, not the wait counts);
+  the interpreter checks what is copied where, not the wait counts); their
+  ``!ttg.async.token`` results (and the copy's) hold ``None``;
 * ``ttng.warp_group_dot`` (Hopper wgmma, operands read from the buffers) is ``tt.dot`` of the
   buffers' contents, and ``ttng.warp_group_dot_wait`` passes its inputs through.
 
@@ -38,35 +39,42 @@ class AsyncOpsMixin:
 
     def op_ttg_async_copy_global_to_local(self, op):
         _, dt, _, arg = self._mem_common(op)
-        p, d, q = (self.slot(v) for v in op.operands[:3])
-        m = self.slot(op.operands[3]) if len(op.operands) > 3 else None
+        p, d = self.slot(op.operands[0]), self.slot(op.operands[1])
+        m = self.slot(op.operands[2]) if len(op.operands) > 2 else None
+        tok = self.slot(op.result)
         loc = op.loc
 
         def async_copy(env):
-            pred = np.asarray(env[q]).reshape(-1)
-            if not pred.any():
-                return
+            env[tok] = None
             dst = env[d]
             ptr = np.broadcast_to(env[p], dst.shape)
-            mask = np.broadcast_to(pred.reshape((-1,) + (1,) * (dst.ndim - 1)), dst.shape)
-            if m is not None:
-                mask = mask & np.broadcast_to(env[m], dst.shape)
+            mask = None if m is None else np.broadcast_to(env[m], dst.shape)
+            if mask is not None and not mask.any():
+                dst[...] = 0
+                return
             try:
-                vals = env[MEM].load(np.ascontiguousarray(ptr), None if mask.all() else mask,
-                                     dt, arg)
+                vals = env[MEM].load(np.ascontiguousarray(ptr),
+                                     None if mask is None or mask.all() else mask, dt, arg)
             except OutOfBounds as e:
                 raise out_of_bounds("async copy", e.bad, e.addr, env[MEM], arg, dt.itemsize,
                                     env[PIDS], loc) from None
-            vals = np.where(mask, vals, np.zeros(1, dtype=vals.dtype))
-            dst[...] = np.where(pred.reshape((-1,) + (1,) * (dst.ndim - 1)),
-                                vals.astype(dst.dtype, copy=False), dst)
+            if mask is not None:
+                vals = np.where(mask, vals, np.zeros(1, dtype=vals.dtype))
+            dst[...] = vals.astype(dst.dtype, copy=False)
         return async_copy
 
     def op_ttg_async_commit_group(self, op):
-        return None
+        return self._token(op)
 
     def op_ttg_async_wait(self, op):
-        return None
+        return self._token(op)
+
+    def _token(self, op):
+        tok = self.slot(op.result)
+
+        def token(env):
+            env[tok] = None
+        return token
 
     # Hopper's ttng.warp_group_dot reads its operands straight from the buffers (memdescs) and
     # completes at once here; its wait passes the accumulators through.

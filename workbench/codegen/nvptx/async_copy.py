@@ -3,16 +3,18 @@
 * ``ttg.memdesc_index %buf, %i``: slot ``i`` of a ``S x ...`` buffer, at byte offset
   ``base + i * slot_bytes`` (an i32 computed at run time;
   :func:`.smem_access.buffer_pointer` accepts it as a base).
-* ``ttg.async_copy_global_to_local %ptrs, %dst, %pred[, %mask]``: each thread copies its
+* ``ttg.async_copy_global_to_local %ptrs, %dst[ mask %mask]``: each thread copies its
   registers' elements, in groups of ``v`` contiguous elements (the pointer layout's run, the
   axis analysis' contiguity/alignment as for ``tt.load`` and the swizzle's ``vec``), with
-  ``@p cp.async.cg.shared.global [dst], [src], 16, src_size;`` (16-byte groups; ``.ca`` for
-  4 and 8 bytes) where ``src_size`` is 0 for a false mask (the 16 bytes are zero-filled) and
-  ``@p`` the copy's predicate (PTX ISA 9.7.9.25.3 ``cp.async``). Groups narrower than 4 bytes
-  fall back to a predicated ``ld.global`` + ``st.shared`` (synchronous: still ordered by the
-  following wait and barrier).
+  ``cp.async.cg.shared.global [dst], [src], 16, src_size;`` (16-byte groups; ``.ca`` for
+  4 and 8 bytes) where ``src_size`` is 0 for a false mask (the 16 bytes are zero-filled; PTX
+  ISA 9.7.9.25.3 ``cp.async``). Groups narrower than 4 bytes fall back to a predicated
+  ``ld.global`` + ``st.shared`` (synchronous: still ordered by the following wait and
+  barrier).
 * ``ttg.async_commit_group`` / ``ttg.async_wait {num}``: ``cp.async.commit_group`` and
   ``cp.async.wait_group num`` (PTX ISA 9.7.9.25.4/5).
+* Their ``!ttg.async.token`` results (and the token operands of ``async_wait`` and
+  ``local_load``) only order the ops: they lower to no register.
 
 Barriers around the copies come from ``tritongpu-insert-barriers``: a copy waits for earlier
 reads of its bytes, a read after ``async_wait`` for the copies that landed. Every inline asm
@@ -56,8 +58,8 @@ def lower_memdesc_index(kl, op) -> None:
 
 def lower_async_copy(kl, op) -> None:
     """``ttg.async_copy_global_to_local`` (module docstring)."""
-    src_v, dst_v, pred_v = op.operands[:3]
-    mask_v = op.operands[3] if len(op.operands) > 3 else None
+    src_v, dst_v = op.operands[:2]
+    mask_v = op.operands[2] if len(op.operands) > 2 else None
     src_t, dst_t = src_v.type, dst_v.type
     enc = dst_t.encoding
     elem_t = dst_t.element
@@ -70,7 +72,6 @@ def lower_async_copy(kl, op) -> None:
     v = min(vmem, vsh) if dim == order[0] else 1
     ptrs = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None
-    (pred,) = kl.get(pred_v)
     coords = kl.coords(src_t)
     b = kl.b
     nbytes = v * eb
@@ -85,15 +86,16 @@ def lower_async_copy(kl, op) -> None:
         if nbytes >= 4:
             size = I32(nbytes) if masks is None else b.select(masks[g], I32(nbytes), I32(0))
             kind = "cg" if nbytes == 16 else "ca"
-            _asm(kl, f"@$3 cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;",
-                 "r,l,r,b,~{memory}", [dst, src, size, pred])
+            _asm(kl, f"cp.async.{kind}.shared.global [$0], [$1], {nbytes}, $2;",
+                 "r,l,r,~{memory}", [dst, src, size])
         else:
-            _sync_copy(kl, dst, src, pred, masks[g] if masks is not None else None, elem_t, v)
+            _sync_copy(kl, dst, src, masks[g] if masks is not None else None, elem_t, v)
+    kl.set(op.result, [])
     record_access(kl, op, f"ttg.async_copy_global_to_local (cp.async, {nbytes} B/lane)", enc,
                   src_t.encoding, tuple(src_t.shape), elem_t, nbytes)
 
 
-def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
+def _sync_copy(kl, dst, src, mask, elem_t, v):
     """Fallback for groups below 4 bytes: element by element, predicated, zero when masked."""
     b = kl.b
     eb = byte_size(elem_t)
@@ -101,7 +103,7 @@ def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
     wt = ir.IntType(bits)
     sfx = {8: "b16", 16: "b16", 32: "b32", 64: "b64"}[max(bits, 16)]
     rt = ir.IntType(max(bits, 16))
-    cond = pred if mask is None else b.and_(pred, mask)
+    cond = ir.Constant(ir.IntType(1), 1) if mask is None else mask
     for e in range(v):
         s = b.add(src, I64(e * eb))
         val = _asm(kl, f"mov.{sfx} $0, 0;\n@$2 ld.global.{'u8' if bits == 8 else sfx} $0, [$1];",
@@ -114,12 +116,13 @@ def _sync_copy(kl, dst, src, pred, mask, elem_t, v):
         st = "st.shared.u8" if bits == 8 else f"st.shared.{sfx}"
         cons = "r,h" if bits <= 16 else ("r,r" if bits == 32 else "r,l")
         arg = b.zext(val, ir.IntType(16)) if bits == 8 else val
-        _asm(kl, f"@$2 {st} [$0], $1;", cons + ",b,~{memory}", [d, arg, pred])
+        _asm(kl, f"{st} [$0], $1;", cons + ",~{memory}", [d, arg])
 
 
 def lower_commit(kl, op) -> None:
     """``cp.async.commit_group``."""
     _asm(kl, "cp.async.commit_group;", "~{memory}", [])
+    kl.set(op.result, [])
 
 
 def lower_wait(kl, op) -> None:
@@ -130,6 +133,7 @@ def lower_wait(kl, op) -> None:
     _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
     if getattr(kl, "uses_wgmma", False):
         fence_proxy_async(kl)
+    kl.set(op.result, [])
 
 
 __all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait"]

@@ -12,8 +12,9 @@ _EW = ("pure", "elementwise")
 _ARROW = "$src attr-dict `:` type($src) `->` type($result)"
 _MEM = ("(`cacheModifier` `=` $cache^)? (`evictionPolicy` `=` $evict^)? attr-dict "
         "`:` type($ptr)")
-_CACHE = Attr("cache", "enum", None, elide=(None, "", "none"))
-_EVICT = Attr("evict", "enum", None, elide=(None, "", "normal", "evict_normal"))
+#: the cache modifier and eviction policy of memory ops (also ``ttg.async_copy_global_to_local``)
+CACHE_ATTR = Attr("cache", "enum", None, elide=(None, "", "none"))
+EVICT_ATTR = Attr("evict", "enum", None, elide=(None, "", "normal", "evict_normal"))
 _SEM = Attr("sem", "enum", "acq_rel", elide=())
 _SCOPE = Attr("scope", "enum", "gpu", elide=())
 #: Triton's ``InputPrecision`` enum in order (attribute dictionaries print its number)
@@ -51,11 +52,11 @@ SPECS = [
        format="$ptr `,` $offset attr-dict `:` type($result) `,` type($offset)",
        verify=chk.addptr, doc="pointer + offset in elements"),
     op("tt.load", ["ptr", "mask?", "other?"],
-       attributes=[_CACHE, _EVICT, Attr("isVolatile", "bool", False, elide=(None, False))],
+       attributes=[CACHE_ATTR, EVICT_ATTR, Attr("isVolatile", "bool", False, elide=(None, False))],
        effects=("read:global",), format="$ptr (`,` $mask^)? (`,` $other^)? " + _MEM,
        infer=pointee_of_operand, verify=chk.load,
        doc="load; masked-off lanes give other (undefined when other is absent)"),
-    op("tt.store", ["ptr", "value", "mask?"], results=(), attributes=[_CACHE, _EVICT],
+    op("tt.store", ["ptr", "value", "mask?"], results=(), attributes=[CACHE_ATTR, EVICT_ATTR],
        effects=("write:global",), format="$ptr `,` $value (`,` $mask^)? " + _MEM,
        verify=chk.store, doc="store"),
     op("tt.reduce.return", ["*result"], results=(), traits=("pure", "terminator"),
@@ -145,7 +146,7 @@ SPECS = [
        format="$base `,` `[` $shape `]` `,` `[` $strides `]` attr-dict `:` short(type($base)) "
               "`,` short(type($result))",
        doc="a descriptor of the tensor at base (shape i32, strides i64 in elements)"),
-    op("tt.descriptor_load", ["desc", "*indices"], attributes=[_CACHE, _EVICT],
+    op("tt.descriptor_load", ["desc", "*indices"], attributes=[CACHE_ATTR, EVICT_ATTR],
        effects=("read:global",),
        format="$desc `[` $indices `]` (`cacheModifier` `=` $cache^)? (`evictionPolicy` `=` "
               "$evict^)? attr-dict `:` type($desc) `->` type($result)",
