@@ -136,6 +136,8 @@ class CallsMixin:
             return isinstance(args[0], args[1])
         if name == "print":
             return ldebug.static_print(*args, _semantic=self.sem)
+        if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, list)):
+            return len(args[0])  # a tuple's length is known when compiling
         if ce.is_const(args) and ce.is_const(list(kws.values())):
             return self.py_eval(node, lambda: fn(*args, **kws))
         if name in ("min", "max") and not kws:

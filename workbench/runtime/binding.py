@@ -298,6 +298,10 @@ def _tuple_spec(fn, p: Param, v: tuple, hints: bool, devices: dict, where: str):
     cls = type(v) if hasattr(type(v), "_fields") else tuple
     specs, rvs = [], []
     for i, e in enumerate(v):
+        if type(e).__name__ == "constexpr" and hasattr(e, "value"):  # tl.constexpr(4)
+            specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=e.value))
+            rvs.append(None)
+            continue
         s, r = _value_spec(fn, inner, e, hints, devices, f"{where}[{i}]")
         specs.append(s)
         rvs.append(r)
