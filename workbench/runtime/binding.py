@@ -296,7 +296,8 @@ def _tuple_spec(fn, p: Param, v: tuple, hints: bool, devices: dict, where: str):
     its class (the kernel reads its fields by name)."""
     inner = Param(p.name, p.index, False, _NO_DEFAULT, None)
     cls = type(v) if hasattr(type(v), "_fields") else tuple
-    specs, rvs = [], []
+    specs: list = []
+    rvs: list = []
     for i, e in enumerate(v):
         if type(e).__name__ == "constexpr" and hasattr(e, "value"):  # tl.constexpr(4)
             specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=e.value))

@@ -112,7 +112,9 @@ def triton_compile(jf, entries, target: str | Target, num_warps: int, num_stages
         raise ValueError(f"Triton compiles for CUDA targets only (cuda:80, cuda:90), not "
                          f"{target}")
     fn = _Translator(triton, ttl).function(jf)
-    signature, consts, attrs = {}, {}, {}
+    signature: dict = {}
+    consts: dict = {}
+    attrs: dict = {}
     runtime = iter(entries)
     for i, p in enumerate(jf.params):
         if p.constexpr:
