@@ -253,3 +253,27 @@ def test_assigning_into_a_tuple_is_refused():
 
     with pytest.raises(CompilationError):
         k[(1,)](np.zeros(1, np.int32))
+
+
+@wb.jit
+def desc_pair_k(descs, shape, BM: tl.constexpr, BN: tl.constexpr):
+    src, dst = descs
+    tl.static_assert(len(shape) == 2)
+    v = src.load([0, 0])
+    dst.store([0, 0], v * 2 + shape[1])
+
+
+def test_tuple_of_descriptors(backend, rng):
+    from workbench.tools.tensor_descriptor import TensorDescriptor
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = np.zeros_like(a)
+    pair = (TensorDescriptor.from_tensor(a, [16, 32]), TensorDescriptor.from_tensor(b, [16, 32]))
+    ck = desc_pair_k[(1,)](pair, a.shape, BM=16, BN=32)
+    np.testing.assert_allclose(b, a * 2 + 32, rtol=1e-6)
+    # each descriptor is flattened as Triton flattens it (descriptor, i32 shape, i64 strides)
+    sig = _signature_line(wb.compile(desc_pair_k, pair, a.shape, BM=16, BN=32,
+                                     target="cuda:90").asm["ttir"])
+    types = re.findall(r"%descs\w*: ([^,)]+(?:<[^>]*>>)?)", sig)
+    desc = "!tt.tensordesc<tensor<16x32xf32>>"
+    assert types == [desc, "i32", "i32", "i64", "i64"] * 2
+    assert ck.spec.signature_text().startswith("(tensordesc<fp32[16, 32]>, ")
