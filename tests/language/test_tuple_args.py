@@ -277,3 +277,16 @@ def test_tuple_of_descriptors(backend, rng):
     desc = "!tt.tensordesc<tensor<16x32xf32>>"
     assert types == [desc, "i32", "i32", "i64", "i64"] * 2
     assert ck.spec.signature_text().startswith("(tensordesc<fp32[16, 32]>, ")
+
+
+def test_ast_source_with_triton_tuple_signature_paths():
+    from workbench.runtime.astsource import ASTSource, GPUTarget
+    src = ASTSource(affine_k, signature={"X": "*fp32", "outs": ("*fp32", ("*fp32", "constexpr")),
+                                         "coeffs": ("i32", ("fp32", "constexpr")),
+                                         "BLOCK": "constexpr"},
+                    constexprs={"BLOCK": BLOCK, (1, 1, 1): None, (2, 1, 1): 3},
+                    attrs={(0,): [["tt.divisibility", 16]], (1, 1, 0): [["tt.divisibility", 16]]})
+    ck = wb.compile(src, target=GPUTarget("cuda", 90, 32))
+    assert ck.spec.signature_text() == "*fp32:16, (*fp32, (*fp32:16, constexpr)), " \
+                                       "(i32, (fp32, constexpr))"
+    assert "%outs_0: !tt.ptr<f32> {tt.divisibility = 16 : i32}" in ck.asm["ttir"]

@@ -55,7 +55,7 @@ class ArgSpec:
         v = self.value
         if self.kind == "tuple":
             v = (getattr(v, "__module__", ""), getattr(v, "__qualname__", repr(v)),
-                 tuple(e.key() for e in self.elements))
+                 tuple(getattr(v, "_fields", ())), tuple(e.key() for e in self.elements))
         elif self.kind == "constexpr":
             v = (type(v).__name__, repr(v))
         return (self.name, self.kind, self.type, self.divisible_by_16, self.equal_to_1, v)
