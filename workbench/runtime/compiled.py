@@ -8,7 +8,7 @@ from ..backends.limits import MAX_GRID, LimitCheck, grid_checks
 from ..errors import LaunchError, OutOfResources, ToolMissingError, user_facing
 from . import views
 from .binding import bind_arguments, launch_error, param_location, specialize
-from .fastpath import FastBinder, FastEntry
+from .fastpath import FastBinder, FastEntry, passed_plan
 from .grid import normalize_grid
 from .specialization import flat_runtime
 
@@ -163,8 +163,7 @@ class CompiledKernel:
             params = [dataclasses.replace(p, default=fixed[p.name])
                       if p.constexpr and p.name in fixed else p for p in self.params]
             self._fast = FastBinder(params)
-            passed = tuple(i for i, a in enumerate(self.spec.args) if a.passed)
-            self._entry = FastEntry(self, passed, self.options, ())
+            self._entry = FastEntry(self, passed_plan(self.spec), self.options, ())
         return self._fast
 
     def _check_fits(self, bound) -> None:
