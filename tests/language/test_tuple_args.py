@@ -290,3 +290,18 @@ def test_ast_source_with_triton_tuple_signature_paths():
     assert ck.spec.signature_text() == "*fp32:16, (*fp32, (*fp32:16, constexpr)), " \
                                        "(i32, (fp32, constexpr))"
     assert "%outs_0: !tt.ptr<f32> {tt.divisibility = 16 : i32}" in ck.asm["ttir"]
+
+
+@pytest.mark.gpu
+def test_tuple_arguments_on_the_gpu(rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = rng.standard_normal(BLOCK).astype(np.float32)
+    dx = torch.from_numpy(x).cuda()
+    o1, o2 = torch.full((BLOCK,), float("nan"), device="cuda"), torch.zeros(BLOCK, device="cuda")
+    a, b = int(rng.integers(2, 9)), float(rng.standard_normal())
+    for _ in range(2):  # the second launch takes the fast path
+        affine_k[(1,)](dx, (o1, (o2, None)), (a, (b, tl.constexpr(3))), BLOCK=BLOCK)
+    np.testing.assert_allclose(o1.cpu().numpy(), x * a + np.float32(b), rtol=1e-6)
+    np.testing.assert_allclose(o2.cpu().numpy(), x * 3, rtol=1e-6)
