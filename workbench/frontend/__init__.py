@@ -12,6 +12,7 @@ from ..ir import types as irt
 from ..ir.core import Operation, module_op
 from ..language import descriptors
 from ..language import dtypes as dt
+from ..language import tuples as ltuples
 from ..language.semantic import Semantic
 from .codegen import CodeGenerator, NamingBuilder
 from .scopes import Scope
@@ -26,26 +27,33 @@ def _param_values(src, spec, block, sem, fn_loc):
         raise CompilationError(
             f"kernel {src.name!r} has {len(src.params)} parameters but the specialisation "
             f"has {len(spec.args)}", fn_loc, "pass one argument per parameter")
-    values = {}
     args = iter(block.args)
-    for pname, a in zip(src.params, spec.args, strict=False):
-        if a.kind == "constexpr":
-            values[pname] = getattr(a.value, "value", a.value)
-        elif a.equal_to_1:
-            values[pname] = 1
-        elif a.kind == "tensordesc":
-            n = len(descriptors.param_types(a.type))
-            values[pname] = descriptors.from_params(a.type, [next(args) for _ in range(n)],
-                                                    sem)
-        else:
-            try:
-                d = dt.from_short_name(a.type)
-            except ValueError as e:
-                raise CompilationError(f"parameter {pname!r}: {e}", fn_loc) from None
-            if pname in src.consts and isinstance(d, dt.pointer_type):  # tl.const
-                d = dt.pointer_type(d.element_ty, d.address_space, const=True)
-            values[pname] = sem.wrap(next(args), d)
-    return values
+    return {pname: _param_value(a, args, sem, fn_loc, pname in src.consts)
+            for pname, a in zip(src.params, spec.args, strict=False)}
+
+
+def _param_value(a, args, sem, fn_loc, const: bool = False):
+    """The kernel's view of argument spec ``a``, taking its IR values from ``args``: a
+    constexpr's value, 1, a tensor, a descriptor, or for a tuple a :class:`tl.tuple
+    <workbench.language.tuples.tuple>` (a namedtuple for a namedtuple argument) of its
+    elements' values. ``const``: a ``tl.const`` pointer parameter."""
+    if a.kind == "tuple":
+        items = [_param_value(e, args, sem, fn_loc) for e in a.elements]
+        return a.value(*items) if hasattr(a.value, "_fields") else ltuples.tuple(items)
+    if a.kind == "constexpr":
+        return getattr(a.value, "value", a.value)
+    if a.equal_to_1:
+        return 1
+    if a.kind == "tensordesc":
+        n = len(descriptors.param_types(a.type))
+        return descriptors.from_params(a.type, [next(args) for _ in range(n)], sem)
+    try:
+        d = dt.from_short_name(a.type)
+    except ValueError as e:
+        raise CompilationError(f"parameter {a.name!r}: {e}", fn_loc) from None
+    if const and isinstance(d, dt.pointer_type):  # tl.const
+        d = dt.pointer_type(d.element_ty, d.address_space, const=True)
+    return sem.wrap(next(args), d)
 
 
 def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Operation:
@@ -59,7 +67,7 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
     tree = src.tree()
     fn_loc = src.loc(tree.lineno, tree.col_offset)
     module = module_op(loc=fn_loc)
-    passed = [a for a in spec.args if a.passed]
+    passed = spec.passed  # tuple arguments flattened, as Triton's signature flattens them
     types: list = []
     arg_attrs: list = []
     names: list = []

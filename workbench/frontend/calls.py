@@ -13,6 +13,7 @@ from ..language import builtins as lb
 from ..language import debug as ldebug
 from ..language import dtypes as ldtypes
 from ..language import loops
+from ..language import tuples as ltuples
 from ..language.core import constexpr, tensor
 from . import constexpr as ce
 from .scopes import ALLOWED_BUILTINS, Scope
@@ -73,6 +74,10 @@ class CallsMixin:
             return fn(*args, **kws)
         if fn is constexpr:
             return ce.unwrap(args[0]) if args else None
+        if fn is ltuples.tuple or ltuples.is_namedtuple_class(fn):
+            return self._make_tuple(fn, args, kws, node)
+        if fn in (ltuples.tuple_type, ltuples.constexpr_type):
+            return self._call_const(fn, args, kws, node)
         if fn in (loops.static_range, loops.range):
             return fn(*[ce.unwrap(a) for a in args], **{k: ce.unwrap(v) for k, v in kws.items()})
         if getattr(fn, "__workbench_constexpr_function__", False):
@@ -92,6 +97,22 @@ class CallsMixin:
                          "decorate it with @workbench.jit to inline it, or compute the value "
                          "outside the kernel and pass it as a tl.constexpr parameter",
                          UnsupportedError)
+
+    def _make_tuple(self, cls, args, kws, node):
+        """``tl.tuple(iterable)`` or ``SomeNamedTuple(a, b=...)`` built from kernel values
+        (tensors included), as Triton builds them."""
+        args = [ce.unwrap(a) for a in args]
+        kws = {k: ce.unwrap(v) for k, v in kws.items()}
+        if cls is ltuples.tuple:
+            kws.pop("type", None)
+            if len(args) != 1 or kws or not isinstance(args[0], (tuple, list)):
+                raise self.error(node, "tl.tuple takes one tuple or list of values",
+                                 "write tl.tuple((a, b)) or tl.tuple([a, b])")
+            return ltuples.tuple(args[0])
+        try:
+            return cls(*args, **kws)
+        except TypeError as e:
+            raise self.error(node, f"bad arguments to {cls.__name__}: {e}") from None
 
     def _call_const(self, fn, args, kws, node):
         args = [ce.unwrap(a) for a in args]
@@ -116,6 +137,8 @@ class CallsMixin:
             return isinstance(args[0], args[1])
         if name == "print":
             return ldebug.static_print(*args, _semantic=self.sem)
+        if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, list)):
+            return len(args[0])  # a tuple's length is known when compiling
         if ce.is_const(args) and ce.is_const(list(kws.values())):
             return self.py_eval(node, lambda: fn(*args, **kws))
         if name in ("min", "max") and not kws:

@@ -49,7 +49,8 @@ def unflatten(template, leaves: list):
             n = len(t._flatten())
             return t._unflatten([next(it) for _ in range(n)])
         if isinstance(t, (tuple, list)):
-            return type(t)(build(x) for x in t)
+            items = [build(x) for x in t]
+            return type(t)._make(items) if hasattr(type(t), "_make") else type(t)(items)
         return t
     return build(template)
 

@@ -192,7 +192,8 @@ class ControlFlowMixin:
         of ``block``; tuples element by element."""
         if isinstance(v, (tuple, list)) and isinstance(other, (tuple, list)) and \
                 len(v) == len(other):
-            return type(v)(self._materialize(x, block, o) for x, o in zip(v, other, strict=False))
+            items = [self._materialize(x, block, o) for x, o in zip(v, other, strict=False)]
+            return type(v)._make(items) if hasattr(type(v), "_make") else type(v)(items)
         if not isinstance(v, (int, float, bool)):
             return v
         with self.builder.at_end_of(block):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from ..errors import UnsupportedError
+from ..language import tuples as ltuples
 from ..language.core import tensor
 from . import constexpr as ce
 from .scopes import Undefined
@@ -41,7 +42,29 @@ class ExpressionsMixin:
                              "parameter") from None
 
     def visit_Tuple(self, node):
-        return tuple(self._visit_elts(node.elts))
+        return ltuples.tuple(self._visit_elts(node.elts))
+
+    def visit_ListComp(self, node):
+        """``[f(v) for v in t]`` over a tuple (or other compile-time sequence), unrolled at
+        compile time into a ``tl.tuple``, as Triton allows (one ``for``, no ``if``)."""
+        if len(node.generators) != 1 or node.generators[0].ifs or \
+                node.generators[0].is_async:
+            raise self.error(node, "list comprehensions are not supported inside a kernel "
+                             "except [f(v) for v in a_tuple] (one for, no if)",
+                             "unroll it with `for i in tl.static_range(...)`",
+                             UnsupportedError)
+        comp = node.generators[0]
+        seq = ce.unwrap(self.visit(comp.iter))
+        if not isinstance(seq, (tuple, list)):
+            raise self.error(node, "list comprehensions are not supported inside a kernel "
+                             "except over a tuple (as in Triton)",
+                             "unroll it with `for i in tl.static_range(...)`",
+                             UnsupportedError)
+        out = []
+        for item in seq:
+            self.assign(comp.target, item)
+            out.append(self.visit(node.elt))
+        return ltuples.tuple(out)
 
     def visit_List(self, node):
         return list(self._visit_elts(node.elts))
@@ -75,6 +98,9 @@ class ExpressionsMixin:
         attr = node.attr
         if isinstance(obj, tensor):
             return self._tensor_attribute(node, obj, attr)
+        if attr == "type" and isinstance(node.value, ast.Subscript) and \
+                not isinstance(obj, tuple) and ce.is_const(obj):
+            return ltuples.type_of(ce.unwrap(obj))  # a tuple's constexpr element
         try:
             return getattr(obj, attr)
         except AttributeError:
@@ -93,6 +119,8 @@ class ExpressionsMixin:
         op = type(node.op)
         if ce.is_const(left) and ce.is_const(right):
             return self.py_eval(node, ce.BINOPS[op], left, right)
+        if isinstance(left, tuple) or isinstance(right, tuple):
+            return self._tuple_binop(node, op, left, right)
         if op not in ce.BINOP_NAMES:
             raise self.error(node, f"operator {type(node.op).__name__} is not supported on "
                              "tensors", "use tl.math / libdevice functions (e.g. exp2 for "
@@ -100,6 +128,17 @@ class ExpressionsMixin:
         if op is ast.MatMult:
             raise self.error(node, "@ is not supported yet", None, UnsupportedError)
         return self.sem.binary(ce.BINOP_NAMES[op], left, right)
+
+    def _tuple_binop(self, node, op, left, right):
+        """``t + u`` (concatenation) and ``t * n`` on tuples holding tensors."""
+        if op is ast.Add and isinstance(left, (tuple, list)) and \
+                isinstance(right, (tuple, list)):
+            return ltuples.tuple(list(left) + list(right))
+        if op is ast.Mult and (isinstance(left, int) or isinstance(right, int)):
+            return self.py_eval(node, lambda a, b: ltuples.tuple(a * b), left, right)
+        raise self.error(node, f"operator {type(node.op).__name__} is not supported between "
+                         f"{type(left).__name__} and {type(right).__name__}",
+                         "tuples support + (concatenation) and * by an int", UnsupportedError)
 
     def py_eval(self, node, fn, *args):
         """Run a Python operator on compile-time values; Python errors point at ``node``."""
@@ -208,7 +247,7 @@ class ExpressionsMixin:
                          if what.endswith("s") else f"{what} is not supported inside a kernel",
                          hint, UnsupportedError)
 
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _unsupported_expr
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = _unsupported_expr
     visit_Lambda = visit_NamedExpr = visit_Await = visit_Yield = visit_YieldFrom = \
         visit_Dict = visit_Set = _unsupported_expr
 

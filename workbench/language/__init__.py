@@ -135,6 +135,7 @@ from .shapes import (
     unsqueeze,
     view,
 )
+from .tuples import constexpr_type, tuple, tuple_type
 from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
@@ -162,5 +163,5 @@ __all__ = [
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
-    "item", "pi32_t",
+    "item", "pi32_t", "tuple", "tuple_type", "constexpr_type",
 ]

@@ -8,7 +8,7 @@ from ..errors import user_facing
 from .astsource import ASTSource
 from .binding import bind_arguments, launch_error, specialize
 from .compiled import CompiledKernel
-from .compiler import parse_signature_entry, split_options
+from .compiler import is_signature_tuple, parse_signature_entry, split_options
 from .jit import JITFunction, jit
 from .specialization import Specialization
 
@@ -21,8 +21,9 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
 
     Positional entries, one per non-constexpr parameter in order: an example value (an array,
     int, float, bool: specialised as a launch would) or a Triton signature string (``"*fp32"``,
-    ``"i32"``, ``"*fp16:16"``: see :func:`parse_signature_entry`). Keywords: the constexpr
-    values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
+    ``"i32"``, ``"*fp16:16"``; a tuple parameter's entry is a tuple of those, compile-time
+    values standing for constexpr elements: see :func:`parse_signature_entry`). Keywords:
+    the constexpr values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
     ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
     the IR after every pass in ``.snapshots``). Triton's form ``compile(ASTSource(fn,
     signature, constexprs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})`` is
@@ -51,7 +52,7 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     stated = {}
     values = dict(kw)
     for p, e in zip(runtime_params, entries, strict=True):
-        if isinstance(e, str):
+        if isinstance(e, str) or is_signature_tuple(e):
             try:
                 stated[p.name] = parse_signature_entry(p.name, e)
             except ValueError as err:

@@ -75,11 +75,13 @@ class ParamInfo:
     and derived ``fixed_ptr`` / ``fixed_float`` / ``int_range`` / ``int_codes``."""
 
     __slots__ = ("name", "hints", "align", "fixed", "fixed_ptr", "fixed_float", "int_range",
-                 "int_codes")
+                 "int_codes", "inner")
 
     def __init__(self, name: str, hints: bool, fixed: str | None, align: bool | None = None):
         self.name, self.hints, self.fixed = name, hints, fixed
         self.align = hints if align is None else (hints and align)
+        # the elements of a tuple argument: the same hints, no annotation
+        self.inner = self if fixed is None else ParamInfo(name, hints, None, align)
         self.fixed_ptr = bool(fixed and fixed.startswith("*"))
         self.fixed_float = bool(fixed and fixed.startswith(("fp", "bf")))
         self.int_range = _INT_RANGES.get(fixed) if fixed else None
@@ -228,7 +230,7 @@ def _cuda_array(v, pi: ParamInfo):
 
 
 HANDLERS: dict = {int: _int, float: _float, bool: _bool, type(None): _none,
-                  np.ndarray: _ndarray, np.bool_: _np_bool}
+                  np.ndarray: _ndarray, np.bool_: _np_bool}  # tuples: added below
 for _it in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
     HANDLERS[_it] = _np_int
 for _ft in (np.float16, np.float32, np.float64):
@@ -239,6 +241,24 @@ def _miss(v, pi):
     return MISS, None
 
 
+def _tuple(v, pi: ParamInfo):
+    """A tuple (namedtuple, ``torch.Size``): code ``(class, element codes)``, runtime value
+    the tuple of the elements' runtime values; MISS when any element is unusual."""
+    inner = pi.inner
+    codes, rvs = [], []
+    for e in v:
+        t = type(e)
+        code, rv = (HANDLERS.get(t) or handler_for(t))(e, inner)
+        if code is MISS:
+            return MISS, None
+        codes.append(code)
+        rvs.append(rv)
+    return (type(v), tuple(codes)), tuple(rvs)
+
+
+HANDLERS[tuple] = _tuple
+
+
 def handler_for(t: type):
     """The handler of argument type ``t`` (found once per type and kept in
     :data:`HANDLERS`; types without one get a handler returning MISS)."""
@@ -247,6 +267,8 @@ def handler_for(t: type):
         torch = sys.modules.get("torch")
         if torch is not None and t is getattr(torch, "Tensor", None):
             h = _torch
+        elif issubclass(t, tuple):
+            h = _tuple
         elif hasattr(t, "__cuda_array_interface__") and not issubclass(t, np.ndarray) \
                 and not (t.__module__ or "").startswith("torch"):
             h = _cuda_array  # the order of devices.array_info: numpy, torch, then this

@@ -21,7 +21,15 @@ from ..backends.base import PointerArg
 from ..errors import LaunchError, format_at
 from ..ir.core import Location
 from .devices import ArrayTypeError, array_info, cuda_target_for
-from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, scalar_type_of
+from .specialization import (
+    NUMPY_TO_SHORT,
+    SHORT_TO_NUMPY,
+    ArgSpec,
+    Specialization,
+    flat_runtime,
+    scalar_type_of,
+    tuple_spec,
+)
 
 _NO_DEFAULT = inspect.Parameter.empty
 _INT_RANGES = {"i1": (0, 1), "i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
@@ -209,11 +217,14 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset(),
     Parameters named in ``do_not_specialize`` get no hints; those in ``no_align`` (Triton's
     ``do_not_specialize_on_alignment``) keep "== 1" but get no divisibility-by-16 hint.
 
+    A tuple (or namedtuple, or ``torch.Size``) given to a non-constexpr parameter is
+    specialised element by element (Triton's ``specialize_impl`` recursion): its elements may
+    be arrays, scalars, descriptors, constexprs, None, ``@jit`` functions and tuples.
     Raises :class:`LaunchError` naming the parameter for a value a kernel cannot take
     (strings, lists, complex numbers, arrays of unsupported dtypes, a constexpr parameter
     given an array) and for arrays on different devices (host and CUDA mixed)."""
     specs: list = []
-    per_param: list[PointerArg | int | float | bool | None] = []
+    per_param: list = []
     devices: dict = {}
     for p in params:
         v = _unwrap_constexpr(values[p.name])
@@ -221,57 +232,87 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset(),
         align = hints and p.name not in no_align
         if p.constexpr and isinstance(v, np.generic):
             v = v.item()  # BLOCK=np.int64(128) is the constexpr 128
-        if p.constexpr or v is None:
-            if p.constexpr and _is_array(v):
-                raise launch_error(fn, f"constexpr parameter '{p.name}' was given an array",
-                                   "Constexpr parameters take compile-time values (ints, "
-                                   "floats, bools, dtypes); drop tl.constexpr to pass an "
-                                   "array.", param=p.name)
+        if p.constexpr and _is_array(v):
+            raise launch_error(fn, f"constexpr parameter '{p.name}' was given an array",
+                               "Constexpr parameters take compile-time values (ints, "
+                               "floats, bools, dtypes); drop tl.constexpr to pass an "
+                               "array.", param=p.name)
+        if p.constexpr:
             specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
             per_param.append(None)
             continue
-        if getattr(v, "__workbench_jit__", False) or _is_language_dtype(v):
-            specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=v))
-            per_param.append(None)
-            continue
-        if _is_descriptor(v):
-            spec, rv, info = _descriptor(fn, p, v)
-            specs.append(spec)
-            per_param.append(rv)
-            dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
-            devices.setdefault(dev, (p.name, info))
-            continue
-        try:
-            info = array_info(v)
-        except ArrayTypeError as e:
-            raise launch_error(fn, f"argument '{p.name}': {e}", param=p.name) from None
-        if info is not None:
-            typ = "*" + info.dtype
-            if p.fixed_type and p.fixed_type.startswith("*") and p.fixed_type != typ:
-                raise launch_error(fn, f"argument '{p.name}' is an array of {info.dtype} but "
-                                       f"the parameter is annotated {p.fixed_type}",
-                                   "Pass an array of the annotated dtype.", param=p.name)
-            specs.append(ArgSpec(p.name, "pointer", typ, align and info.address % 16 == 0))
-            per_param.append(PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj))
-            dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
-            devices.setdefault(dev, (p.name, info))
-            continue
-        if p.fixed_type and p.fixed_type.startswith("*"):
-            raise launch_error(fn, f"argument '{p.name}' is annotated {p.fixed_type} but was "
-                                   f"given a {type(v).__name__}", "Pass an array.",
-                               param=p.name)
-        try:
-            spec, rv = _scalar(p, v, hints, align)
-        except ValueError as e:
-            raise launch_error(
-                fn, f"argument '{p.name}': {e}",
-                "Pass a numpy or CUDA array (a pointer), an int, a float or a bool, or annotate "
-                "the parameter tl.constexpr for a compile-time value.", param=p.name) from None
+        spec, rv = _value_spec(fn, p, v, hints, devices, p.name, align)
         specs.append(spec)
         per_param.append(rv)
-    runtime = tuple(r for s, r in zip(specs, per_param, strict=True) if s.passed)
-    return BoundLaunch(Specialization(tuple(specs)), runtime, _device(fn, devices),
-                       tuple(per_param))
+    spec_all = Specialization(tuple(specs))
+    runtime = tuple(flat_runtime(spec_all.args, per_param))
+    return BoundLaunch(spec_all, runtime, _device(fn, devices), tuple(per_param))
+
+
+def _value_spec(fn, p: Param, v, hints: bool, devices: dict, where: str,
+                align: bool = True):
+    """(ArgSpec, runtime value) of value ``v`` given to non-constexpr parameter ``p``;
+    ``where`` names it in errors (``"t"``, ``"t[1][0]"``). Arrays record their device in
+    ``devices``. Raises :class:`LaunchError` for a value a kernel cannot take."""
+    v = _unwrap_constexpr(v)
+    if v is None or getattr(v, "__workbench_jit__", False) or _is_language_dtype(v):
+        return ArgSpec(p.name, "constexpr", "constexpr", value=v), None
+    if isinstance(v, tuple):
+        return _tuple_spec(fn, p, v, hints, devices, where, align)
+    if where != p.name and isinstance(v, (str, type)):
+        return ArgSpec(p.name, "constexpr", "constexpr", value=v), None  # as Triton does
+    if _is_descriptor(v):
+        spec, rv, info = _descriptor(fn, p, v, where)
+        dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
+        devices.setdefault(dev, (p.name, info))
+        return spec, rv
+    try:
+        info = array_info(v)
+    except ArrayTypeError as e:
+        raise launch_error(fn, f"argument '{where}': {e}", param=p.name) from None
+    if info is not None:
+        typ = "*" + info.dtype
+        if p.fixed_type and p.fixed_type.startswith("*") and p.fixed_type != typ:
+            raise launch_error(fn, f"argument '{p.name}' is an array of {info.dtype} but "
+                                   f"the parameter is annotated {p.fixed_type}",
+                               "Pass an array of the annotated dtype.", param=p.name)
+        dev = "cpu" if info.device == "cpu" else f"cuda#{info.device_index}"
+        devices.setdefault(dev, (p.name, info))
+        return (ArgSpec(p.name, "pointer", typ, hints and align and info.address % 16 == 0),
+                PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj))
+    if p.fixed_type and p.fixed_type.startswith("*"):
+        raise launch_error(fn, f"argument '{p.name}' is annotated {p.fixed_type} but was "
+                               f"given a {type(v).__name__}", "Pass an array.",
+                           param=p.name)
+    try:
+        return _scalar(p, v, hints, align)
+    except ValueError as e:
+        raise launch_error(
+            fn, f"argument '{where}': {e}",
+            "Pass a numpy or CUDA array (a pointer), an int, a float, a bool or a tuple of "
+            "those, or annotate the parameter tl.constexpr for a compile-time value.",
+            param=p.name) from None
+
+
+def _tuple_spec(fn, p: Param, v: tuple, hints: bool, devices: dict, where: str,
+                align: bool = True):
+    """(ArgSpec of kind "tuple", tuple of the elements' runtime values) of tuple ``v``:
+    elements are specialised as arguments are, without the parameter's annotation.
+    ``torch.Size`` and other plain tuple subclasses count as ``tuple``; a namedtuple keeps
+    its class (the kernel reads its fields by name)."""
+    inner = Param(p.name, p.index, False, _NO_DEFAULT, None)
+    cls = type(v) if hasattr(type(v), "_fields") else tuple
+    specs: list = []
+    rvs: list = []
+    for i, e in enumerate(v):
+        if type(e).__name__ == "constexpr" and hasattr(e, "value"):  # tl.constexpr(4)
+            specs.append(ArgSpec(p.name, "constexpr", "constexpr", value=e.value))
+            rvs.append(None)
+            continue
+        s, r = _value_spec(fn, inner, e, hints, devices, f"{where}[{i}]", align)
+        specs.append(s)
+        rvs.append(r)
+    return tuple_spec(p.name, cls, specs), tuple(rvs)
 
 
 def _is_descriptor(v) -> bool:
@@ -281,17 +322,18 @@ def _is_descriptor(v) -> bool:
         hasattr(v, f) for f in ("base", "shape", "strides", "block_shape"))
 
 
-def _descriptor(fn, p: Param, v):
+def _descriptor(fn, p: Param, v, where: str | None = None):
     """ArgSpec ``tensordesc<fp16[32, 64]>`` (Triton's signature type), the runtime
     :class:`~workbench.backends.descriptors.DescriptorArg` and the base's array info."""
     from ..backends.descriptors import DescriptorArg
+    where = where or p.name
     try:
         info = array_info(v.base)
     except ArrayTypeError as e:
-        raise launch_error(fn, f"argument '{p.name}': descriptor base: {e}",
+        raise launch_error(fn, f"argument '{where}': descriptor base: {e}",
                            param=p.name) from None
     if info is None:
-        raise launch_error(fn, f"argument '{p.name}': the descriptor's base is not an array",
+        raise launch_error(fn, f"argument '{where}': the descriptor's base is not an array",
                            "build it with TensorDescriptor.from_tensor(array, block_shape)",
                            param=p.name)
     block = ", ".join(str(int(b)) for b in v.block_shape)

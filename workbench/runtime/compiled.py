@@ -8,8 +8,9 @@ from ..backends.limits import MAX_GRID, LimitCheck, grid_checks
 from ..errors import LaunchError, OutOfResources, ToolMissingError, user_facing
 from . import views
 from .binding import bind_arguments, launch_error, param_location, specialize
-from .fastpath import FastBinder, FastEntry
+from .fastpath import FastBinder, FastEntry, passed_plan
 from .grid import normalize_grid
+from .specialization import flat_runtime
 
 
 class CompiledKernel:
@@ -162,8 +163,7 @@ class CompiledKernel:
         self._check_fits(bound)
         meta = dict(values, num_warps=self.options.num_warps,
                     num_stages=self.options.num_stages)
-        runtime = [v for want, v in zip(self.spec.args, bound.per_param, strict=True)
-                   if want.passed]
+        runtime = flat_runtime(self.spec.args, bound.per_param)
         self.launch(normalize_grid(grid, meta, self.fn), runtime)
         if hit:  # these argument types fit: later launches with the same key skip the checks
             if len(self._fits) >= 1024:
@@ -181,23 +181,12 @@ class CompiledKernel:
             params = [dataclasses.replace(p, default=fixed[p.name])
                       if p.constexpr and p.name in fixed else p for p in self.params]
             self._fast = FastBinder(params)
-            passed = tuple(i for i, a in enumerate(self.spec.args) if a.passed)
-            self._entry = FastEntry(self, passed, self.options, ())
+            self._entry = FastEntry(self, passed_plan(self.spec), self.options, ())
         return self._fast
 
     def _check_fits(self, bound) -> None:
         for want, got in zip(self.spec.args, bound.spec.args, strict=True):
-            bad = None
-            if want.kind == "constexpr":
-                if got.kind != "constexpr" or got.key() != want.key():
-                    bad = f"was compiled with {want.name}={want.value!r}"
-            elif want.equal_to_1:
-                if not got.equal_to_1:
-                    bad = "was compiled for the value 1 (Triton's equal-to-1 specialisation)"
-            elif got.kind != want.kind or got.type != want.type:
-                bad = f"was compiled for type {want.type}, got {got.type}"
-            elif want.divisible_by_16 and not got.divisible_by_16:
-                bad = "was compiled assuming divisibility by 16, which this value lacks"
+            bad = _misfit(want, got)
             if bad:
                 raise launch_error(self.fn, f"argument '{want.name}' does not fit kernel "
                                             f"'{self.name}': it {bad}",
@@ -246,3 +235,26 @@ class CompiledKernel:
         return (f"<CompiledKernel {self.name} target={self.target} "
                 f"signature='{self.spec.signature_text()}' constexprs={consts} "
                 f"num_warps={self.options.num_warps} stages={self.stages}>")
+
+
+def _misfit(want, got) -> str | None:
+    """Why argument spec ``got`` does not fit the compiled ``want`` (None when it does);
+    tuples element by element."""
+    if want.kind == "constexpr":
+        if got.kind != "constexpr" or got.key() != want.key():
+            return f"was compiled with {want.name}={want.value!r}"
+    elif want.kind == "tuple":
+        if got.kind != "tuple" or len(got.elements) != len(want.elements):
+            return f"was compiled for a tuple {want.type}, got {got.type}"
+        for i, (w, g) in enumerate(zip(want.elements, got.elements, strict=True)):
+            bad = _misfit(w, g)
+            if bad:
+                return f"(element {i}) {bad}"
+    elif want.equal_to_1:
+        if not got.equal_to_1:
+            return "was compiled for the value 1 (Triton's equal-to-1 specialisation)"
+    elif got.kind != want.kind or got.type != want.type:
+        return f"was compiled for type {want.type}, got {got.type}"
+    elif want.divisible_by_16 and not got.divisible_by_16:
+        return "was compiled assuming divisibility by 16, which this value lacks"
+    return None

@@ -15,7 +15,7 @@ from ..ir.core import Location
 from ..ir.printer import print_module_with_map
 from .binding import launch_error
 from .compiled import CompiledKernel
-from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization
+from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization, tuple_spec
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
 #: Triton launch options of other targets or of features the workbench does not model
@@ -27,13 +27,36 @@ IGNORED_OPTIONS = frozenset({"maxnreg", "launch_cooperative_grid", "launch_pdl",
 _SIG = re.compile(r"^\s*(\*?)([a-z][a-z0-9]*)((?::\d+)*)\s*$")
 
 
-def parse_signature_entry(name: str, text: str) -> ArgSpec:
-    """The ArgSpec of parameter ``name`` stated by a Triton signature string.
+def is_signature_tuple(entry) -> bool:
+    """Whether ``entry`` is a tuple signature entry: a (nested) tuple whose leaves are
+    signature strings or compile-time values (None, ints, floats, bools), one string at
+    least (a tuple of arrays is an example value instead)."""
+    def leaves(e):
+        return [x for i in e for x in leaves(i)] if isinstance(e, tuple) else [e]
+    if not isinstance(entry, tuple):
+        return False
+    items = leaves(entry)
+    plain = (str, int, float, bool, type(None))
+    return any(isinstance(x, str) for x in items) and all(
+        isinstance(x, plain) or type(x).__name__ == "constexpr" for x in items)
+
+
+def parse_signature_entry(name: str, text) -> ArgSpec:
+    """The ArgSpec of parameter ``name`` stated by a Triton signature string, or by a tuple
+    entry (:func:`is_signature_tuple`): each string element is parsed as below, each other
+    element is a constexpr element of that value (``("*fp32:16", "i32", None)``).
 
     ``"*fp32"`` (a pointer), ``"i32"``, ``"i64"``, ``"u64"``, ``"fp32"``, ``"i1"``...; a
     ``":16"`` suffix states divisibility by 16 (``"*fp16:16"``, ``"i32:16"``), ``":1"`` the
     value 1 (as :meth:`Specialization.signature_text` prints it); no suffix states nothing.
     Raises ValueError for anything else."""
+    if isinstance(text, tuple):
+        return tuple_spec(name, tuple, [
+            parse_signature_entry(name, e) if isinstance(e, (str, tuple)) else
+            ArgSpec(name, "constexpr", "constexpr", value=getattr(e, "value", e))
+            for e in text])
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} is not a signature entry")
     m = _SIG.match(text)
     if not m or m.group(2) not in SHORT_TO_NUMPY:
         raise ValueError(f"{text!r} is not a signature entry; use e.g. '*fp32', '*fp16:16', "

@@ -146,6 +146,8 @@ def _spec_key(spec) -> list:
     for a in spec.args:
         if a.kind == "constexpr" and _is_jit(a.value):
             out.append((a.name, "jit", repr(source_fingerprint(a.value))))
+        elif a.kind == "tuple":  # its @jit elements by their source, the rest by key
+            out.append((repr(a.key()), _spec_key(type(spec)(a.elements))))
         else:
             out.append(repr(a.key()))
     return out

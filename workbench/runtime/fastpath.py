@@ -18,11 +18,13 @@ a kernel the slow path would not.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 from ..config import LAUNCH_ENV, env_reader
 from .argkeys import CX_PLAIN, HANDLERS, MISS, ParamInfo, constexpr_code, handler_for
 from .grid import grid3_fast, normalize_grid
+from .specialization import flat_runtime
 
 #: environment variables a launch's kernel depends on (their raw values are in the fast key)
 ENV_NAMES = LAUNCH_ENV
@@ -73,8 +75,9 @@ class KernelCache(dict):
 
 class FastEntry:
     """A fast-path hit: the ``kernel``, the indices of the parameters it is passed
-    (``passed``), its ``options`` (for grid functions' ``num_warps``/``num_stages``) and
-    ``keep`` (objects keyed by identity, kept alive so their ids stay theirs)."""
+    (``passed``, or a function picking them: :func:`passed_plan`), its ``options`` (for
+    grid functions' ``num_warps``/``num_stages``) and ``keep`` (objects keyed by identity,
+    kept alive so their ids stay theirs)."""
 
     __slots__ = ("kernel", "passed", "options", "keep")
 
@@ -182,7 +185,8 @@ class FastBinder:
             grid3 = normalize_grid(grid, meta, fn)
             checked = grid3_fast(grid3) is not None
         kernel = entry.kernel
-        runtime = [rts[i] for i in entry.passed]
+        passed = entry.passed
+        runtime = [rts[i] for i in passed] if type(passed) is tuple else passed(rts)
         launcher = kernel._launcher
         if launcher is None or not checked or not (grid3[0] and grid3[1] and grid3[2]):
             kernel.launch(grid3, runtime)
@@ -197,5 +201,13 @@ class FastBinder:
         fast = cache.fast
         if len(fast) >= MAX_FAST_ENTRIES:
             fast.clear()
-        passed = tuple(i for i, a in enumerate(spec.args) if a.passed)
-        fast[key] = FastEntry(kernel, passed, options, tuple(keep))
+        fast[key] = FastEntry(kernel, passed_plan(spec), options, tuple(keep))
+
+
+def passed_plan(spec):
+    """How a fast launch picks the runtime arguments of ``spec`` from the values of every
+    parameter: the indices of the passed parameters, or (with tuple arguments, whose passed
+    elements are taken depth first) a function of the list of values."""
+    if any(a.kind == "tuple" for a in spec.args):
+        return functools.partial(flat_runtime, spec.args)
+    return tuple(i for i, a in enumerate(spec.args) if a.passed)

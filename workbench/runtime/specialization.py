@@ -3,7 +3,9 @@
 Triton's rules (``triton/runtime/jit.py``): ints in [-2^31, 2^31) are ``i32``, others ``i64``
 (``u64`` for [2^63, 2^64)); an int equal to 1 becomes a constexpr and leaves the signature; ints and
 pointers divisible by 16 get ``tt.divisibility = 16``; floats are ``fp32`` and never
-specialised; bools are ``i1``.
+specialised; bools are ``i1``. A tuple argument (a namedtuple too) is specialised element by
+element, recursively; Triton's signature entry for it is the tuple of its elements' entries,
+and the compiled function takes its runtime elements as separate arguments, depth first.
 """
 from __future__ import annotations
 
@@ -39,17 +41,66 @@ class ArgSpec:
     divisible_by_16: bool = False
     equal_to_1: bool = False
     value: object = None
+    elements: tuple = ()
 
     @property
     def passed(self) -> bool:
-        """Whether the compiled kernel takes this argument at run time."""
+        """Whether the compiled kernel takes this argument (a tuple: any of its elements) at
+        run time."""
+        if self.kind == "tuple":
+            return any(e.passed for e in self.elements)
         return self.kind != "constexpr" and not self.equal_to_1
 
     def key(self):
         v = self.value
-        if self.kind == "constexpr":
+        if self.kind == "tuple":
+            v = (getattr(v, "__module__", ""), getattr(v, "__qualname__", repr(v)),
+                 tuple(getattr(v, "_fields", ())), tuple(e.key() for e in self.elements))
+        elif self.kind == "constexpr":
             v = (type(v).__name__, repr(v))
         return (self.name, self.kind, self.type, self.divisible_by_16, self.equal_to_1, v)
+
+    def leaves(self) -> list:
+        """This ArgSpec (not a tuple) or its tuple's leaf ArgSpecs, depth first."""
+        if self.kind != "tuple":
+            return [self]
+        return [leaf for e in self.elements for leaf in e.leaves()]
+
+    def signature(self):
+        """Triton's signature entry: the type string (``"*fp32"``, ``"constexpr"``), or for
+        a tuple the (nested) tuple of its elements' entries."""
+        if self.kind == "tuple":
+            return tuple(e.signature() for e in self.elements)
+        return self.type
+
+    def text(self) -> str:
+        """``"*fp32:16"``, ``"i32:1"``; a tuple ``"(i32, *fp32:16)"`` (constexpr elements
+        shown as ``constexpr``)."""
+        if self.kind == "tuple":
+            inner = ", ".join(e.text() for e in self.elements)
+            return f"({inner},)" if len(self.elements) == 1 else f"({inner})"
+        return self.type + (":16" if self.divisible_by_16 else "") + \
+            (":1" if self.equal_to_1 else "")
+
+
+def tuple_spec(name: str, cls, elements) -> ArgSpec:
+    """The ArgSpec of a tuple argument of class ``cls`` whose elements are ``elements``."""
+    elements = tuple(elements)
+    typ = ArgSpec(name, "tuple", "", value=cls, elements=elements).text()
+    return ArgSpec(name, "tuple", typ, value=cls, elements=elements)
+
+
+def flat_runtime(args, per_param) -> list:
+    """The runtime values the compiled kernel takes, in order: for each passed ArgSpec of
+    ``args`` its value in ``per_param`` (a tuple argument's value is the tuple of its
+    elements' values: its passed leaves are taken depth first)."""
+    out: list = []
+    for a, v in zip(args, per_param, strict=True):
+        if a.kind == "tuple":
+            out += flat_runtime(a.elements, v)
+        elif a.passed:
+            out.append(v)
+    return out
 
 
 @dataclass(frozen=True)
@@ -63,18 +114,13 @@ class Specialization:
 
     @property
     def passed(self) -> tuple:
-        """The ArgSpecs passed at run time, in order."""
-        return tuple(a for a in self.args if a.passed)
+        """The leaf ArgSpecs passed at run time, in order (tuple arguments flattened)."""
+        return tuple(leaf for a in self.args for leaf in a.leaves() if leaf.passed)
 
     def signature_text(self) -> str:
-        """``"*fp32:16, *fp32:16, i32"`` style text of the non-constexpr params."""
-        out = []
-        for a in self.args:
-            if a.kind == "constexpr":
-                continue
-            s = a.type + (":16" if a.divisible_by_16 else "") + (":1" if a.equal_to_1 else "")
-            out.append(s)
-        return ", ".join(out)
+        """``"*fp32:16, *fp32:16, i32"`` style text of the non-constexpr params (a tuple
+        parameter as ``"(i32, *fp32)"``)."""
+        return ", ".join(a.text() for a in self.args if a.kind != "constexpr")
 
 
 def scalar_type_of(value) -> str:

@@ -112,24 +112,35 @@ def triton_compile(jf, entries, target: str | Target, num_warps: int, num_stages
         raise ValueError(f"Triton compiles for CUDA targets only (cuda:80, cuda:90), not "
                          f"{target}")
     fn = _Translator(triton, ttl).function(jf)
-    signature, consts, attrs = {}, {}, {}
+    signature: dict = {}
+    consts: dict = {}
+    attrs: dict = {}
     runtime = iter(entries)
     for i, p in enumerate(jf.params):
         if p.constexpr:
             signature[p.name] = "constexpr"
             consts[p.name] = constexprs[p.name]
             continue
-        spec = parse_signature_entry(p.name, next(runtime))
-        if spec.equal_to_1:
-            signature[p.name] = "constexpr"
-            consts[p.name] = 1
-            continue
-        signature[p.name] = spec.type
-        if spec.divisible_by_16:
-            attrs[(i,)] = [["tt.divisibility", 16]]
+        signature[p.name] = _triton_entry(parse_signature_entry(p.name, next(runtime)), (i,),
+                                          consts, attrs)
     src = ASTSource(fn, signature=signature, constexprs=consts, attrs=attrs)
     compiled = triton.compile(src, target=GPUTarget("cuda", target.arch, 32),
                               options={"num_warps": num_warps, "num_stages": num_stages})
     asm = {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
     return {"asm": asm, "shared": int(compiled.metadata.shared),
             "num_warps": int(compiled.metadata.num_warps)}
+
+
+def _triton_entry(spec, path: tuple, consts: dict, attrs: dict):
+    """Triton's signature entry of ``spec`` at argument ``path`` (``(i,)``, or ``(i, j, ...)``
+    inside a tuple, Triton's paths), recording constexpr values (an int specialised to 1
+    included) in ``consts`` and divisibility in ``attrs``."""
+    if spec.kind == "tuple":
+        return tuple(_triton_entry(e, (*path, j), consts, attrs)
+                     for j, e in enumerate(spec.elements))
+    if spec.kind == "constexpr" or spec.equal_to_1:
+        consts[path if len(path) > 1 else spec.name] = 1 if spec.equal_to_1 else spec.value
+        return "constexpr"
+    if spec.divisible_by_16:
+        attrs[path] = [["tt.divisibility", 16]]
+    return spec.type

@@ -178,6 +178,7 @@ def exact_work(kernel, compiled, grid: tuple, values: dict) -> Work:
     from ..ir.core import functions
     from ..ir.parser import parse_module
     from ..runtime.binding import specialize
+    from ..runtime.specialization import flat_runtime
     base = kernel
     while not getattr(base, "__workbench_jit__", False) and hasattr(base, "fn"):
         base = base.fn
@@ -190,8 +191,7 @@ def exact_work(kernel, compiled, grid: tuple, values: dict) -> Work:
         if p.name not in host:
             host[p.name] = next(a.value for a in compiled.spec.args if a.name == p.name)
     bound = specialize(fn, params, host)
-    runtime = [v for want, v in zip(compiled.spec.args, bound.per_param, strict=True)
-               if want.passed]
+    runtime = flat_runtime(compiled.spec.args, bound.per_param)
     module = parse_module(compiled.asm["ttir"])
     func = functions(module)[0]
     flops: defaultdict[str, float] = defaultdict(float)
