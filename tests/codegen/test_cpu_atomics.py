@@ -225,3 +225,64 @@ def test_atomic_out_of_bounds_is_reported():
     assert "atomic" in str(ei.value) and ei.value.program_id == (0, 0, 0)
     assert ei.value.arg == "h" and FILE in str(ei.value)
     assert (h == 0).all()  # nothing was applied: the check runs before the first element
+
+
+@pytest.mark.parametrize("kind", ["fadd", "max", "xchg"])
+def test_masked_bf16_atomics_return_zero_where_masked_off(kind):
+    """bf16 atomics go through a compare-exchange loop; with a mask, the masked-off result
+    (0, which takes instructions in bf16) is made before the branch (it once sat after the
+    join's phi, an invalid module)."""
+    import ml_dtypes
+    bft = ml_dtypes.bfloat16
+    k = _rmw_kernel(kind, bf16, masked=True)
+    m = rng.standard_normal(B).astype(bft)
+    v = rng.standard_normal(B).astype(bft)
+    mask = rng.random(B) < 0.5
+    mem, old = m.copy(), np.full(B, 7.0, bft)
+    run(k, 1, mem, v, old, mask)
+    f = {"fadd": lambda a, b: (a.astype(np.float32) + b.astype(np.float32)).astype(bft),
+         "max": np.maximum, "xchg": lambda a, b: b}[kind]
+    np.testing.assert_array_equal(mem, np.where(mask, f(m, v), m))
+    np.testing.assert_array_equal(old, np.where(mask, m, bft(0)))
+
+
+def test_a_broken_module_is_an_error_not_an_abort(tmp_path):
+    """LLVM's parser would abort the whole process on a module with debug info that does not
+    verify; the code generators turn that step off and verify themselves, so a code generator
+    bug is an exception the notebook can show."""
+    import subprocess
+    import sys
+    script = tmp_path / "broken.py"
+    script.write_text('''
+import llvmlite.binding as llvm
+import workbench.codegen
+text = """
+define i32 @f(i1 %c) !dbg !4 {
+a:
+  br i1 %c, label %b, label %d
+b:
+  %x = add i32 1, 2, !dbg !7
+  br label %d
+d:
+  %y = phi i32 [ %x, %a ], [ 0, %b ]
+  ret i32 %y
+}
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3}
+!0 = distinct !DICompileUnit(language: DW_LANG_C, file: !1, emissionKind: LineTablesOnly)
+!1 = !DIFile(filename: "k.py", directory: "/")
+!3 = !{i32 2, !"Debug Info Version", i32 3}
+!4 = distinct !DISubprogram(name: "f", scope: !1, file: !1, line: 1, type: !5, unit: !0, spFlags: DISPFlagDefinition)
+!5 = !DISubroutineType(types: !6)
+!6 = !{}
+!7 = !DILocation(line: 2, column: 1, scope: !4)
+"""
+try:
+    llvm.parse_assembly(text).verify()
+except RuntimeError as e:
+    print("error:", str(e).splitlines()[0])
+''')
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("error:") and "dominate" in r.stdout, r.stdout

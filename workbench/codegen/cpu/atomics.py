@@ -148,6 +148,9 @@ def _elementwise_atomic(lw, op: Operation, operands: list, mask_v, one) -> None:
         xs = [e.get(t, idx) for t in vals]
         if mask is not None:
             m = e.get(mask, idx)
+            # the masked-off result, made before the branch: for bf16 it takes instructions,
+            # which must dominate the join's phi
+            zero = from_storage(b, ir.Constant(st, 0), elem)
             pre = b.block
             yes = lw.fn.append_basic_block("atomic.on")
             join = lw.fn.append_basic_block("atomic.join")
@@ -159,7 +162,7 @@ def _elementwise_atomic(lw, op: Operation, operands: list, mask_v, one) -> None:
             b.position_at_end(join)
             phi = b.phi(old.type)
             phi.add_incoming(old, yes_end)
-            phi.add_incoming(from_storage(b, ir.Constant(st, 0), elem), pre)
+            phi.add_incoming(zero, pre)
             old = phi
         else:
             old = one(p, *xs)
