@@ -10,8 +10,12 @@ and ``python/test``; its files are read where they are and never copied here. ``
 (``test_core.py``) or the name of another file of ``python/test/unit/language``
 (``test_standard``, ``test_random``, ...). The tests run with ``TRITON_INTERPRET=1`` and
 ``--device cpu`` and torch CPU tensors; ``--backend`` picks the workbench's interpreter or
-its CPU backend. ``--every N`` keeps every Nth collected case (deterministic), ``-k`` is
-pytest's. ``--json`` writes the per-case records.
+its CPU backend, or ``triton``: real Triton's own interpreter, without the shim, to tell
+which cases Triton itself passes on a CPU (``--python`` picks the Python that runs it, e.g. a
+venv whose numpy Triton's interpreter accepts). ``--every N`` keeps every Nth collected
+case (deterministic), ``-k`` is pytest's. ``--json`` writes the per-case records;
+``--ids`` takes such a file and runs exactly its cases (the same sample under another
+backend, whose collection may differ).
 """
 from __future__ import annotations
 
@@ -34,6 +38,13 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 def _env(backend: str) -> dict:
     env = dict(os.environ)
+    if backend == "triton":  # only the plugin on the path: ``import triton`` is the real one
+        plugin_dir = tempfile.mkdtemp()
+        os.symlink(os.path.join(HERE, "suite_plugin.py"),
+                   os.path.join(plugin_dir, "suite_plugin.py"))
+        env["PYTHONPATH"] = os.pathsep.join([plugin_dir, env.get("PYTHONPATH", "")])
+        env["TRITON_INTERPRET"] = "1"
+        return env
     env["PYTHONPATH"] = os.pathsep.join([HERE, REPO, env.get("PYTHONPATH", "")])
     env["TRITON_INTERPRET"] = "1"
     env["WORKBENCH_INTERPRET"] = "1" if backend == "interpreter" else "0"
@@ -46,7 +57,12 @@ def run_tests(args) -> list[dict]:
     out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
     env = _env(args.backend)
     env.update(SUITE_OUT=out, SUITE_EVERY=str(args.every), SUITE_OFFSET=str(args.offset))
-    cmd = [sys.executable, "-m", "pytest", path, "-p", "suite_plugin", "-q", "-p",
+    if args.ids:
+        ids = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+        with open(args.ids) as f, ids:
+            ids.write("\n".join(r["id"] for r in json.load(f)) + "\n")
+        env["SUITE_IDS"] = ids.name
+    cmd = [args.python or sys.executable, "-m", "pytest", path, "-p", "suite_plugin", "-q", "-p",
            "no:cacheprovider", "--device", "cpu", "--rootdir",
            os.path.join(args.triton_src, "python", "test"), "-o", "addopts="]
     if args.k:
@@ -125,13 +141,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--triton-src", required=True, help="a Triton 3.6 checkout")
     ap.add_argument("--what", default="core", help="tutorials, core, or test_<name>")
-    ap.add_argument("--backend", choices=["interpreter", "cpu"], default="interpreter")
+    ap.add_argument("--backend", choices=["interpreter", "cpu", "triton"], default="interpreter",
+                    help="the workbench's interpreter or CPU backend, or real Triton's interpreter")
+    ap.add_argument("--python", default=None, help="the Python that runs the tests")
     ap.add_argument("-k", default=None, help="pytest -k expression (tutorials: name part)")
     ap.add_argument("--every", type=int, default=1, help="keep every Nth collected case")
     ap.add_argument("--offset", type=int, default=0, help="which case of each N to keep")
     ap.add_argument("--timeout", type=int, default=0, help="seconds per case / tutorial")
     ap.add_argument("--top", type=int, default=25, help="how many failure reasons to list")
     ap.add_argument("--json", default=None, help="write the per-case records here")
+    ap.add_argument("--ids", default=None, help="run only the cases of this --json file")
     args = ap.parse_args(argv)
     rows = run_tutorials(args) if args.what == "tutorials" else run_tests(args)
     if args.json:

@@ -1,5 +1,6 @@
 """A pytest plugin the runner loads (``-p suite_plugin``): keeps every Nth collected case
-(``SUITE_EVERY``, ``SUITE_OFFSET``) and writes one JSON line per case to ``SUITE_OUT``:
+(``SUITE_EVERY``, ``SUITE_OFFSET``), or the node ids listed one a line in the file
+``SUITE_IDS`` names, and writes one JSON line per case to ``SUITE_OUT``:
 node id, test function, outcome, and for failures the exception type and first line."""
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ import os
 def pytest_collection_modifyitems(session, config, items):
     every = int(os.environ.get("SUITE_EVERY", "1"))
     offset = int(os.environ.get("SUITE_OFFSET", "0"))
+    ids_file = os.environ.get("SUITE_IDS")
+    if ids_file:
+        with open(ids_file) as f:
+            wanted = {line.strip() for line in f if line.strip()}
+        items[:] = [it for it in items if it.nodeid in wanted]
+        return
     if every > 1:
         items[:] = [it for i, it in enumerate(items) if i % every == offset % every]
 
