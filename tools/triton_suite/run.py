@@ -44,6 +44,7 @@ def _env(backend: str) -> dict:
                    os.path.join(plugin_dir, "suite_plugin.py"))
         env["PYTHONPATH"] = os.pathsep.join([plugin_dir, env.get("PYTHONPATH", "")])
         env["TRITON_INTERPRET"] = "1"
+        env["SUITE_REAL_TRITON"] = "1"
         return env
     env["PYTHONPATH"] = os.pathsep.join([HERE, REPO, env.get("PYTHONPATH", "")])
     env["TRITON_INTERPRET"] = "1"

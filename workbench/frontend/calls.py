@@ -13,7 +13,7 @@ from ..language import builtins as lb
 from ..language import debug as ldebug
 from ..language import dtypes as ldtypes
 from ..language import loops
-from ..language.core import constexpr, tensor
+from ..language.core import constexpr, constexpr_type, tensor
 from . import constexpr as ce
 from .scopes import ALLOWED_BUILTINS, Scope
 
@@ -72,6 +72,8 @@ class CallsMixin:
             return fn(*args, **kws)
         if fn is constexpr:
             return ce.unwrap(args[0]) if args else None
+        if fn is constexpr_type:
+            return self._call_const(fn, args, kws, node)
         if fn in (loops.static_range, loops.range):
             return fn(*[ce.unwrap(a) for a in args], **{k: ce.unwrap(v) for k, v in kws.items()})
         if getattr(fn, "__workbench_constexpr_function__", False):

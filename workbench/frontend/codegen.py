@@ -171,6 +171,12 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             self.target_name = None
         for t in node.targets:
             self.assign(t, value)
+        if name is not None:  # Triton makes a number assigned without annotation a tensor
+            plain = ce.unwrap(value)
+            if isinstance(plain, (bool, int, float)):
+                self.scope.lifted.add(name)
+            else:
+                self.scope.lifted.discard(name)
 
     def visit_AnnAssign(self, node):
         ann = ast.unparse(node.annotation)
@@ -188,6 +194,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
                                  f"{value!r}", "compute it from constexprs only")
             self.assign(node.target, value)
             self.scope.constexpr_locals.add(node.target.id)
+            self.scope.lifted.discard(node.target.id)
             return
         self.assign(node.target, value)
 

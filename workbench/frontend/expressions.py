@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ..errors import UnsupportedError
-from ..language.core import tensor
+from ..language.core import constexpr_type, tensor
 from . import constexpr as ce
 from .scopes import Undefined
 
@@ -75,6 +75,11 @@ class ExpressionsMixin:
         attr = node.attr
         if isinstance(obj, tensor):
             return self._tensor_attribute(node, obj, attr)
+        if attr == "type" and not (isinstance(node.value, ast.Name)
+                                   and node.value.id in self.scope.lifted):
+            plain = ce.unwrap(obj)
+            if isinstance(plain, (bool, int, float, str, tuple)) or plain is None:
+                return constexpr_type(plain)  # a constexpr's type, as Triton gives it
         try:
             return getattr(obj, attr)
         except AttributeError:

@@ -73,6 +73,26 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
+class constexpr_type:
+    """The type of a compile-time value: ``c.type`` of a constexpr ``c`` inside a kernel, equal
+    to another ``constexpr_type`` holding an equal value (Triton's ``language/core.py``)."""
+
+    def __init__(self, value):
+        self.value = _unwrap(value)
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+
 class constexpr:
     """A compile-time value. Use as a parameter annotation (``BLOCK: tl.constexpr``) or as a
     wrapper for globals (``N = tl.constexpr(128)``). Arithmetic happens in Python."""
@@ -85,6 +105,10 @@ class constexpr:
 
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
+
+    @property
+    def type(self) -> constexpr_type:
+        return constexpr_type(self.value)
 
     def __index__(self):
         return operator.index(self.value)
