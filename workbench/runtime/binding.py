@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.base import PointerArg
-from ..errors import LaunchError, format_at
+from ..errors import ArgumentOverflowError, LaunchError, format_at
 from ..ir.core import Location
 from .devices import ArrayTypeError, array_info, cuda_target_for
 from .specialization import NUMPY_TO_SHORT, SHORT_TO_NUMPY, ArgSpec, Specialization, scalar_type_of
@@ -109,11 +109,13 @@ def param_location(fn, name: str | None = None) -> Location:
     return def_loc
 
 
-def launch_error(fn, message: str, hint: str | None = None, param: str | None = None):
-    """A :class:`LaunchError` pointing at ``param`` (or the ``def`` line) of kernel ``fn``."""
+def launch_error(fn, message: str, hint: str | None = None, param: str | None = None,
+                 cls: type[LaunchError] = LaunchError) -> LaunchError:
+    """A :class:`LaunchError` (or subclass ``cls``) pointing at ``param`` (or the ``def``
+    line) of kernel ``fn``."""
     loc = param_location(fn, param)
     end = loc.col + len(param) if param else None
-    return LaunchError(format_at(loc, message, hint, end))
+    return cls(format_at(loc, message, hint, end))
 
 
 def bind_arguments(fn, params, args, kwargs) -> dict:
@@ -175,7 +177,7 @@ class BoundLaunch:
 def _int_spec(p: Param, v: int, typ: str, hints: bool) -> ArgSpec:
     bounds = _INT_RANGES.get(typ)
     if bounds is not None and not bounds[0] <= v < bounds[1]:
-        raise ValueError(f"value {v} does not fit the parameter's type {typ}")
+        raise OverflowError(f"value {v} does not fit the parameter's type {typ}")
     if hints and v == 1:
         return ArgSpec(p.name, "scalar", typ, False, True, 1)
     return ArgSpec(p.name, "scalar", typ, hints and v % 16 == 0)
@@ -258,6 +260,11 @@ def specialize(fn, params, values: dict, do_not_specialize=frozenset()) -> Bound
                                param=p.name)
         try:
             spec, rv = _scalar(p, v, hints)
+        except OverflowError as e:
+            raise launch_error(fn, f"argument '{p.name}': {e}",
+                               "Ints passed to a kernel must fit int64 or uint64 (or the "
+                               "annotated type).", param=p.name,
+                               cls=ArgumentOverflowError) from None
         except ValueError as e:
             raise launch_error(
                 fn, f"argument '{p.name}': {e}",
