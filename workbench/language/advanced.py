@@ -232,18 +232,21 @@ def _rmw(kind, pointer, val, mask, sem_, scope, sem):
     if kind in ("max", "min") and d.is_floating():
         if d not in (dt.float32, dt.float64):
             raise LanguageError(f"atomic_{kind} on floats supports fp32/fp64, got {d}")
-        # as Triton's float atomic_max/atomic_min (semantic.py): signed-int max/min for
-        # non-negative values, unsigned min/max for negative ones, chosen per element by the sign
+        # as Triton's float atomic_max/atomic_min (semantic.py): signed-int max/min where the
+        # sign bit is clear, unsigned min/max where it is set (so -0.0 counts as negative:
+        # max(-FLT_MAX, -0.0) is -0.0), chosen per element
         it, ut = (dt.int32, dt.uint32) if d == dt.float32 else (dt.int64, dt.uint64)
         bits = sem.bitcast(val, it)
-        pos = sem.compare("ge", val, 0.0)
         ip = sem.bitcast(pointer, dt.pointer_type(it))
         up = sem.bitcast(pointer, dt.pointer_type(ut))
+        sign = sem.binary("rshift", sem.bitcast(val, ut), d.primitive_bitwidth - 1)
+        neg = sem.compare("ne", sign, 0)
+        pos = sem.compare("eq", sign, 0)
         pos_op = "max" if kind == "max" else "min"
         neg_op = "umin" if kind == "max" else "umax"
         r1 = _emit_rmw(pos_op, ip, bits, sem.logical("and", mask, pos), attrs, sem, it)
         r2 = _emit_rmw(neg_op, up, sem.bitcast(bits, ut),
-                       sem.logical("and", mask, sem.logical_not(pos)), attrs, sem, ut)
+                       sem.logical("and", mask, neg), attrs, sem, ut)
         return sem.bitcast(sem.where(pos, r1, sem.bitcast(r2, it)), d)
     op = {"add": "fadd" if d.is_floating() else "add", "and": "and", "or": "or", "xor": "xor",
           "xchg": "exch", "max": "max" if d.is_int_signed() else "umax",
