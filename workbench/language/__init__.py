@@ -60,7 +60,7 @@ from .builtins import (
     zeros,
     zeros_like,
 )
-from .core import LanguageError, builtin, constexpr, tensor
+from .core import LanguageError, builtin, const, constexpr, tensor
 from .debug import (
     assume,
     debug_barrier,
@@ -147,7 +147,8 @@ __all__ = [
     "erf", "exp", "exp2", "expand_dims", "floor", "fma", "full", "load", "log", "log2",
     "max_constancy", "max_contiguous", "maximum", "minimum", "multiple_of", "num_programs",
     "program_id", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "static_assert", "static_print",
-    "store", "where", "zeros", "zeros_like", "LanguageError", "builtin", "constexpr", "tensor",
+    "store", "where", "zeros", "zeros_like", "LanguageError", "builtin", "const", "constexpr",
+    "tensor",
     "bfloat16", "dtype", "float16", "float32", "float64", "float8e4nv", "float8e5",
     "float8e4b15", "float8e4b8", "float8e5b16", "int1", "int8", "int16", "int32",
     "int64", "pointer_type", "uint8", "uint16", "uint32", "uint64", "range", "static_range",

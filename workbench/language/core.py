@@ -73,6 +73,12 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
+class const:
+    """A parameter annotation marking a pointer to read-only data (``x_ptr: tl.const``),
+    Triton's ``tl.const``. Accepted; unlike Triton, a store through such a pointer is not
+    refused (see the README's differences)."""
+
+
 class constexpr_type:
     """The type of a compile-time value: ``c.type`` of a constexpr ``c`` inside a kernel, equal
     to another ``constexpr_type`` holding an equal value (Triton's ``language/core.py``)."""
