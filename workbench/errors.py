@@ -132,6 +132,11 @@ class LaunchError(WorkbenchError):
     """Bad launch: wrong number or type of arguments, bad grid, mismatched devices."""
 
 
+class ArgumentOverflowError(LaunchError, OverflowError):
+    """An integer argument outside the range of its parameter's type (an unannotated int
+    must fit int64 or uint64); also an ``OverflowError``, which Triton raises there."""
+
+
 class OutOfBoundsError(WorkbenchError):
     """A load or store touched memory outside the arrays passed to the launch.
 

@@ -147,6 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=0, help="seconds per case / tutorial")
     ap.add_argument("--top", type=int, default=25, help="how many failure reasons to list")
     ap.add_argument("--json", default=None, help="write the per-case records here")
+    ap.add_argument("--ids", default=None, help="run only the cases of this --json file")
     args = ap.parse_args(argv)
     rows = run_tutorials(args) if args.what == "tutorials" else run_tests(args)
     if args.json:

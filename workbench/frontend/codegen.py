@@ -155,6 +155,15 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
         self.target_name = None
+        if isinstance(node.value, ast.IfExp):
+            # ``a() if c else b()`` as a statement: only the chosen side runs (its stores),
+            # as Triton's scf.if; the same as ``if c: a() else: b()``
+            e = node.value
+            body, orelse = ast.Expr(value=e.body), ast.Expr(value=e.orelse)
+            stmt = ast.If(test=e.test, body=[ast.copy_location(body, e.body)],
+                          orelse=[ast.copy_location(orelse, e.orelse)])
+            self.visit_If(ast.copy_location(stmt, node))
+            return
         if isinstance(node.value, ast.Call):
             node.value._wb_unused = True  # type: ignore[attr-defined]  # see calls.visit_Call
         self.visit(node.value)
@@ -174,6 +183,12 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             self.target_name = None
         for t in node.targets:
             self.assign(t, value)
+        if name is not None:  # Triton makes a number assigned without annotation a tensor
+            plain = ce.unwrap(value)
+            if isinstance(plain, (bool, int, float)):
+                self.scope.lifted.add(name)
+            else:
+                self.scope.lifted.discard(name)
 
     def visit_AnnAssign(self, node):
         ann = ast.unparse(node.annotation)
@@ -191,6 +206,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
                                  f"{value!r}", "compute it from constexprs only")
             self.assign(node.target, value)
             self.scope.constexpr_locals.add(node.target.id)
+            self.scope.lifted.discard(node.target.id)
             return
         self.assign(node.target, value)
 

@@ -21,15 +21,19 @@ class Undefined(Exception):
 
 class Scope:
     """Local variables of one function body: ``values`` maps name -> tensor or Python value.
-    ``constexpr_locals`` are names declared ``X: tl.constexpr = ...`` (not reassignable)."""
+    ``constexpr_locals`` are names declared ``X: tl.constexpr = ...`` (not reassignable).
+    ``lifted`` are names a plain ``x = 5`` bound to a Python number: Triton makes those
+    scalar tensors at once; here they stay numbers until used as tensors, and ``x.type``
+    answers the tensor's type (a constexpr's ``.type`` is a ``constexpr_type``)."""
 
-    def __init__(self, src, values=None, constexpr_locals=None):
+    def __init__(self, src, values=None, constexpr_locals=None, lifted=None):
         self.src = src
         self.values: dict = dict(values or {})
         self.constexpr_locals: set = set(constexpr_locals or ())
+        self.lifted: set = set(lifted or ())
 
     def copy(self) -> "Scope":
-        return Scope(self.src, self.values, self.constexpr_locals)
+        return Scope(self.src, self.values, self.constexpr_locals, self.lifted)
 
     def lookup(self, name: str):
         """The value of ``name``: local, closure, global, then allowed builtin.

@@ -83,20 +83,22 @@ class BroadcastRules:
         return self._op("tt.expand_dims", [x], x.dtype, shape, {"axis": axis})
 
     def subscript(self, x, slices) -> tensor:
-        """``x[:, None]`` / ``x[None, :]``: only ``None`` and bare ``:`` are allowed."""
+        """``x[:, None]`` / ``x[None, :]``: only ``None`` and bare ``:`` are allowed.
+
+        As in Triton (``tensor.__getitem__`` in ``language/core.py``), the ``None`` at position
+        ``i`` of the index inserts a dimension at ``i`` of the result and a ``:`` keeps nothing
+        and checks nothing: ``x[None]`` on a 2-D tensor gives shape ``(1, M, N)`` and
+        ``p[None, None, :]`` on a scalar gives ``(1, 1)``."""
         x = self.to_tensor(x)
         if not isinstance(slices, tuple):
             slices = (slices,)
-        out, src = x, 0
+        out = x
         for i, s in enumerate(slices):
             s = _unwrap(s)
             if s is None:
                 out = self.expand_dims(out, i)
-            elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
-                src += 1
-            else:
+            elif not (isinstance(s, slice) and s.start is None and s.stop is None
+                      and s.step is None):
                 raise LanguageError(f"unsupported tensor index {s!r}",
                                     "only None and ':' are allowed (x[:, None], x[None, :])")
-        if src != len(x.shape):
-            raise LanguageError(f"index has {src} ':' but the tensor has rank {len(x.shape)}")
         return out

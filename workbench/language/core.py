@@ -96,6 +96,10 @@ class constexpr:
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
 
+    @property
+    def type(self) -> constexpr_type:
+        return constexpr_type(self.value)
+
     def __index__(self):
         return operator.index(self.value)
 

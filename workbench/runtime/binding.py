@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.base import PointerArg
-from ..errors import LaunchError, format_at
+from ..errors import ArgumentOverflowError, LaunchError, format_at
 from ..ir.core import Location
 from .devices import ArrayTypeError, array_info, cuda_target_for
 from .specialization import (
@@ -117,11 +117,13 @@ def param_location(fn, name: str | None = None) -> Location:
     return def_loc
 
 
-def launch_error(fn, message: str, hint: str | None = None, param: str | None = None):
-    """A :class:`LaunchError` pointing at ``param`` (or the ``def`` line) of kernel ``fn``."""
+def launch_error(fn, message: str, hint: str | None = None, param: str | None = None,
+                 cls: type[LaunchError] = LaunchError) -> LaunchError:
+    """A :class:`LaunchError` (or subclass ``cls``) pointing at ``param`` (or the ``def``
+    line) of kernel ``fn``."""
     loc = param_location(fn, param)
     end = loc.col + len(param) if param else None
-    return LaunchError(format_at(loc, message, hint, end))
+    return cls(format_at(loc, message, hint, end))
 
 
 def bind_arguments(fn, params, args, kwargs) -> dict:
@@ -183,7 +185,7 @@ class BoundLaunch:
 def _int_spec(p: Param, v: int, typ: str, hints: bool, align: bool = True) -> ArgSpec:
     bounds = _INT_RANGES.get(typ)
     if bounds is not None and not bounds[0] <= v < bounds[1]:
-        raise ValueError(f"value {v} does not fit the parameter's type {typ}")
+        raise OverflowError(f"value {v} does not fit the parameter's type {typ}")
     if hints and v == 1:
         return ArgSpec(p.name, "scalar", typ, False, True, 1)
     return ArgSpec(p.name, "scalar", typ, hints and align and v % 16 == 0)
