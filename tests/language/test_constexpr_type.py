@@ -7,7 +7,7 @@ import pytest
 import workbench as wb
 import workbench.language as tl
 from workbench.errors import CompilationError
-from workbench.language.core import constexpr_type
+from workbench.language.tuples import constexpr_type
 
 
 @wb.jit

@@ -101,6 +101,13 @@ class ExpressionsMixin:
         if attr == "type" and isinstance(node.value, ast.Subscript) and \
                 not isinstance(obj, tuple) and ce.is_const(obj):
             return ltuples.type_of(ce.unwrap(obj))  # a tuple's constexpr element
+        if attr == "type" and not (isinstance(node.value, ast.Name)
+                                   and node.value.id in self.scope.lifted):
+            plain = ce.unwrap(obj)
+            if plain is None or isinstance(plain, (bool, int, float, str)) or (
+                    type(plain) is tuple
+                    and all(isinstance(e, (bool, int, float, str)) for e in plain)):
+                return ltuples.constexpr_type(plain)  # a constexpr's type, as Triton gives it
         try:
             return getattr(obj, attr)
         except AttributeError:

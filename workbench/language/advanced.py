@@ -246,9 +246,6 @@ def _rmw(kind, pointer, val, mask, sem_, scope, sem):
         pos = sem.logical_not(neg)
         ip = sem.bitcast(pointer, dt.pointer_type(it))
         up = sem.bitcast(pointer, dt.pointer_type(ut))
-        sign = sem.binary("rshift", sem.bitcast(val, ut), d.primitive_bitwidth - 1)
-        neg = sem.compare("ne", sign, 0)
-        pos = sem.compare("eq", sign, 0)
         pos_op = "max" if kind == "max" else "min"
         neg_op = "umin" if kind == "max" else "umax"
         r1 = _emit_rmw(pos_op, ip, bits, sem.logical("and", mask, pos), attrs, sem, it)

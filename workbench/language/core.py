@@ -97,7 +97,9 @@ class constexpr:
         return f"constexpr[{self.value!r}]"
 
     @property
-    def type(self) -> constexpr_type:
+    def type(self):
+        """The :class:`~workbench.language.tuples.constexpr_type` of this value."""
+        from .tuples import constexpr_type
         return constexpr_type(self.value)
 
     def __index__(self):

@@ -288,6 +288,11 @@ def _value_spec(fn, p: Param, v, hints: bool, devices: dict, where: str,
                            param=p.name)
     try:
         return _scalar(p, v, hints, align)
+    except OverflowError as e:
+        raise launch_error(fn, f"argument '{where}': {e}",
+                           "Ints passed to a kernel must fit int64 or uint64 (or the "
+                           "annotated type).", param=p.name,
+                           cls=ArgumentOverflowError) from None
     except ValueError as e:
         raise launch_error(
             fn, f"argument '{where}': {e}",
