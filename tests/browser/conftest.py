@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 90
-RUN_TIMEOUT_S = 180
+RUN_TIMEOUT_S = 420   # the roofline notebook measures for about 3 minutes on a busy 2-core machine
 
 
 def missing_tool() -> str | None:

@@ -35,6 +35,12 @@ PROBLEMS_JS = """() => {
     ir_views: document.querySelectorAll('[data-wb-view="ir"], .wb-sw').length,
     views: views.length, maths,
     news: text('.jp-toast-message, .Toastify__toast').filter(t => /news/i.test(t)),
+    // views wider than their output area (they must fit it and scroll or zoom inside)
+    overflow: Array.from(views).filter(v => { const a = v.closest('.jp-OutputArea-output');
+        return a && v.getBoundingClientRect().right > a.getBoundingClientRect().right + 1; })
+      .map(v => v.className + ' ' + Math.round(v.getBoundingClientRect().width) + ' px'),
+    area: Math.round(Math.max(...Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+      .map(a => a.getBoundingClientRect().width))),
   };
 }"""
 
@@ -52,8 +58,11 @@ def _shutdown(server, name: str) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_in_jupyterlab(path, jupyter_server, run_notebook):
     name = jupyter_server.add_notebook(path)
+    # 1400 px window: with JupyterLab's side bar closed, output areas of about 1168 px
     nb = run_notebook(name, width=1400, height=1000)
     try:
+        nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+        nb.page.wait_for_timeout(300)
         found = nb.page.evaluate(PROBLEMS_JS)
         assert nb.state["unrun"] == 0, (path.name, nb.state)
         assert found["tracebacks"] == [], found["tracebacks"]
@@ -64,8 +73,10 @@ def test_notebook_runs_in_jupyterlab(path, jupyter_server, run_notebook):
         assert found["ir_views"] >= 1, f"{path.name} shows no IR view"
         assert found["maths"] == 0, found
         assert found["news"] == [], found["news"]
+        assert found["overflow"] == [], (found["area"], found["overflow"])
         print(f"{path.name}: opened and ran in JupyterLab in {nb.seconds:.1f} s "
-              f"({nb.state['cells']} code cells, {found['views']} views)")
+              f"({nb.state['cells']} code cells, {found['views']} views, output area "
+              f"{found['area']} px)")
     finally:
         nb.page.close()
         _shutdown(jupyter_server, name)

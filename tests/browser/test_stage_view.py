@@ -229,6 +229,11 @@ def test_pass_diff_marks_the_pass_changes_and_switches_pass(view):
     assert panes[2].endswith("tritongpu-coalesce"), panes
     removed, added = _check_pair(page.evaluate(_MARKED, 2), panes[1], panes[2])
     assert any("ttg.convert_layout" in c for c in added), added
+    box = page.locator(".wb-sw >> nth=2")
+    box.scroll_into_view_if_needed()
+    first_added = box.locator(f".wb-pane[data-stage='{panes[2]}'] .wb-diff-add").first
+    first_added.scroll_into_view_if_needed()
+    box.screenshot(path=str(DOCS / "pass_diff.png"))
     # any other pass: the list switches both panes and the marks
     pick = page.locator(".wb-sw >> nth=2").locator(".wb-diff-pick")
     labels = pick.locator("option").all_text_contents()
