@@ -128,3 +128,18 @@ def test_triton_diff_marks_what_differs_from_triton():
     rows = data["panes"][ttgir["b"]]["lines"]
     assert {r[1] for r, s in zip(rows, theirs, strict=True) if "tt.load" in s} == \
         {_line_of("tl.load")}
+
+
+def test_trailing_locations_split_in_linear_time():
+    import time
+    rng = np.random.default_rng()
+    n = int(rng.integers(20, 60))
+    args = ", ".join(f'%a{i}: i32 loc("a{i}"(#loc))' for i in range(n))
+    sig = f"  tt.func public @k({args}) attributes {{noinline = false}} {{"
+    op = f'    %x = tt.load %p : f32 loc("k"("k.py":{n}:3))'
+    t0 = time.perf_counter()
+    got = split_debug("ttgir", [sig, sig[:-1] + "loc(#loc9)", op])
+    assert time.perf_counter() - t0 < 0.5          # a backtracking pattern took minutes
+    assert got[0].code == sig and got[0].suffix == ""
+    assert got[1].code == sig[:-1].rstrip() and got[1].suffix == " loc(#loc9)"
+    assert got[2].code == "    %x = tt.load %p : f32" and got[2].suffix.strip().startswith("loc(")
