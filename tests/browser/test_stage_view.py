@@ -202,7 +202,8 @@ def test_scrolling_one_pane_scrolls_the_others_and_wrap_keeps_lines_whole(view):
 
 
 _MARKED = """(i) => { const w = document.querySelectorAll('.wb-sw')[i]; const out = {};
-    w.querySelectorAll('.wb-pane').forEach(p => { if (p.hidden) return;
+    w.querySelectorAll('.wb-pane').forEach(p => {
+        if (p.hidden || p.dataset.stage === 'source') return;
         const rows = Array.from(p.querySelectorAll('.wb-code > .wb-ln'));
         out[p.dataset.stage] = {
             del: rows.flatMap((r, k) => r.classList.contains('wb-diff-del') ? [k] : []),
