@@ -26,6 +26,17 @@ sig = ("*fp32:16", "*fp32:16", "i32", "i32", "i32")
 stage_diff(wb.compile(softmax, *sig, target="cuda:80", BLOCK=1024, num_warps=4),
            wb.compile(softmax, *sig, target="cuda:90", BLOCK=1024, num_warps=8), "ptx")'''
 
+PASSES = '''from workbench.viz import pass_diff, triton_diff
+pass_diff(wb.compile(softmax, *sig, target="cuda:90", BLOCK=1024, keep_snapshots=True), "ttgir")'''
+
+# ours beside Triton when the triton extra is installed (the cell says so otherwise)
+TRITON = '''try:
+    import triton  # noqa: F401
+except ImportError:
+    print("no triton")
+else:
+    display(triton_diff(wb.compare(softmax, *sig, BLOCK=1024), ("ttgir", "ptx")))'''
+
 # line 5 of this cell (Jupyter's numbering, the magic's line is line 1) is refused
 BAD = '''%%tilekernel --signature "*fp32:16,i32" -D BLOCK=64
 @jit
@@ -39,7 +50,7 @@ def bad(x_ptr, n, BLOCK: tl.constexpr):
 def view(jupyter_server, run_notebook):
     name = jupyter_server.write_notebook("stage_view.ipynb",
                                          ["%load_ext workbench\nimport workbench as wb", KERNEL,
-                                          DIFF, BAD])
+                                          DIFF, PASSES, TRITON, BAD])
     nb = run_notebook(name, width=1500, height=1000)
     nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # room for the panes
     nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", state="attached",
@@ -187,3 +198,66 @@ def test_scrolling_one_pane_scrolls_the_others_and_wrap_keeps_lines_whole(view):
             if (b.scrollWidth > b.clientWidth + 1) n += 1; }); return n; }""")
     assert cut == 0
     first.locator(".wb-toolbar input[data-opt=wrap]").uncheck()
+
+
+_MARKED = """(i) => { const w = document.querySelectorAll('.wb-sw')[i]; const out = {};
+    w.querySelectorAll('.wb-pane').forEach(p => {
+        if (p.hidden || p.dataset.stage === 'source') return;
+        const rows = Array.from(p.querySelectorAll('.wb-code > .wb-ln'));
+        out[p.dataset.stage] = {
+            del: rows.flatMap((r, k) => r.classList.contains('wb-diff-del') ? [k] : []),
+            add: rows.flatMap((r, k) => r.classList.contains('wb-diff-add') ? [k] : []),
+            code: rows.map(r => r.classList.contains('wb-dbg') ? null
+                                : r.querySelector('.wb-tx').textContent.trim())}; });
+    return out; }"""
+
+
+def _check_pair(marked: dict, left: str, right: str) -> tuple[list, list]:
+    a, b = marked[left], marked[right]
+    assert not a["add"] and not b["del"]
+    # the left pane without its red lines reads as the right pane without its green ones
+    keep_a = [c for k, c in enumerate(a["code"]) if c is not None and k not in a["del"]]
+    keep_b = [c for k, c in enumerate(b["code"]) if c is not None and k not in b["add"]]
+    assert keep_a == keep_b
+    return [a["code"][k] for k in a["del"]], [b["code"][k] for k in b["add"]]
+
+
+def test_pass_diff_marks_the_pass_changes_and_switches_pass(view):
+    page = view.page
+    panes = _panes(page, 2)
+    # it opens on the first pass that changed something: the ttir -> ttgir conversion
+    assert panes[0] == "source" and len(panes) == 3, panes
+    assert panes[1] == "0. input" and panes[2] == "1. convert-triton-to-tritongpu", panes
+    removed, added = _check_pair(page.evaluate(_MARKED, 2), panes[1], panes[2])
+    assert removed and any(c.startswith("#blocked = #ttg.blocked<") for c in added), added
+    box = page.locator(".wb-sw >> nth=2")
+    box.scroll_into_view_if_needed()
+    box.screenshot(path=str(DOCS / "pass_diff.png"))
+    # any other pass: the list switches both panes and the marks
+    pick = box.locator(".wb-diff-pick")
+    labels = pick.locator("option").all_text_contents()
+    assert len(labels) >= 5 and f"\u2212{len(removed)} +{len(added)}" in labels[0], labels
+    for k in range(1, len(labels)):
+        pick.select_option(index=k)
+        panes = _panes(page, 2)
+        assert panes[1].startswith(f"{k}. ") and panes[2].startswith(f"{k + 1}. "), panes
+        removed, added = _check_pair(page.evaluate(_MARKED, 2), panes[1], panes[2])
+        assert f"\u2212{len(removed)} +{len(added)}" in labels[k], (labels[k], removed, added)
+    pick.select_option(index=0)
+    # the source links both sides
+    line = box.locator(".wb-pane[data-stage=source] .wb-ln[data-src]").filter(has_text="tl.max")
+    line.hover()
+    lit = _lit(page, 2)
+    assert lit["0. input"] >= 1 and lit["1. convert-triton-to-tritongpu"] >= 1, lit
+
+
+def test_ours_beside_triton_inside_the_widget(view):
+    page = view.page
+    if page.locator(".wb-sw").count() < 4:
+        pytest.skip("the triton extra is not installed in the kernel")
+    panes = _panes(page, 3)
+    assert panes == ["source", "ttgir ours", "ttgir Triton"], panes
+    _check_pair(page.evaluate(_MARKED, 3), "ttgir ours", "ttgir Triton")
+    page.locator(".wb-sw >> nth=3").locator(".wb-diff-pick").select_option(index=1)
+    assert _panes(page, 3) == ["source", "ptx ours", "ptx Triton"]
+    _check_pair(page.evaluate(_MARKED, 3), "ptx ours", "ptx Triton")

@@ -25,6 +25,8 @@ _LAZY = {
     "sweep_figure": "sweep_view",
     "stage_view": "stage_widget",
     "stage_diff": "stage_widget",
+    "pass_diff": "stage_diffs",
+    "triton_diff": "stage_diffs",
     "compiled_stage_data": "stage_data",
 }
 # short names: viz.layout(layout, shape), viz.banks(...): the SVG views (the matplotlib figures

@@ -42,6 +42,35 @@ class SplitLine:
     debug: bool = False
 
 
+def mlir_suffix_start(line: str) -> int | None:
+    """Where a trailing MLIR location (white space, then ``loc(...)`` with its parentheses
+    balanced, outside quotes, then white space to the end) starts in ``line``, or None.
+    One backward scan: linear in the line's length (a regular expression for nested
+    parentheses backtracks exponentially on Triton's signature lines, which carry one
+    ``loc("name"(#loc))`` per argument)."""
+    s = line.rstrip()
+    if not s.endswith(")"):
+        return None
+    depth, quoted, i = 0, False, len(s) - 1
+    while i >= 0:
+        ch = s[i]
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == ")":
+            depth += 1
+        elif not quoted and ch == "(":
+            depth -= 1
+            if depth == 0:
+                break
+        i -= 1
+    if i < 3 or s[i - 3:i] != "loc":
+        return None
+    k = i - 3
+    while k > 0 and s[k - 1] in " \t":
+        k -= 1
+    return k if k < i - 3 else None
+
+
 def split_debug(stage: str, lines: list[str]) -> list[SplitLine]:
     """Split every line of a stage's text into code and debug parts (see :class:`SplitLine`).
 
@@ -57,8 +86,8 @@ def split_debug(stage: str, lines: list[str]) -> list[SplitLine]:
             if _MLIR_TABLE.match(line):
                 out.append(SplitLine(line, "", True))
                 continue
-            m = _MLIR_SUFFIX.search(line)
-            out.append(SplitLine(line[:m.start()], line[m.start():]) if m else SplitLine(line))
+            at = mlir_suffix_start(line)
+            out.append(SplitLine(line[:at], line[at:]) if at is not None else SplitLine(line))
         elif stage == "llir":
             if _LLVM_TABLE.match(line):
                 out.append(SplitLine(line, "", True))

@@ -9,6 +9,12 @@ if (typeof window.wbAccessInit !== "function") {
     const slider = root.querySelector(".wb-pid");
     const label = root.querySelector(".wb-pid-text");
     const arrays = Array.from(root.querySelectorAll(".wb-access-array"));
+    // the arrow keys on the slider stay with it (JupyterLab's notebook shortcuts, a listener
+    // on the document, would take them)
+    slider.addEventListener("keydown", (e) => {
+      if (["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp",
+           "PageDown"].includes(e.key)) e.stopPropagation();
+    });
     function show(p) {
       label.textContent = "program " + p + " (" + d.programs[p].join(", ") + ")";
       root.dataset.wbProgram = String(p);

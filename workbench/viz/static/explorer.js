@@ -100,6 +100,8 @@ function labelFont(cellPx, label, longest) {
 }
 
 const POW2 = [1, 2, 4, 8, 16, 32];
+const NAV_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End",
+                          "PageUp", "PageDown"]);
 const rgbaCache = new Map();
 function toRGBA(colour) {  // a CSS colour as a little-endian RGBA Uint32 (ImageData order)
   let v = rgbaCache.get(colour);
@@ -151,6 +153,11 @@ function render({ model, el: root }) {
   let p = JSON.parse(JSON.stringify(model.get("params")));
   let owners = null, zoom = 1;
   root.classList.add("wb-explorer");
+  // JupyterLab's notebook shortcuts (a listener on the document) would take the arrow keys
+  // meant for a focused slider or list: they stop here
+  root.addEventListener("keydown", (e) => {
+    if (NAV_KEYS.has(e.key) && e.target.matches("input, select")) e.stopPropagation();
+  });
   root.style.fontFamily = "sans-serif";
   const controls = el("div", { class: "wb-controls" });
   const status = el("div", { class: "wb-status", style: "font-size:12px;margin:4px 0" });

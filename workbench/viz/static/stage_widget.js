@@ -329,8 +329,54 @@ function build(root, data, model) {
       m.found.textContent = `${at + 1} of ${hits.length}`;
     });
   }
+  if (data.diff && data.diff.length) diffMode(root, data, made, boxes, bar, layout);
   layout();
   void model;
+}
+
+// diff mode: one pair of panes at a time (a pass's input and output, or ours and Triton's),
+// picked in a list; lines of the left pane missing from the right marked wb-diff-del, lines
+// of the right pane missing from the left wb-diff-add (data.diff, see stage_diffs.py)
+function diffMode(root, data, made, boxes, bar, layout) {
+  root.classList.add("wb-diffmode");
+  bar.querySelectorAll(".wb-choose").forEach(l => {
+    if (l.querySelector("input").dataset.stage !== "source") l.hidden = true;
+  });
+  const pick = el("select", "wb-diff-pick");
+  pick.setAttribute("aria-label", "pair to compare");
+  data.diff.forEach((p, i) => {
+    const o = el("option", "", `${p.label}  (\u2212${p.del.length} +${p.add.length})`);
+    o.value = String(i);
+    pick.appendChild(o);
+  });
+  const lab = el("label", "wb-diff-label", data.diff[0].kind === "pass" ? "pass " : "stage ");
+  lab.appendChild(pick);
+  bar.insertBefore(lab, bar.firstChild);
+  const sum = el("span", "wb-diff-sum", "");
+  bar.appendChild(sum);
+  function show(i) {
+    const p = data.diff[i];
+    root.dataset.diff = String(i);
+    root.querySelectorAll(".wb-diff-add, .wb-diff-del").forEach(
+      x => x.classList.remove("wb-diff-add", "wb-diff-del"));
+    made.forEach((m, k) => {
+      if (k === 0) return;
+      boxes[m.pane.dataset.stage].checked = (k - 1 === p.a || k - 1 === p.b);
+      m.pane.classList.remove("wb-side-a", "wb-side-b");
+    });
+    const a = made[p.a + 1], b = made[p.b + 1];
+    a.pane.classList.add("wb-side-a");
+    b.pane.classList.add("wb-side-b");
+    const rowsA = a.body.querySelectorAll(".wb-ln"), rowsB = b.body.querySelectorAll(".wb-ln");
+    p.del.forEach(j => rowsA[j] && rowsA[j].classList.add("wb-diff-del"));
+    p.add.forEach(j => rowsB[j] && rowsB[j].classList.add("wb-diff-add"));
+    sum.textContent = `${p.del.length} line${p.del.length === 1 ? "" : "s"} removed, ` +
+      `${p.add.length} added`;
+    pick.value = String(i);
+    layout();
+  }
+  pick.addEventListener("change", () => show(+pick.value));
+  show(data.diff_chosen || 0);
 }
 
 function render({ model, el: host }) {
