@@ -55,6 +55,15 @@ def test_a_sticky_error_names_the_last_launch_and_poisons_the_process(clean_faul
     assert "context is unusable" in (cuda_driver.driver_status() or "")
 
 
+def test_an_illegal_instruction_names_the_tma_offset_rule(clean_fault_state):
+    err = cuda_fault.fault_from(715, "cuCtxSynchronize")
+    assert err is not None and err.code_name == "CUDA_ERROR_ILLEGAL_INSTRUCTION"
+    assert "multiple of 16 bytes" in str(err) and "WORKBENCH_CUDA_TMA=0" in str(err)
+    cuda_fault.FAULT.clear()
+    other = cuda_fault.fault_from(700, "cuCtxSynchronize")
+    assert other is not None and "TMA" not in str(other)
+
+
 def test_other_errors_do_not_poison_the_context(clean_fault_state):
     with pytest.raises(LaunchError, match="CUDA error 1"):
         cuda_driver.check((1,), "cuMemAlloc")  # CUDA_ERROR_INVALID_VALUE

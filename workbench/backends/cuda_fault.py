@@ -55,6 +55,14 @@ def _describe_arg(i: int, a, kind: str) -> str:
     return f"arg {i} ({kind}): {a!r}"
 
 
+#: added to an illegal-instruction fault: the TMA unit raises it for a tensor-descriptor load
+#: or store whose innermost offset is not a multiple of 16 bytes (measured on an H200: fp32
+#: offsets 63 and -7 fault, 64 and -8 do not; Triton documents the rule on ``desc.load``)
+TMA_HINT = ("\nIf the kernel uses tensor descriptors on sm_90 (TMA): each load or store's "
+            "innermost offset must be a multiple of 16 bytes (Triton's rule), and "
+            "WORKBENCH_CUDA_TMA=0 lowers descriptors to plain loads and stores instead.")
+
+
 def describe_last_launch() -> str | None:
     """The last launch in words: ``kernel 'k' over grid (x, y, z) with arg 0 (ptr): shape
     (1024,) dtype float32 at 0x..., arg 1 (i32): 1024``; None before any launch."""
@@ -82,7 +90,8 @@ def fault_from(code: int, what: str, code_name: str | None = None) -> DeviceFaul
         f"a kernel faulted on the GPU: {name} (CUDA error {int(code)}), reported by {what}; "
         f"{culprit}.\n{RESTART}\nTo find the bad access, run the kernel on the CPU "
         "(arrays on the host, or WORKBENCH_INTERPRET=1): out-of-bounds accesses are "
-        "reported there with the program id, the offset and the source line.",
+        "reported there with the program id, the offset and the source line."
+        + (TMA_HINT if int(code) == 715 else ""),
         int(code), name, kernel, launch)
     FAULT.append(err)
     return err
