@@ -266,8 +266,9 @@ def test_llvmlite_escape_table_is_full_before_any_thread_compiles():
     """llvmlite builds its string-escaping table lazily on first use, which two compiling
     threads can race (one read a half-filled table: KeyError 47); importing the code
     generators (which every compile does first, under the import lock) fills it once."""
-    import workbench.codegen  # noqa: F401
     from llvmlite.ir import values
+
+    import workbench.codegen  # noqa: F401
     table = values._escape_string.__defaults__[0]
     assert sorted(table) == list(range(256))
     assert values._escape_string("a/b\n") == "a/b\\0a"
