@@ -38,6 +38,11 @@ def test_every_exercise_is_complete():
     assert hint("vector_add", 3).startswith("offs = pid * BLOCK")
     with pytest.raises(ValueError, match="1 to 3"):
         hint("vector_add", 4)
+    # shown as text in a notebook, not as a quoted literal with \n escapes
+    nudge, lines, code = hint("clamp", 1), hint("clamp", 3), solution("clamp")
+    assert nudge._repr_markdown_() == str(nudge) and "\\n" not in lines._repr_markdown_()
+    assert lines._repr_markdown_().startswith("```python\n") and "\n" in lines
+    assert code._repr_markdown_().startswith("```python\n@jit\ndef clamp(")
     with pytest.raises(KeyError, match="vector_add"):
         exercise("vector_addd")
 
@@ -75,7 +80,7 @@ def test_wrong_values_name_the_program_and_line(tmp_path):
     assert not report.correct
     f = report.failures[0]
     assert f.target == "interpreter" and f.case.startswith("n=1000")
-    assert "the first is out_ptr[0]" in f.message and "program (0,)" in f.message
+    assert "the first is out_ptr[0]" in f.message and "program id 0." in f.message
     assert "line 13: tl.store(out_ptr + offs, x - y, mask=mask)" in f.message
 
 
@@ -86,7 +91,7 @@ def test_missing_mask_is_reported_with_the_program_id(tmp_path):
         "    tl.store(out_ptr + offs, tl.minimum(tl.maximum(x, lo), hi))\n")
     report = check("clamp", load_kernel(tmp_path, "clamp", src), speed=False)
     f = report.failures[0]
-    assert not report.correct and "program (0,) accessed" in f.message
+    assert not report.correct and "program id 0 accessed" in f.message
     assert "outside the array" in f.message and "mask" in f.look_at
 
 

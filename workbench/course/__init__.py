@@ -40,18 +40,39 @@ def stub(name: str) -> str:
     return exercise(name).stub
 
 
-def hint(name: str, level: int = 1) -> str:
-    """Hint ``level`` (1: a nudge, 2: the concept, 3: the relevant lines of a solution).
-    Raises ValueError for another level."""
+class ShownText(str):
+    """A string a notebook shows as text, not as a quoted Python literal: Markdown in
+    Jupyter (``code=True``: a Python code block), plain lines in a terminal IPython."""
+
+    code = False
+
+    def _repr_markdown_(self) -> str:
+        return f"```python\n{self}\n```" if self.code else str(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+
+class ShownCode(ShownText):
+    """Source code shown as a Python code block (see :class:`ShownText`)."""
+
+    code = True
+
+
+def hint(name: str, level: int = 1) -> ShownText:
+    """Hint ``level`` (1: a nudge, 2: the concept, 3: the relevant lines of a solution), a
+    string that a notebook shows as text. Raises ValueError for another level."""
     hints = exercise(name).hints
     if not 1 <= level <= len(hints):
         raise ValueError(f"hint levels are 1 to {len(hints)}")
-    return hints[level - 1]
+    text = hints[level - 1]
+    return ShownCode(text) if level == len(hints) else ShownText(text)
 
 
-def solution(name: str) -> str:
-    """The good solution's source (kept in the package, out of the student's notebook)."""
-    return exercise(name).solution_source()
+def solution(name: str) -> ShownCode:
+    """The good solution's source (kept in the package, out of the student's notebook), a
+    string that a notebook shows as a code block."""
+    return ShownCode(exercise(name).solution_source())
 
 
 def check(name: str, kernel, *, seed: int | None = None, speed: bool = True) -> CheckReport:

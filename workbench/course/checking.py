@@ -66,8 +66,9 @@ def _run(kernel, case: Case, target: str) -> tuple:
 def _explain_error(e: Exception, target: str, case: Case) -> Failure:
     if isinstance(e, OutOfBoundsError):
         pid = tuple(e.program_id or ())[:len(case.grid)]
+        pid_text = f"id {pid[0]}" if len(pid) == 1 else f"id {pid}"
         return Failure(target, case.label,
-                       f"program {pid} accessed '{e.arg}' outside the array (element offset "
+                       f"program {pid_text} accessed '{e.arg}' outside the array (element offset "
                        f"{e.element_offset}):\n{e}",
                        "the mask of that load or store: lanes past the end must be masked off")
     if isinstance(e, WorkbenchError):
@@ -95,10 +96,13 @@ def _compare(kernel, case: Case, target: str, got: tuple, params: tuple) -> Fail
         pid = case.program_of(i) if case.program_of else None
         line = store_lines(kernel).get(params[idx])
         msg = (f"'{params[idx]}' differs in {flat.size} of {want.size} elements; the first is "
-               f"{params[idx]}{list(int(w) for w in where)}: got {have.ravel()[i]!r}, expected "
-               f"{want.ravel()[i]!r}" + (" (never written)" if unwritten else "") + ".")
+               f"{params[idx]}{list(int(w) for w in where)}: got {have.ravel()[i].item()!r}, "
+               f"expected {want.ravel()[i].item()!r}"
+               + (" (never written)" if unwritten else "") + ".")
         if pid is not None:
-            msg += f" That element belongs to the tile of program {pid}."
+            pid = tuple(pid) if isinstance(pid, (tuple, list)) else (pid,)
+            msg += (f" That element belongs to the tile of program id "
+                    f"{pid[0] if len(pid) == 1 else pid}.")
         if line is not None:
             msg += f" It is stored at line {line[0]}: {line[1]}"
         hint = ("which elements your program ids and offsets cover: some were never stored"

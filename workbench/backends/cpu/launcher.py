@@ -255,4 +255,7 @@ class CpuLauncher:
                f"{elem_index}) is outside the {n} elements passed for `{name}` (valid "
                f"offsets {start}..{start + n - 1}); mask the access (e.g. mask=offs < n) "
                f"or check the grid")
-        return OutOfBoundsError(msg, program_id=(x, y, z), loc=loc, offset=byte_off, arg=name)
+        err = OutOfBoundsError(msg, program_id=(x, y, z), loc=loc, offset=byte_off, arg=name)
+        err.element_offset = byte_off // itemsize
+        err.offsets = [err.element_offset]
+        return err
