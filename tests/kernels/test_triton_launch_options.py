@@ -50,4 +50,8 @@ def test_compiled_kernel_has_triton_register_fields(backend):
     x = np.ones(16, dtype=np.float32)
     k = scale.run(x, np.zeros(16, np.float32), 16, 1.0, BLOCK=16, grid=(1,), warmup=True)
     k._init_handles()
-    assert k.n_regs is None and k.n_spills is None  # host targets: ptxas never runs
+    # host targets report the same specialisation's cuda:90 figures (ptxas's, when present)
+    assert k.extra["gpu_figures"] == "cuda:90"
+    gpu = scale.compile_for(k.spec, k.options, "cuda:90")
+    assert (k.n_regs, k.n_spills, k.metadata.shared) == \
+        (gpu.n_regs, gpu.n_spills, gpu.metadata.shared)

@@ -98,8 +98,7 @@ class constexpr:
 
     @property
     def type(self):
-        """The :class:`~workbench.language.tuples.constexpr_type` of this value."""
-        from .tuples import constexpr_type
+        """The :class:`constexpr_type` of this value."""
         return constexpr_type(self.value)
 
     def __index__(self):
@@ -294,3 +293,22 @@ def _aggregate(cls):
     CompilationError at that line instead of failing obscurely."""
     cls.__workbench_aggregate__ = True
     return cls
+
+
+class constexpr_type:
+    """The type of a compile-time value (``tl.constexpr_type(4)``): what ``.type`` gives for
+    a constexpr element of a tuple, as in Triton. Two are equal when their values are."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("constexpr_type", repr(self.value)))
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+    __str__ = __repr__

@@ -14,26 +14,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .core import constexpr
-
-
-class constexpr_type:
-    """The type of a compile-time value (``tl.constexpr_type(4)``): what ``.type`` gives for
-    a constexpr element of a tuple, as in Triton. Two are equal when their values are."""
-
-    def __init__(self, value):
-        self.value = value.value if isinstance(value, constexpr) else value
-
-    def __eq__(self, other):
-        return isinstance(other, constexpr_type) and self.value == other.value
-
-    def __hash__(self):
-        return hash(("constexpr_type", repr(self.value)))
-
-    def __repr__(self) -> str:
-        return f"constexpr_type[{self.value!r}]"
-
-    __str__ = __repr__
+from .core import constexpr, constexpr_type
 
 
 def type_of(v) -> Any:
