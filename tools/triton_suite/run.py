@@ -16,7 +16,8 @@ its CPU backend, and ``--backend triton`` runs the same files on real Triton's o
 makes ``triton.compile`` without a target compile for that GPU, for compile-only files such
 as ``test_compile_errors`` (Triton's interpreter cannot compile, and there is no GPU driver).
 ``--every N`` keeps every Nth collected case (deterministic), ``-k`` is pytest's. ``--json``
-writes the per-case records.
+writes the per-case records; ``--ids`` takes such a file and runs exactly its cases (the
+same sample under another backend, whose collection may differ).
 """
 from __future__ import annotations
 
@@ -58,6 +59,11 @@ def run_tests(args) -> list[dict]:
     out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
     env = _env(args.backend, args.compile_target)
     env.update(SUITE_OUT=out, SUITE_EVERY=str(args.every), SUITE_OFFSET=str(args.offset))
+    if args.ids:  # exactly the cases of an earlier --json run (another backend's sample)
+        ids = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+        with open(args.ids) as f, ids:
+            ids.write("\n".join(r["id"] for r in json.load(f)) + "\n")
+        env["SUITE_IDS"] = ids.name
     plugin = "suite_oracle" if args.backend == "triton" else "suite_plugin"
     cmd = [sys.executable, "-m", "pytest", path, "-p", plugin, "-q", "-p",
            "no:cacheprovider", "--device", "cpu", "--rootdir",
