@@ -10,7 +10,9 @@ and ``python/test``; its files are read where they are and never copied here. ``
 (``test_core.py``) or the name of another file of ``python/test/unit/language``
 (``test_standard``, ``test_random``, ...). The tests run with ``TRITON_INTERPRET=1`` and
 ``--device cpu`` and torch CPU tensors; ``--backend`` picks the workbench's interpreter or
-its CPU backend, and ``--backend triton`` runs the same files on real Triton's own interpreter
+its CPU backend; ``--backend cuda`` (on a machine with an NVIDIA GPU and a CUDA torch) runs
+them with ``--device cuda`` on the workbench's CUDA backend, and tutorials with the GPU as the
+active driver; and ``--backend triton`` runs the same files on real Triton's own interpreter
 (the installed ``triton`` package, no shim: the figures ours are measured against);
 ``--compile-target cuda:90`` (with ``--backend triton``) turns Triton's interpreter off and
 makes ``triton.compile`` without a target compile for that GPU, for compile-only files such
@@ -50,6 +52,8 @@ def _env(backend: str, compile_target: str = "") -> dict:
         return env
     env["PYTHONPATH"] = os.pathsep.join([HERE, REPO, env.get("PYTHONPATH", "")])
     env["WORKBENCH_INTERPRET"] = "1" if backend == "interpreter" else "0"
+    if backend == "cuda":  # the workbench's CUDA backend on a GPU: Triton's GPU paths
+        env["TRITON_INTERPRET"] = "0"
     return env
 
 
@@ -66,7 +70,8 @@ def run_tests(args) -> list[dict]:
         env["SUITE_IDS"] = ids.name
     plugin = "suite_oracle" if args.backend == "triton" else "suite_plugin"
     cmd = [sys.executable, "-m", "pytest", path, "-p", plugin, "-q", "-p",
-           "no:cacheprovider", "--device", "cpu", "--rootdir",
+           "no:cacheprovider", "--device", "cuda" if args.backend == "cuda" else "cpu",
+           "--rootdir",
            os.path.join(args.triton_src, "python", "test"), "-o", "addopts="]
     if args.k:
         cmd += ["-k", args.k]
@@ -144,7 +149,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--triton-src", required=True, help="a Triton 3.6 checkout")
     ap.add_argument("--what", default="core", help="tutorials, core, or test_<name>")
-    ap.add_argument("--backend", choices=["interpreter", "cpu", "triton"], default="interpreter")
+    ap.add_argument("--backend", choices=["interpreter", "cpu", "cuda", "triton"],
+                    default="interpreter")
     ap.add_argument("--compile-target", default="", help="with --backend triton: cuda:80 "
                     "or cuda:90, compile (no interpreter) for that GPU")
     ap.add_argument("-k", default=None, help="pytest -k expression (tutorials: name part)")
@@ -155,6 +161,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write the per-case records here")
     ap.add_argument("--ids", default=None, help="run only the cases of this --json file")
     args = ap.parse_args(argv)
+    args.triton_src = os.path.abspath(args.triton_src)  # the cases run in another folder
+    for sub in ("tutorials", "test"):
+        if not os.path.isdir(os.path.join(args.triton_src, "python", sub)):
+            ap.error(f"{args.triton_src} has no python/{sub}: give a Triton 3.6 checkout")
     rows = run_tutorials(args) if args.what == "tutorials" else run_tests(args)
     if args.json:
         with open(args.json, "w") as f:

@@ -1,5 +1,6 @@
 """Test helpers that Triton's language tests import from ``triton._internal_testing``,
-written here for the workbench (the CPU only: every ``is_<gpu>`` answer is False).
+written here for the workbench: on the CPU every ``is_<gpu>`` answer is False; with the
+workbench's CUDA backend (``run.py --backend cuda``) the NVIDIA answers follow the GPU.
 
 Names the workbench's runtime may lack (``reinterpret``, ``TensorWrapper``) are looked up
 when a test needs them, so a missing one fails that test, not the whole file.
@@ -32,21 +33,59 @@ def is_interpreter():
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
+def _cuda_arch() -> int:
+    """The GPU's compute capability as an int (90 for sm_90) when the workbench launches on
+    its CUDA backend (no ``TRITON_INTERPRET``, a GPU present); 0 on the CPU."""
+    if is_interpreter():
+        return 0
+    from workbench.runtime.driver import driver
+    target = driver.active.get_current_target()
+    return target.arch if target.backend == "cuda" else 0
+
+
 def get_current_target():
-    return None
+    return None if not _cuda_arch() else _target()
+
+
+def _target():
+    from workbench.runtime.driver import driver
+    return driver.active.get_current_target()
+
+
+def is_cuda():
+    return _cuda_arch() > 0
+
+
+def is_ampere_or_newer():
+    return _cuda_arch() >= 80
+
+
+def is_hopper():
+    return _cuda_arch() // 10 == 9
+
+
+def is_hopper_or_newer():
+    return _cuda_arch() >= 90
+
+
+def is_blackwell():
+    return _cuda_arch() // 10 == 10
+
+
+def is_sm12x():
+    return _cuda_arch() // 10 == 12
 
 
 def _no(*_a, **_k):
     return False
 
 
-is_cuda = is_hip = is_xpu = is_ampere_or_newer = is_blackwell = is_hopper = _no
-is_hopper_or_newer = is_sm12x = is_hip_cdna = is_hip_cdna2 = is_hip_cdna3 = _no
+is_hip = is_xpu = is_hip_cdna = is_hip_cdna2 = is_hip_cdna3 = _no
 is_hip_cdna4 = is_hip_rdna3 = is_hip_rdna4 = is_hip_gfx1250 = _no
 
 
 def get_arch():
-    return ""
+    return str(_cuda_arch() or "")
 
 
 def get_hip_lds_size():
