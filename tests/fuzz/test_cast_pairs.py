@@ -81,6 +81,20 @@ def _inputs(src: str, rng) -> tuple:
     return x, ft.cast(x, "fp64" if src == "fp64" else "fp32", src) if src != "fp16" else x
 
 
+def _check(target: str, src: str, targets: list, xs, outs: list) -> None:
+    for d, got in zip(targets, outs, strict=True):
+        want = ft.cast(ft.cast(xs, src, d), d, _stored(d))
+        ok = np.ones(N, bool)
+        if (ft.is_float(src) or ft.is_fp8(src)) and ft.is_int(d):
+            lo, hi = ft.int_range(d)
+            ok = (xs.astype(np.float64) > lo - 1) & (xs.astype(np.float64) < hi + 1)
+        same = (got == want) | (np.isnan(got) & np.isnan(want) if got.dtype.kind == "f"
+                                else False)
+        bad = np.flatnonzero(ok & ~same)
+        assert bad.size == 0, (f"{target}: {src} -> {d}: lane {bad[0]}: {xs[bad[0]]!r} gave "
+                               f"{got[bad[0]]!r}, expected {want[bad[0]]!r}")
+
+
 @pytest.mark.parametrize("src", ALL)
 def test_every_cast_from(src, tmp_path):
     """Both backends in one test per source dtype (15 kernels, 2 compiles each)."""
@@ -92,17 +106,22 @@ def test_every_cast_from(src, tmp_path):
         outs = [np.zeros(N, ft.NP[_stored(d)]) for d in targets]
         ck = wb_compile(kern, x, *outs, target=target, N=N)
         ck[(1,)](x, *outs, N=N)
-        for d, got in zip(targets, outs, strict=True):
-            want = ft.cast(ft.cast(xs, src, d), d, _stored(d))
-            ok = np.ones(N, bool)
-            if (ft.is_float(src) or ft.is_fp8(src)) and ft.is_int(d):
-                lo, hi = ft.int_range(d)
-                ok = (xs.astype(np.float64) > lo - 1) & (xs.astype(np.float64) < hi + 1)
-            same = (got == want) | (np.isnan(got) & np.isnan(want) if got.dtype.kind == "f"
-                                    else False)
-            bad = np.flatnonzero(ok & ~same)
-            assert bad.size == 0, (f"{target}: {src} -> {d}: lane {bad[0]}: {xs[bad[0]]!r} gave "
-                                   f"{got[bad[0]]!r}, expected {want[bad[0]]!r}")
+        _check(target, src, targets, xs, outs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("src", ALL)
+def test_every_cast_from_on_the_gpu(src, tmp_path):
+    """The same casts on the GPU (the CUDA backend, device arrays)."""
+    import workbench.cuda as wcuda
+    rng = np.random.default_rng()
+    targets = _targets(src)
+    kern = _load(src, targets, tmp_path)
+    x, xs = _inputs(src, rng)
+    outs = [wcuda.to_device(np.zeros(N, ft.NP[_stored(d)])) for d in targets]
+    kern[(1,)](wcuda.to_device(x), *outs, N=N)
+    wcuda.synchronize()
+    _check("cuda", src, targets, xs, [o.to_numpy() for o in outs])
 
 
 def test_the_pairs_are_every_pair_the_language_takes():
