@@ -34,9 +34,10 @@ def make(d: str, lo, hi, q: int, exact: bool, eps: float) -> Info | None:
 
 def _make_fp8(d: str, lo, hi, q: int, exact: bool, eps: float) -> Info | None:
     """An 8-bit float made from an exact value: rounding (and e4b15's saturation at 1.75) is
-    deterministic, so every backend must give the same bits; the bounds grow by half an ulp
-    (still multiples of ``2**-q``). None for an inexact source (its rounding could go either
-    way) and for e4nv/e5 values past the largest finite one (no saturation wanted)."""
+    deterministic, so every backend must give the same bits; the bounds grow by at most half
+    an ulp (widened here by a whole one; the values stay multiples of ``2**-q``). None for an
+    inexact source (its rounding could go either way) and for e4nv/e5 values past the largest
+    finite one (no saturation wanted)."""
     m = ft.FMAX[d]
     if not exact or (d != "fp8e4b15" and max(abs(lo), abs(hi)) > m):
         return None
