@@ -2,9 +2,11 @@
 backend, PTX for cuda:80/cuda:90 with ptxas when installed, and with ``--backend cuda`` the GPU),
 and mutated bad kernels that must each give a located workbench error.
 
-    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 5000 --seed 1 --jobs 2
-    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 0 --bad 5000 --seed 1 --jobs 2
-    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 2000 --backend cuda --jobs 16
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 5000 --seed 500000 --jobs 2
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 0 --bad 5000 --seed 600000 --jobs 2
+    PYTHONPATH=. python benchmarks/fuzz_campaign.py --n 2000 --seed 700000 --backend cuda --jobs 16
+
+Seeds below 500,000 make the older generator's programs (see ``build.LEGACY_SEEDS``).
 
 Every program runs in a worker process (``--jobs`` of them), so one that kills its process is
 reported as a crash with its seed. Prints one line per failure (seed, stage, message; a valid
@@ -72,6 +74,31 @@ def valid_campaign(a, ptxas) -> None:
         if runs[stage]:
             fail = runs[stage] - agree[stage] - gaps[stage]
             print(f"{stage:<12} {runs[stage]:>6} {agree[stage]:>6} {fail:>6} {gaps[stage]:>11}")
+    print(coverage(range(a.seed, a.seed + a.n)))
+
+
+def coverage(seeds) -> str:
+    """What the programs of ``seeds`` contain: statements per kind, dots per operand type,
+    atomics per op, and how many distinct (source, destination) cast pairs they take."""
+    kinds: collections.Counter = collections.Counter()
+    detail: collections.Counter = collections.Counter()
+    pairs = set()
+    for seed in seeds:
+        prog = generate(seed)
+        dtype = {st.out: st.info.dtype for st in prog.stmts if st.info is not None}
+        for st in prog.stmts:
+            kinds[st.kind] += 1
+            if st.kind == "dot":
+                detail["dot " + st.p["src"] + (" +acc" if st.args else "")] += 1
+            elif st.kind == "atomic":
+                detail["atomic_" + st.p.get("op", "add")] += 1
+            elif st.kind == "cast":
+                pairs.add((dtype[st.args[0]], st.p["t"]))
+                if "fp8" in st.p["t"] or "fp8" in dtype[st.args[0]]:
+                    detail["cast with an 8-bit float"] += 1
+    return ("statements: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) +
+            "\ndetail: " + ", ".join(f"{k} {v}" for k, v in sorted(detail.items())) +
+            f"\ndistinct cast pairs: {len(pairs)}")
 
 
 def bad_campaign(a) -> None:

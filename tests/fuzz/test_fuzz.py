@@ -138,3 +138,44 @@ def test_random_programs_agree_on_the_gpu():
         if not out.ok or "cuda" not in out.passed + list(out.unsupported):
             failures.append(f"seed {seed}: {out.failures}\n{source(prog)}")
     assert not failures, "\n\n".join(failures[:3])
+
+
+def test_version_2_programs_draw_the_newer_features_and_old_seeds_keep_theirs():
+    """Seeds from LEGACY_SEEDS on make version-2 programs: 8-bit float casts, bf16/tf32/ieee
+    dots, dots with an accumulator, every order-independent atomic op. Seeds below keep
+    their version-1 programs (the regression seeds above reproduce what they found)."""
+    from workbench.testing.fuzz.build import LEGACY_SEEDS
+    from workbench.testing.fuzz.makers import ATOMIC_OPS
+    progs = [generate(s) for s in range(LEGACY_SEEDS, LEGACY_SEEDS + 400)]
+    assert {p.version for p in progs} == {2}
+    stmts = [st for p in progs for st in p.stmts]
+    dtypes = {st.info.dtype for st in stmts if st.info is not None}
+    assert {"fp8e4nv", "fp8e5", "fp8e4b15", "bf16"} <= dtypes
+    dots = {(st.p["src"], bool(st.args)) for st in stmts if st.kind == "dot"}
+    assert {"fp16", "bf16", "tf32", "ieee", "i8"} == {d for d, _ in dots}
+    assert any(acc for _, acc in dots)
+    assert {st.p["op"] for st in stmts if st.kind == "atomic"} == set(ATOMIC_OPS)
+    for p in progs:  # one atomic op per program: mixed ops would depend on the order
+        assert len({st.p["op"] for st in p.stmts if st.kind == "atomic"}) <= 1
+    text = next(source(p) for p in progs if any(st.kind == "dot" and st.p["src"] == "tf32"
+                                                for st in p.stmts))
+    assert "tl.dot(" in text
+    old = generate(FIXED_SEEDS[-1])
+    assert old.version == 1 and not any(st.info is not None and st.info.dtype.startswith("fp8")
+                                        for st in old.stmts)
+
+
+def test_the_fp8_model_rounds_as_the_formats_define():
+    """Hand-worked values: ties to even and saturation for e4m3fn and e5m2, Triton's
+    e4b15 (clamped to 1.75, half away from zero)."""
+    from workbench.testing.fuzz.fp8 import cast_fp8
+    x = np.array([1.0625, 1.1875, 500.0, -500.0, 2.0**-10, 3 * 2.0**-10, -0.0], np.float32)
+    assert cast_fp8(x, "fp32", "fp8e4nv").tolist() == \
+        [1.0, 1.25, 448.0, -448.0, 0.0, 2.0**-8, -0.0]
+    y = np.array([1.125, 60000.0, -3.0, 0.75], np.float64)
+    assert cast_fp8(y, "fp64", "fp8e5").tolist() == [1.0, 57344.0, -3.0, 0.75]
+    z = np.array([5.5, 0.125, 1.0625, -1.0625, -9.0], np.float32)
+    assert cast_fp8(z, "fp32", "fp8e4b15").tolist() == [1.75, 0.125, 1.125, -1.125, -1.75]
+    assert cast_fp8(np.array([448.0], np.float32), "fp8e4nv", "fp16").dtype == np.float16
+    with pytest.raises(ValueError):
+        cast_fp8(np.array([1], np.int32), "i32", "fp8e5")

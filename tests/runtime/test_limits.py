@@ -228,3 +228,39 @@ def test_the_autotuner_counts_a_config_over_the_limits_as_failed():
     assert double.best_config.kwargs == {"BLOCK": 1024}
     assert double.autotune_results[0][1] == math.inf
     assert math.isfinite(double.autotune_results[1][1])
+
+
+def test_registers_over_255_through_the_compile_path(monkeypatch):
+    """ptxas caps a kernel at 255 registers and spills the rest, so no real kernel reports
+    more; here ptxas's report is raised to 300 so the check runs where it would: the compiled
+    kernel refuses to launch, naming the kernel, the resource, both figures and what to change,
+    and the compile report shows it."""
+    import dataclasses
+
+    from workbench.backends import nvidia_tools
+    if nvidia_tools.find_tool("ptxas") is None:
+        pytest.skip("ptxas is not installed (pip install 'tile-workbench[sass]')")
+    real = nvidia_tools.assemble
+
+    def more_registers(ptx, arch, ptxas, timeout=120):
+        cubin, report = real(ptx, arch, ptxas, timeout)
+        return cubin, dataclasses.replace(report, n_regs=300)
+    monkeypatch.setattr(nvidia_tools, "assemble", more_registers)
+    monkeypatch.setenv("WORKBENCH_DISK_CACHE", "0")  # nothing of this compile is kept
+
+    @wb.jit
+    def many_registers(out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out + offs, offs.to(tl.float32) * 2.0, mask=offs < n)
+
+    k = wb.compile(many_registers, "*fp32", "i32", target="cuda:90", BLOCK=128, num_warps=4)
+    assert k.n_regs == 300 and k.over_limit is not None
+    err, msg = _over(k)
+    assert (err.required, err.limit, err.name, err.kernel) == \
+        (300, 255, "registers per thread", "many_registers")
+    assert "registers per thread: kernel 'many_registers' needs 300 registers; the limit is " \
+           "255 registers" in msg and "smaller blocks" in msg
+    assert "def many_registers(out, n, BLOCK: tl.constexpr):" in msg
+    report = dict(compile_report(k))
+    assert report["registers per thread"].startswith("300 of 255 registers")
+    assert "over the limit" in report["registers per thread"]

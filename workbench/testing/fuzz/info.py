@@ -23,11 +23,28 @@ def make(d: str, lo, hi, q: int, exact: bool, eps: float) -> Info | None:
         tlo, thi = ft.int_range(d)
         return Info(d, lo, hi) if tlo <= lo and hi <= thi else full(d)
     bound = max(abs(lo), abs(hi))
+    if ft.is_fp8(d):
+        return _make_fp8(d, lo, hi, q, exact, eps)
     if bound > ft.FMAX[d] / 8:
         return None
-    if exact and bound * 2.0**q < 2.0**(ft.MANTISSA[d] + 1):
+    if exact and bound * 2.0**q < 2.0**(ft.MANTISSA[d] + 1) and q <= ft.MINQ[d]:
         return Info(d, lo, hi, True, q, 0.0)
     return Info(d, lo, hi, False, q, max(eps, ft.EPS[d]))
+
+
+def _make_fp8(d: str, lo, hi, q: int, exact: bool, eps: float) -> Info | None:
+    """An 8-bit float made from an exact value: rounding (and e4b15's saturation at 1.75) is
+    deterministic, so every backend must give the same bits; the bounds grow by at most half
+    an ulp (widened here by a whole one; the values stay multiples of ``2**-q``). None for an
+    inexact source (its rounding could go either way) and for e4nv/e5 values past the largest
+    finite one (no saturation wanted)."""
+    m = ft.FMAX[d]
+    if not exact or (d != "fp8e4b15" and max(abs(lo), abs(hi)) > m):
+        return None
+    grow = 1.0 + 2.0**-ft.MANTISSA[d]
+    lo = max(lo * grow if lo < 0 else lo, -m)
+    hi = min(hi * grow if hi > 0 else hi, m)
+    return Info(d, lo, hi, True, q, 0.0)
 
 
 def as_type(v: Info, d: str) -> Info | None:
@@ -35,6 +52,11 @@ def as_type(v: Info, d: str) -> Info | None:
     (an inexact float to an int or bool, a float outside the target's range)."""
     if v.dtype == d:
         return v
+    if ft.is_fp8(v.dtype) or ft.is_fp8(d):  # 8-bit floats convert to and from floats only
+        if not (ft.is_float(v.dtype) or ft.is_fp8(v.dtype)) or \
+                not (ft.is_float(d) or ft.is_fp8(d)):
+            return None
+        return make(d, v.lo, v.hi, v.q, v.exact, v.eps)
     if v.dtype == "i1":
         return make(d, 0, 1, 0, True, 0.0)
     if ft.is_float(v.dtype) and not ft.is_float(d):

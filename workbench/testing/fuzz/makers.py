@@ -6,7 +6,7 @@ import numpy as np
 
 from . import info as fi
 from . import types as ft
-from .generate import Gen, _int, _num
+from .generate import Gen, _int, _num, side_rng
 from .program import Info, Stmt
 
 
@@ -94,15 +94,45 @@ def make_joinsplit(g: Gen):
     return Stmt("joinsplit", "", (a[0], b[0]), {"side": side}, a[1] if side == "l" else b[1])
 
 
+#: dot variants drawn for float operands (by a generator of their own): operand dtype in memory,
+#: how the kernel feeds them to tl.dot, and the relative error allowed for the fp32 result
+DOT_FLOAT = {"fp16": ("fp16", "", 0.0), "bf16": ("fp32", ".to(tl.bfloat16)", 2.0**-20),
+             "tf32": ("fp32", "", 2.0**-20), "ieee": ("fp32", "", 2.0**-20)}
+
+
+def d_of(src: str) -> str:
+    """The result dtype of a dot of ``src`` operands."""
+    return "i32" if src == "i8" else "fp32"
+
+
 def make_dot(g: Gen):
-    """``tl.dot`` of fp16 or int8 operands loaded for it (small integers: exact sums)."""
+    """``tl.dot`` of operands loaded for it: int8 or fp16 small integers (exact sums), or
+    float32 values of 12 fractional bits fed as bf16, tf32 (the default precision) or full
+    fp32 (``input_precision="ieee"``); now and then with an accumulator of the program
+    (``tl.dot(a, b, acc)``), an epilogue of the later statements either way."""
     p = g.prog
     if not p.two_d or p.BM < 16 or p.BN < 16 or p.uses("dot"):
         return None
     src = "fp16" if g.rng.random() < 0.6 or p.BK < 32 else "i8"  # 8-bit dots need K >= 32
-    d = "fp32" if src == "fp16" else "i32"
+    side = side_rng(g, 0xD07)
+    if p.version < 2:
+        return Stmt("dot", "", (), {"src": src}, Info(d_of(src), -16 * p.BK, 16 * p.BK, True, 0))
+    if src == "fp16" and side.random() < 0.6:
+        src = str(side.choice(["bf16", "tf32", "ieee"]))
+    d = d_of(src)
     b = 16 * p.BK
-    return Stmt("dot", "", (), {"src": src}, Info(d, -b, b, True, 0))
+    info = Info(d, -b, b, True, 0) if src in ("i8", "fp16") else \
+        Info(d, -b, b, False, 10, DOT_FLOAT[src][2])
+    args: tuple = ()
+    if side.random() < 0.4:
+        acc = g.pick(lambda v: v.dtype == d)
+        if acc is not None:
+            res = fi.make(d, info.lo + acc[1].lo, info.hi + acc[1].hi, max(info.q, acc[1].q),
+                          info.exact and acc[1].exact, max(info.eps, acc[1].eps))
+            if res is None:
+                return None
+            info, args = res, (acc[0],)
+    return Stmt("dot", "", args, {"src": src}, info)
 
 
 def _same_pair(g: Gen):
@@ -143,9 +173,18 @@ def make_ifelse(g: Gen):
     return None if res is None else Stmt("ifelse", "", (a[0], b[0]), {}, res)
 
 
+#: integer atomics whose result does not depend on the order of the programs
+ATOMIC_OPS = ("add", "max", "min", "and", "or", "xor")
+
+
 def make_atomic(g: Gen):
-    """``tl.atomic_add`` of an integer value into 8 int32 slots (order-independent)."""
+    """``tl.atomic_<op>`` of an integer value into 8 int32 slots, with an order-independent op
+    (add, max, min, and, or, xor; drawn by a generator of its own, one op per program)."""
     a = g.pick(_int)
     if a is None:
         return None
-    return Stmt("atomic", "", (a[0],), {}, Info("i32", 0, 0))
+    before = [s.p.get("op", "add") for s in g.prog.stmts if s.kind == "atomic"]
+    # one op per program: two ops mixed (add then max) depend on the programs' order
+    op = before[0] if before else "add" if g.prog.version < 2 else \
+        str(side_rng(g, 0xA7).choice(ATOMIC_OPS))
+    return Stmt("atomic", "", (a[0],), {"op": op}, Info("i32", 0, 0))

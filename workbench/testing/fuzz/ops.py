@@ -86,14 +86,20 @@ def _emit_structured(s: Stmt, prog: Program, a: list) -> list:
     if k == "ifelse":
         return ["if flag > 0:", f"    {o} = {a[0]} + {a[1]}", "else:", f"    {o} = {a[0]} - {a[1]}"]
     if k == "dot":
+        src = p["src"]
+        conv = ".to(tl.bfloat16)" if src == "bf16" else ""
+        extra = (f", {a[0]}" if a else "") + (', input_precision="ieee"' if src == "ieee" else
+                                              ', input_precision="tf32"' if src == "tf32" and
+                                              not a else "")
         return [f"{o}_a = tl.load(da_ptr + rm[:, None] * BK + tl.arange(0, BK)[None, :], "
                 "mask=rm[:, None] < M, other=0)",
                 f"{o}_b = tl.load(db_ptr + tl.arange(0, BK)[:, None] * N + rn[None, :], "
                 "mask=rn[None, :] < N, other=0)",
-                f"{o} = tl.dot({o}_a, {o}_b)"]
+                f"{o} = tl.dot({o}_a{conv}, {o}_b{conv}{extra})"]
     if k == "atomic":
         idx = "rm[:, None] * N + rn[None, :]" if prog.two_d else "offs"
-        return [f"tl.atomic_add(atom_ptr + ({idx}) % 8, {a[0]}.to(tl.int32), mask=mask)"]
+        return [f"tl.atomic_{p.get('op', 'add')}(atom_ptr + ({idx}) % 8, {a[0]}.to(tl.int32), "
+                "mask=mask)"]
     raise ValueError(f"unknown statement kind {k}")
 
 
@@ -173,10 +179,9 @@ def _evaluate_more(s: Stmt, env: dict, ctx: dict, d: str) -> Any:
     if k == "joinsplit":
         return operand(env, s, 0 if p["side"] == "l" else 1, d)
     if k == "dot":
-        a, b = ctx["dot"]()
-        return ft.store(a.astype(np.int64) @ b.astype(np.int64), d)
+        return _dot(s, env, ctx, d)
     if k == "atomic":
-        ctx["atomic"](operand(env, s, 0, "i32"))
+        ctx["atomic"](operand(env, s, 0, "i32"), p.get("op", "add"))
         return None
     raise ValueError(f"unknown statement kind {k}")
 
@@ -195,3 +200,28 @@ def _reduce(s: Stmt, env: dict, d: str):
         else:
             r = np.argmax(x, axis=ax, keepdims=True).astype(np.int32)
     return np.broadcast_to(ft.store(r, d), x.shape).copy()
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """float32 values with their 13 low mantissa bits cleared: the tensor cores' tf32 (they
+    truncate; measured on an H200, benchmarks/RESULTS.md)."""
+    bits: Any = np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32)
+
+
+def _dot(s: Stmt, env: dict, ctx: dict, d: str):
+    """``acc + a @ b``: integer operands exactly in int64 (int32 wraps on storing), float
+    operands rounded as the kernel feeds them (bf16, tf32) then multiplied and summed in
+    float64."""
+    a, b = ctx["dot"]()
+    src = s.p["src"]
+    if src == "i8":
+        r = a.astype(np.int64) @ b.astype(np.int64)
+    else:
+        prep = {"bf16": ft.round_bf16, "tf32": _tf32}.get(src, lambda x: x)
+        r = prep(a).astype(np.float64) @ prep(b).astype(np.float64)
+    if s.args:
+        acc = operand(env, s, 0, d)
+        r = r + acc.astype(np.int64 if src == "i8" else np.float64)
+    with np.errstate(all="ignore"):
+        return ft.store(r, d)

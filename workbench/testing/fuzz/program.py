@@ -59,7 +59,9 @@ class Program:
     """A kernel description. ``two_d``: tiles (BM, BN) over an M x N grid of programs, else
     (BM,) over M; ``stmts`` run in order; ``result`` is stored (cast to ``out_dtype``);
     ``dot``: (dtype, BK) when a dot statement loads its operands; ``atomic``: a statement adds
-    a value into an 8-slot int32 buffer."""
+    a value into an 8-slot int32 buffer. ``version`` 1: the generator before 8-bit float
+    casts, the bf16/tf32/ieee dots with accumulators and atomics other than add (see
+    :func:`~workbench.testing.fuzz.build.generate`)."""
     seed: int
     two_d: bool
     BM: int
@@ -74,6 +76,7 @@ class Program:
     flag: int = 1
     BK: int = 16
     stride_extra: int = 3
+    version: int = 2
 
     def uses(self, kind: str) -> bool:
         """True when a statement of ``kind`` is in the program."""

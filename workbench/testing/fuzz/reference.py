@@ -14,7 +14,7 @@ POISON = {"f": 7777.0, "i": 77, "u": 77, "b": 1}
 
 def make_args(prog: Program, rng) -> dict:
     """Fresh random arrays: ``inputs`` (flat, strided), ``out`` (poisoned), ``da``/``db`` (dot
-    operands, small integers), ``atom`` (8 int32 zeros)."""
+    operands), ``atom`` (8 int32 zeros; all ones when the only atomic op is ``and``)."""
     s = build.stride(prog)
     size = max(prog.M * s, 1) if not prog.two_d else prog.M * s
     ins = []
@@ -27,12 +27,18 @@ def make_args(prog: Program, rng) -> dict:
             a = a.astype(ft.NP[inp.dtype])
         ins.append(a)
     out: Any = np.full(size, POISON[np.dtype(ft.NP[prog.out_dtype]).kind], ft.NP[prog.out_dtype])
-    args = {"inputs": ins, "out": out, "atom": np.zeros(8, np.int32)}
+    ops = {s.p.get("op", "add") for s in prog.stmts if s.kind == "atomic"}
+    args = {"inputs": ins, "out": out,  # all ones for and (a zero start would stay zero)
+            "atom": np.full(8, -1 if ops == {"and"} else 0, np.int32)}
     dot = [s for s in prog.stmts if s.kind == "dot"]
     if dot:
-        src = ft.NP[dot[0].p["src"]]
-        args["da"] = rng.integers(-4, 5, (prog.M, prog.BK)).astype(src)
-        args["db"] = rng.integers(-4, 5, (prog.BK, prog.N)).astype(src)
+        src = dot[0].p["src"]
+        if src in ("i8", "fp16"):  # small integers
+            args["da"] = rng.integers(-4, 5, (prog.M, prog.BK)).astype(ft.NP[src])
+            args["db"] = rng.integers(-4, 5, (prog.BK, prog.N)).astype(ft.NP[src])
+        else:  # float32 of 12 fractional bits in -4..4 (more than bf16 or tf32 holds)
+            args["da"] = (rng.integers(-4096, 4097, (prog.M, prog.BK)) / 1024).astype(np.float32)
+            args["db"] = (rng.integers(-4096, 4097, (prog.BK, prog.N)) / 1024).astype(np.float32)
     return args
 
 
@@ -82,9 +88,11 @@ def _context(prog, args, rm, rn, mask, flat, atom) -> dict:
         b = np.where((rn < prog.N)[None, :], args["db"][:, cols], 0)
         return a, b
 
-    def atomic(vals):
-        """Add the masked lanes of ``vals`` into the atomic buffer."""
+    def atomic(vals, op):
+        """Combine the masked lanes of ``vals`` into the atomic buffer with ``op``."""
         idx = (rm[:, None] * prog.N + rn[None, :]) if prog.two_d else rm
-        np.add.at(atom, (idx % 8)[mask], vals[mask].astype(np.int32))
+        ufunc = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+                 "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        ufunc.at(atom, (idx % 8)[mask], vals[mask].astype(np.int32))
 
     return {"load": load, "dot": dot, "atomic": atomic, "it": prog.it, "flag": prog.flag}
