@@ -34,8 +34,9 @@ from workbench.course import check, hint, solution
 from workbench.layouts import bank_conflicts
 from workbench.layouts.parse import parse
 from workbench.viz import banks_picture
-from workbench.viz.shared_report import shared_accesses"""),
-    ("code", """%%tilekernel --target cuda:90 --signature "*fp32:16,*fp32:16,i32:16,i32:16" -D BM=64 -D BN=64
+from workbench.viz.shared_report import shared_accesses
+from workbench.course.shared_layouts import compare_layouts, table, triton_shared_layouts"""),
+    ("code", """%%tilekernel --target cuda:90 --stages ttgir --signature "*fp32:16,*fp32:16,i32:16,i32:16" -D BM=64 -D BN=64
 @jit
 def transpose_tile(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
@@ -70,6 +71,43 @@ assert report.conflict_degree == store["conflict_degree"]
 assert sum(report.wavefronts) == store["wavefronts"]
 print(report.summary().splitlines()[0])
 banks_picture(shared, access, (64, 64), "fp32", vector_bytes=store["vector_bytes"])"""),
+    ("markdown", """## The same buffer laid out three ways
+
+The layout of that buffer decides the conflicts. Below, the conversion's two accesses (the
+store of the loaded layout, the load of the stored one) against three layouts of the same
+64 x 64 fp32 buffer:
+
+* **plain**: no swizzle, no padding (what `__shared__ float t[64][64]` is in CUDA): the store
+  walks down a column of the buffer, and lanes 4 columns apart land in the same bank;
+* **padded**: one unused word after each line of 64 (`t[64][65]`): lanes spread over the
+  banks, but the padding breaks 16-byte alignment, so the load moves 4 bytes per lane;
+* **swizzled**: the compiler's choice (the XOR of row and column bits of
+  `#ttg.swizzled_shared`): the store spreads over the banks and the load keeps its 16-byte
+  vectors.
+
+The figures are the workbench compiler's bank analysis, the one its code generation uses."""),
+    ("code", """records = [r for r in rows if r["op"].startswith("ttg.convert_layout")][:2]
+layouts = compare_layouts(records, (64, 64), "fp32")
+print(table(layouts))
+plain, padded, swizzled = layouts
+assert plain.worst >= 8 and swizzled.wavefronts < padded.wavefronts < plain.wavefronts"""),
+    ("markdown", """## Beside real Triton
+
+Real Triton (3.6, which compiles for an H200 with no GPU) shows its shared layouts in ttgir
+only where a buffer lives in the kernel's own code: a transpose's `ttg.convert_layout` gets
+its scratch layout later, in the lowering to LLVM, so its ttgir lists none. A `tl.dot` in
+exact fp32 runs on FMAs, and Triton stages its operands in **plain** buffers (`vec = 1,
+perPhase = 1, maxPhase = 1`): how those are read is what the third exercise is about. (This
+cell needs Triton: `pip install "tile-workbench[triton]"`; without it, it says so.)"""),
+    ("code", """from workbench.course.lessons.l05_shared import matmul_nt
+try:
+    print("transpose:", triton_shared_layouts(transpose_tile, "*fp32:16", "*fp32:16", "i32:16",
+                                              "i32:16", BM=64, BN=64))
+    for layout in triton_shared_layouts(matmul_nt, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16",
+                                        "i32:16", "i32:16", BM=32, BN=32, BK=32):
+        print("exact-fp32 dot operand:", layout)
+except wb.errors.ToolMissingError as e:
+    print(f"skipped: real Triton is not installed here ({str(e).splitlines()[0]})")"""),
     ("markdown", """## Two halves instead of one tile
 
 Move the tile as two 64 x 32 halves (a `tl.static_range(2)` loop, unrolled at compile time):
