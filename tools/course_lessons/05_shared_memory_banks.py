@@ -1,6 +1,7 @@
 # ruff: noqa: E501 - notebook cell text, kept as the cell shows it
 """Lesson 5's text (tools/course_notebook.py writes the notebook)."""
 LESSON = 5
+RUN_SECONDS = 33  # tools/course_timings.py, 2 CPUs, load average 7-11
 NAME = "05_shared_memory_banks.ipynb"
 
 CELLS = [
@@ -96,9 +97,11 @@ assert plain.worst >= 8 and swizzled.wavefronts < padded.wavefronts < plain.wave
 Real Triton (3.6, which compiles for an H200 with no GPU) shows its shared layouts in ttgir
 only where a buffer lives in the kernel's own code: a transpose's `ttg.convert_layout` gets
 its scratch layout later, in the lowering to LLVM, so its ttgir lists none. A `tl.dot` in
-exact fp32 runs on FMAs, and Triton stages its operands in **plain** buffers (`vec = 1,
-perPhase = 1, maxPhase = 1`): how those are read is what the third exercise is about. (This
-cell needs Triton: `pip install "tile-workbench[triton]"`; without it, it says so.)"""),
+exact fp32 runs on FMAs, and for the third exercise's kernel Triton stages both operands in
+**plain** buffers (`vec = 1, perPhase = 1, maxPhase = 1`), where the workbench converts them
+through a swizzled buffer: the two compilers differ here, and the check's figures are the
+workbench's. (This cell needs Triton: `pip install "tile-workbench[triton]"`; without it, it
+says so.)"""),
     ("code", """from workbench.course.lessons.l05_shared import matmul_nt
 try:
     print("transpose:", triton_shared_layouts(transpose_tile, "*fp32:16", "*fp32:16", "i32:16",

@@ -1,6 +1,7 @@
 # ruff: noqa: E501 - notebook cell text, kept as the cell shows it
 """Lesson 7's text (tools/course_notebook.py writes the notebook)."""
 LESSON = 7
+RUN_SECONDS = 45  # tools/course_timings.py, 2 CPUs, load average 7-11
 NAME = "07_autotuning_roofline.ipynb"
 
 CELLS = [
