@@ -11,8 +11,10 @@ from workbench.course.lessons.l05_shared import matmul_nt, transpose_whole
 from workbench.course.shared_layouts import (
     PaddedLines,
     compare_layouts,
+    shared_layouts_in,
+    shared_reads_in,
     table,
-    triton_shared_layouts,
+    triton_ttgir,
 )
 from workbench.viz.shared_report import shared_accesses
 
@@ -48,7 +50,25 @@ def test_triton_stages_exact_fp32_dot_operands_in_plain_buffers():
     pytest.importorskip("triton", reason="real Triton (the oracle) is not installed: "
                         "pip install 'tile-workbench[triton]'")
     # a convert_layout's scratch buffer is chosen in Triton's lowering to LLVM: none in ttgir
-    assert triton_shared_layouts(transpose_whole, *SIG, BM=64, BN=64) == []
-    shared = triton_shared_layouts(matmul_nt, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16",
-                                   "i32:16", "i32:16", BM=32, BN=32, BK=32)
+    assert shared_layouts_in(triton_ttgir(transpose_whole, *SIG, BM=64, BN=64)) == []
+    sig = ("*fp32:16",) * 3 + ("i32:16",) * 3
+    ttgir = triton_ttgir(matmul_nt, *sig, BM=32, BN=32, BK=32)
+    shared = shared_layouts_in(ttgir)
     assert shared and all("vec = 1, perPhase = 1, maxPhase = 1" in s for s in shared), shared
+    reads = {r["shape"]: r for r in shared_reads_in(ttgir)}
+    # a's slab (K fastest, read along K in 16-byte vectors): no conflict; b's transposed slab
+    # (K fastest, FMA lanes walking N, 16 words apart): 16 lanes on one bank
+    assert reads[(32, 16)]["conflict_degree"] == 1 and reads[(32, 16)]["vector_bytes"] == 16
+    assert reads[(16, 32)]["conflict_degree"] == 16
+    assert reads[(16, 32)]["wavefronts"] == 16 * reads[(32, 16)]["wavefronts"] // 2
+
+
+def test_shared_reads_of_our_own_ttgir():
+    """The same reading works on the workbench's ttgir (an fp16 dot for cuda:80: ldmatrix
+    operands from swizzled buffers, conflict-free)."""
+    from workbench.course.lessons.l06_matmul import matmul_fp16
+    ck = wb.compile(matmul_fp16, "*fp16:16", "*fp16:16", "*fp32:16", "i32:16", "i32:16",
+                    "i32:16", target="cuda:80", BM=64, BN=64, BK=32)
+    reads = shared_reads_in(ck.asm["ttgir"])
+    assert len(reads) == 2 and all("swizzled_shared" in r["layout"] for r in reads)
+    assert all(r["conflict_degree"] == 1 for r in reads), reads

@@ -36,7 +36,7 @@ from workbench.layouts import bank_conflicts
 from workbench.layouts.parse import parse
 from workbench.viz import banks_picture
 from workbench.viz.shared_report import shared_accesses
-from workbench.course.shared_layouts import compare_layouts, table, triton_shared_layouts"""),
+from workbench.course.shared_layouts import compare_layouts, table"""),
     ("code", """%%tilekernel --target cuda:90 --stages ttgir --signature "*fp32:16,*fp32:16,i32:16,i32:16" -D BM=64 -D BN=64
 @jit
 def transpose_tile(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
@@ -79,7 +79,8 @@ store of the loaded layout, the load of the stored one) against three layouts of
 64 x 64 fp32 buffer:
 
 * **plain**: no swizzle, no padding (what `__shared__ float t[64][64]` is in CUDA): the store
-  walks down a column of the buffer, and lanes 4 columns apart land in the same bank;
+  goes down a column of the buffer, each lane 4 rows (4 x 64 words) below the last, and a
+  stride that is a multiple of 32 words puts every such lane in the same bank;
 * **padded**: one unused word after each line of 64 (`t[64][65]`): lanes spread over the
   banks, but the padding breaks 16-byte alignment, so the load moves 4 bytes per lane;
 * **swizzled**: the compiler's choice (the XOR of row and column bits of
@@ -97,18 +98,26 @@ assert plain.worst >= 8 and swizzled.wavefronts < padded.wavefronts < plain.wave
 Real Triton (3.6, which compiles for an H200 with no GPU) shows its shared layouts in ttgir
 only where a buffer lives in the kernel's own code: a transpose's `ttg.convert_layout` gets
 its scratch layout later, in the lowering to LLVM, so its ttgir lists none. A `tl.dot` in
-exact fp32 runs on FMAs, and for the third exercise's kernel Triton stages both operands in
-**plain** buffers (`vec = 1, perPhase = 1, maxPhase = 1`), where the workbench converts them
-through a swizzled buffer: the two compilers differ here, and the check's figures are the
-workbench's. (This cell needs Triton: `pip install "tile-workbench[triton]"`; without it, it
-says so.)"""),
+exact fp32 runs on FMAs, and for the third exercise's kernel (`c = a @ b.T`) Triton stages both
+operands in **plain** buffers (`vec = 1, perPhase = 1, maxPhase = 1`) in the order they were
+loaded: b's rows are K-contiguous, so K is the buffer's fastest dimension, while the FMA's
+lanes walk N, each 16 words after the last. The same bank analysis applied to Triton's
+layouts counts that read's conflict; the workbench instead converts the operands through a
+swizzled buffer. The two compilers differ here, and the check's figures are the
+workbench's. (The Triton part needs `pip install "tile-workbench[triton]"`; without it, the
+cell says so.)"""),
     ("code", """from workbench.course.lessons.l05_shared import matmul_nt
+from workbench.course.shared_layouts import shared_layouts_in, shared_reads_in, triton_ttgir
+sig = ("*fp32:16",) * 3 + ("i32:16",) * 3
+ours = wb.compile(matmul_nt, *sig, target="cuda:90", BM=32, BN=32, BK=32)
+for r in shared_accesses(ours):
+    print(f"workbench {r['op']:42s} {r['wavefronts']:5d} wavefronts, {r['conflict_degree']:g}-way")
 try:
-    print("transpose:", triton_shared_layouts(transpose_tile, "*fp32:16", "*fp32:16", "i32:16",
-                                              "i32:16", BM=64, BN=64))
-    for layout in triton_shared_layouts(matmul_nt, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16",
-                                        "i32:16", "i32:16", BM=32, BN=32, BK=32):
-        print("exact-fp32 dot operand:", layout)
+    tt = triton_ttgir(transpose_tile, "*fp32:16", "*fp32:16", "i32:16", "i32:16", BM=64, BN=64)
+    print("Triton, transpose: shared layouts in ttgir:", shared_layouts_in(tt) or "none")
+    for r in shared_reads_in(triton_ttgir(matmul_nt, *sig, BM=32, BN=32, BK=32)):
+        print(f"Triton    local_load {r['shape']} from {r['layout']}: {r['vector_bytes']} B/lane, "
+              f"{r['wavefronts']} wavefronts, {r['conflict_degree']:g}-way")
 except wb.errors.ToolMissingError as e:
     print(f"skipped: real Triton is not installed here ({str(e).splitlines()[0]})")"""),
     ("markdown", """## Two halves instead of one tile

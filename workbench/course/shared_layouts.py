@@ -10,11 +10,13 @@ laid out three ways, with each access's wavefronts and bank-conflict degree.
 
 Every figure comes from :func:`workbench.layouts.bank_conflicts` (the analysis code generation
 records); the access layouts are the ones the compiler recorded for the conversion.
-:func:`triton_shared_layouts` reads the shared layouts in real Triton's ttgir for the same
-kernel (Triton 3.6 compiles for cuda:90 with no GPU).
+:func:`triton_ttgir` compiles the same kernel with real Triton 3.6 (for cuda:90, no GPU
+needed); :func:`shared_layouts_in` and :func:`shared_reads_in` read its shared buffers and
+apply the same bank analysis to its reads of them.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +58,7 @@ class LayoutRow:
 
     @property
     def wavefronts(self) -> int:
-        """Wavefronts of all the accesses together (one program's warp 0 to 3, one pass)."""
+        """Wavefronts of all the accesses together: every warp of one program, the whole tile."""
         return sum(a[2] for a in self.accesses)
 
     @property
@@ -102,14 +104,48 @@ def table(rows: list) -> str:
     return "\n".join(out)
 
 
-def triton_shared_layouts(kernel, *signature, **constexprs) -> list:
-    """The ``#shared`` layout definitions in real Triton 3.6's ttgir of ``kernel`` compiled for
-    cuda:90 (``signature``: one Triton signature string per non-constexpr parameter), e.g.
-    ``["#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"]``; empty
-    when Triton's ttgir holds none (a ``ttg.convert_layout``'s buffer is chosen later, in its
-    lowering to LLVM). Raises ToolMissingError when Triton is not installed (its message
-    says how to install it)."""
+def triton_ttgir(kernel, *signature, **constexprs) -> str:
+    """Real Triton 3.6's ttgir of ``kernel`` compiled for cuda:90 with no GPU
+    (``signature``: one Triton signature string per non-constexpr parameter, ``"*fp32:16"``,
+    ``"i32:16"``; ``constexprs``: their values). Raises ToolMissingError when Triton is not
+    installed (its message says how to install it)."""
     from ..runtime.compare import compare
-    cmp = compare(kernel, *signature, target="cuda:90", **constexprs)
-    return sorted({line.split("=", 1)[1].strip() for line in cmp.theirs["ttgir"].splitlines()
-                   if line.startswith("#shared")})
+    return compare(kernel, *signature, target="cuda:90", **constexprs).theirs["ttgir"]
+
+
+_ALIAS = re.compile(r"^(#\w+) = (.*)$", re.M)
+_LOCAL_LOAD = re.compile(r"ttg\.local_load .*: !ttg\.memdesc<((?:\d+x)+)(\w+), (#\w+), #smem"
+                         r"(?:, mutable)?> -> tensor<(?:\d+x)+\w+, (.+)> loc\(")
+
+
+def shared_layouts_in(ttgir: str) -> list:
+    """The ``#shared`` layout definitions of a ttgir module, sorted; empty when it has none (a
+    ``ttg.convert_layout``'s buffer is chosen later, in the lowering to LLVM)."""
+    return sorted({text for name, text in _ALIAS.findall(ttgir) if name.startswith("#shared")})
+
+
+def shared_reads_in(ttgir: str) -> list:
+    """Every ``ttg.local_load`` of a ttgir module (ours or Triton's) with its bank figures:
+    dicts of ``shape`` (tuple), ``dtype`` (``"f32"``...), ``layout`` (the buffer's shared
+    layout), ``access_layout`` (the registers it loads into), ``vector_bytes`` (the widest
+    contiguous vector of a lane, as Triton's lowering vectorises), ``wavefronts`` (all warps,
+    the whole tile) and ``conflict_degree`` (1 = none), from
+    :func:`workbench.layouts.bank_conflicts`. Loads whose layouts the analysis cannot read are
+    left out."""
+    aliases = dict(_ALIAS.findall(ttgir))
+
+    def expand(text: str) -> str:
+        return re.sub(r"#\w+\b", lambda m: aliases.get(m.group(0), m.group(0)), text)
+    out = []
+    for m in _LOCAL_LOAD.finditer(ttgir):
+        shape = tuple(int(d) for d in m.group(1).rstrip("x").split("x"))
+        layout, access = expand(m.group(3)), expand(m.group(4))
+        try:
+            rep = bank_conflicts(parse(layout), parse(access), shape, m.group(2), "auto")
+        except Exception:  # noqa: BLE001 - a layout this analysis does not model: left out
+            continue
+        out.append({"shape": shape, "dtype": m.group(2), "layout": layout,
+                    "access_layout": access, "vector_bytes": rep.vector_bytes,
+                    "wavefronts": int(sum(rep.wavefronts)),
+                    "conflict_degree": float(rep.conflict_degree)})
+    return out
