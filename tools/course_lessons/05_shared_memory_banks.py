@@ -106,16 +106,16 @@ layouts counts that read's conflict; the workbench instead converts the operands
 swizzled buffer. The two compilers differ here, and the check's figures are the
 workbench's. (The Triton part needs `pip install "tile-workbench[triton]"`; without it, the
 cell says so.)"""),
-    ("code", """from workbench.course.lessons.l05_shared import matmul_nt
+    ("code", """from workbench.course.lessons import l05_shared   # the course's own kernels
 from workbench.course.shared_layouts import shared_layouts_in, shared_reads_in, triton_ttgir
 sig = ("*fp32:16",) * 3 + ("i32:16",) * 3
-ours = wb.compile(matmul_nt, *sig, target="cuda:90", BM=32, BN=32, BK=32)
+ours = wb.compile(l05_shared.matmul_nt, *sig, target="cuda:90", BM=32, BN=32, BK=32)
 for r in shared_accesses(ours):
     print(f"workbench {r['op']:42s} {r['wavefronts']:5d} wavefronts, {r['conflict_degree']:g}-way")
 try:
     tt = triton_ttgir(transpose_tile, "*fp32:16", "*fp32:16", "i32:16", "i32:16", BM=64, BN=64)
     print("Triton, transpose: shared layouts in ttgir:", shared_layouts_in(tt) or "none")
-    for r in shared_reads_in(triton_ttgir(matmul_nt, *sig, BM=32, BN=32, BK=32)):
+    for r in shared_reads_in(triton_ttgir(l05_shared.matmul_nt, *sig, BM=32, BN=32, BK=32)):
         print(f"Triton    local_load {r['shape']} from {r['layout']}: {r['vector_bytes']} B/lane, "
               f"{r['wavefronts']} wavefronts, {r['conflict_degree']:g}-way")
 except wb.errors.ToolMissingError as e:
