@@ -12,6 +12,17 @@ from workbench.course import solution
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "notebooks" / "course" / "01_program_ids_blocks_masks.ipynb"
 
+PANES_JS = """() => {
+    const box = document.querySelector('.wb-sw .wb-panes');
+    const shown = Array.from(box.querySelectorAll('.wb-pane')).filter(p => !p.hidden);
+    const src = box.querySelector('.wb-pane[data-stage="source"]');
+    const code = src.querySelector('.wb-code');
+    const text = Array.from(code.querySelectorAll('.wb-tx')).map(t => t.getBoundingClientRect());
+    const codeBox = code.getBoundingClientRect();
+    return {panes: shown.map(p => p.dataset.stage), box: box.getBoundingClientRect().width,
+            source: src.getBoundingClientRect().width,
+            clipped: text.filter(r => r.right > codeBox.right + 1).length, lines: text.length};
+}"""
 CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"]')).map(e => ({
     correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
 
@@ -26,6 +37,13 @@ def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
         assert c["correct"] == "0" and "not yet right" in c["text"], c
         assert "Traceback" not in c["text"]
     assert page.console_errors == [], page.console_errors
+    # the stage view shows the source and the two stages the lesson discusses; the source
+    # pane gets the larger share, and its lines fit without scrolling sideways
+    panes = page.page.evaluate(PANES_JS)
+    assert panes["panes"] == ["source", "ttgir", "ptx"], panes
+    assert panes["source"] > 0.4 * panes["box"], panes
+    print(f"source pane {panes['source']:.0f} of {panes['box']:.0f} px; "
+          f"{panes['clipped']} of {panes['lines']} source lines clipped")
     nb = nbformat.read(LESSON, as_version=4)
     for cell in nb.cells:
         if cell.metadata.get("course", {}).get("exercise") == "vector_add" \

@@ -67,8 +67,23 @@ def test_stub_fails_with_words_not_a_traceback(tmp_path, name):
     report = check(name, load_kernel(tmp_path, name, stub(name)), speed=False)
     assert not report.correct
     text = str(report)
-    assert "never written" in text and "Traceback" not in text
-    assert f"hint('{name}')" in text
+    assert "your kernel stores nothing into" in text and "replace the stub's `pass`" in text
+    assert "Traceback" not in text and f"hint('{name}')" in text
+    # said once, for both backends
+    assert len(report.failures) == 1 and "interpreter and the CPU backend" in text
+
+
+def test_a_compile_error_is_reported_once_at_the_students_line(tmp_path):
+    src = stub("vector_add").replace(
+        "    pass\n", "    offs = pid * BLOCK + tl.arange(0, n)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs))\n")
+    report = check("vector_add", load_kernel(tmp_path, "vector_add", src))
+    text = str(report)
+    assert not report.correct and len(report.failures) == 1, text
+    assert "does not compile" in text and "Triton's position" not in text
+    line = src.splitlines().index("    offs = pid * BLOCK + tl.arange(0, n)") + 4
+    assert f"student_vector_add.py:{line}:" in text
+    assert "tl.arange(0, n)" in text and "^^^" in text and "tl.constexpr" in text
 
 
 def test_wrong_values_name_the_program_and_line(tmp_path):
@@ -79,7 +94,7 @@ def test_wrong_values_name_the_program_and_line(tmp_path):
     report = check("vector_add", load_kernel(tmp_path, "vector_add", src), seed=1)
     assert not report.correct
     f = report.failures[0]
-    assert f.target == "interpreter" and f.case.startswith("n=1000")
+    assert f.target == "interpreter and the cpu" and f.case.startswith("n=1000")
     assert "the first is out_ptr[0]" in f.message and "program id 0." in f.message
     assert "line 13: tl.store(out_ptr + offs, x - y, mask=mask)" in f.message
 

@@ -1,6 +1,7 @@
 # ruff: noqa: E501 - notebook cell text, kept as the cell shows it
 """Lesson 7's text (tools/course_notebook.py writes the notebook)."""
 LESSON = 7
+RUN_SECONDS = 45  # tools/course_timings.py, 2 CPUs, load average 7-11
 NAME = "07_autotuning_roofline.ipynb"
 
 CELLS = [
@@ -35,7 +36,7 @@ from workbench.viz import autotune_view"""),
 below compiles it (the stage view) and the next counts its work and places it on the H200's
 roofline with `roofline(flops, bytes, dtype)`, which returns the time bound, the roof that
 binds and the ridge."""),
-    ("code", """%%tilekernel --target cuda:90 --signature "*fp32:16,*fp32:16,*fp32:16,fp32,i32:16" -D BLOCK=1024
+    ("code", """%%tilekernel --target cuda:90 --stages ptx --signature "*fp32:16,*fp32:16,*fp32:16,fp32,i32:16" -D BLOCK=1024
 @jit
 def scale_add(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

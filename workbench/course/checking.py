@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import OutOfBoundsError, WorkbenchError
+from ..errors import CompilationError, OutOfBoundsError, WorkbenchError
 from .exercise import Case, Exercise
 
 TARGETS = ("interpreter", "cpu")
@@ -21,12 +21,14 @@ TARGETS = ("interpreter", "cpu")
 @dataclass
 class Failure:
     """Why one case failed on one target: ``target``, ``case`` (its label), ``message`` (the
-    explanation, several sentences) and ``look_at`` (what to look at next, one sentence)."""
+    explanation, several sentences), ``look_at`` (what to look at next, one sentence) and
+    ``compiling`` (the kernel did not compile: the case does not matter)."""
 
     target: str
     case: str
     message: str
     look_at: str
+    compiling: bool = False
 
 
 def store_lines(kernel) -> dict:
@@ -63,7 +65,19 @@ def _run(kernel, case: Case, target: str) -> tuple:
     return args
 
 
+def compile_message(e: CompilationError) -> str:
+    """The student's part of a compile error: where (``file:line:col``, the source line, a
+    caret), what is wrong and what to do; without the position counted from the ``def`` line
+    that Triton's own message carries (the file position already says it)."""
+    return "\n".join(line for line in str(e).splitlines()
+                     if not line.startswith("(Triton's position:"))
+
+
 def _explain_error(e: Exception, target: str, case: Case) -> Failure:
+    if isinstance(e, CompilationError):
+        return Failure(target, case.label, compile_message(e),
+                       "the line the message points at (fix it, then run the check again)",
+                       compiling=True)
     if isinstance(e, OutOfBoundsError):
         pid = tuple(e.program_id or ())[:len(case.grid)]
         pid_text = f"id {pid[0]}" if len(pid) == 1 else f"id {pid}"
@@ -83,6 +97,8 @@ def _compare(kernel, case: Case, target: str, got: tuple, params: tuple) -> Fail
         if have.shape != want.shape:
             return Failure(target, case.label, f"'{params[idx]}' has shape {have.shape}, "
                            f"expected {want.shape}", "how the output is allocated")
+        if _untouched(have, case.args[idx]):
+            return _stores_nothing(kernel, target, case, params[idx])
         if np.issubdtype(want.dtype, np.floating):
             bad = ~np.isclose(have, want, rtol=case.rtol, atol=case.atol, equal_nan=False)
         else:
@@ -111,6 +127,29 @@ def _compare(kernel, case: Case, target: str, got: tuple, params: tuple) -> Fail
     return None
 
 
+def _untouched(have: np.ndarray, before) -> bool:
+    """Every element of the output is as it was before the launch (NaN or the sentinel)."""
+    before = np.asarray(before)
+    if before.shape != have.shape:
+        return False
+    return bool(np.array_equal(have, before, equal_nan=have.dtype.kind in "fc"))
+
+
+def _stores_nothing(kernel, target: str, case: Case, param: str) -> Failure:
+    line = store_lines(kernel).get(param)
+    if line is None:
+        msg = (f"your kernel stores nothing into '{param}' yet: every element is as it was "
+               f"before the launch. Write the kernel's body (replace the stub's `pass`): "
+               f"compute the offsets, load the inputs, and `tl.store` the result into "
+               f"{param}.")
+        look = "the stub's TODO comment: it says what the body must do"
+    else:
+        msg = (f"your kernel stores nothing into '{param}': every element is as it was "
+               f"before the launch, though line {line[0]} stores to it: {line[1]}")
+        look = "that store's mask and offsets (is the mask ever true?)"
+    return Failure(target, case.label, msg, look)
+
+
 def check_case(kernel, exercise: Exercise, case: Case, target: str) -> Failure | None:
     """Run ``kernel`` on ``target`` for ``case`` and compare; None when right."""
     try:
@@ -136,13 +175,21 @@ def signature_problem(kernel, exercise: Exercise) -> str | None:
 def check_correct(kernel, exercise: Exercise, rng: np.random.Generator,
                   targets=TARGETS) -> list:
     """Every size of ``exercise`` on every target: the list of :class:`Failure` (empty when
-    the kernel is right everywhere). Stops at the first failing size per target."""
-    failures = []
+    the kernel is right everywhere). Stops at the first failing size per target, and after
+    a compile error (reported once: every backend compiles the same source)."""
+    failures: list[Failure] = []
     cases = [exercise.make(rng, size) for size in exercise.sizes]
     for target in targets:
         for case in cases:
             f = check_case(kernel, exercise, case, target)
-            if f is not None:
+            if f is None:
+                continue
+            same = [g for g in failures if (g.case, g.message) == (f.case, f.message)]
+            if same:                 # the same words on another backend: said once
+                same[0].target += f" and the {target}"
+            else:
                 failures.append(f)
-                break
+            break
+        if failures and failures[-1].compiling:
+            break          # the kernel does not compile: the same on every backend
     return failures

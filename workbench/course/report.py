@@ -29,8 +29,10 @@ class CheckReport:
         if not self.correct:
             out = [f"{self.exercise}: not yet right."]
             for f in self.failures:
-                out += [f"- on the {f.target}, case {f.case}:", f"  {f.message}",
-                        f"  Look at: {f.look_at}."]
+                head = ("- your kernel does not compile:" if f.compiling
+                        else f"- on the {_named(f.target)}, case {f.case}:")
+                out += [head] + [f"  {line}" for line in f.message.splitlines()]
+                out.append(f"  Look at: {f.look_at}.")
             out.append(f"(hint('{self.exercise}') for a nudge; hint('{self.exercise}', 2) "
                        "and 3 say more)")
             return out
@@ -59,3 +61,8 @@ class CheckReport:
                 f'data-correct="{int(self.correct)}" data-advice="{len(self.advice)}" '
                 f'style="border-left:4px solid {colour};padding:4px 10px;'
                 f'font:13px/1.45 system-ui,sans-serif;white-space:pre-wrap">{body}</div>')
+
+
+def _named(targets: str) -> str:
+    """Backend names for people: ``"interpreter and the cpu"`` -> ``"... CPU backend"``."""
+    return targets.replace("cpu", "CPU backend")
