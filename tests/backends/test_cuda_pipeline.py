@@ -60,7 +60,7 @@ CHECK: ttg.async_wait %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} {num = 2 : i32}
 CHECK-NEXT: ttg.memdesc_index
 CHECK-NEXT: gpu.barrier
 CHECK-NEXT: ttg.local_load %{{[0-9]+}} token
-CHECK: %qk = tt.dot
+CHECK: %qk{{(_[0-9]+)?}} = tt.dot
 CHECK-NOT: ttg.convert_layout {{.*}}#mma> -> tensor<64x64xf32, #blocked
 CHECK: arith.mulf %acc_{{[0-9]+}}, %acc_{{[0-9]+}} : tensor<64x64xf32, #mma>
 CHECK: arith.truncf %p_{{[0-9]+}} : tensor<64x64xf32, #mma> to tensor<64x64xf16, #mma>
