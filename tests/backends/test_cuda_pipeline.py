@@ -53,14 +53,14 @@ def test_attention_keeps_accumulator_in_mma_registers(arch):
     check(ttgir, """
 CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1]
 CHECK: ttg.local_alloc %q
-CHECK-NEXT: gpu.barrier
-CHECK-NEXT: ttg.local_load
+CHECK-NOT: ttg.local_load
 CHECK: scf.for {{.*}} -> (tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, tensor<64x64xf32, #mma>, tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>>, !ttg.async.token, !ttg.async.token, !ttg.async.token, !ttg.async.token)
 CHECK: ttg.async_wait %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} {num = 2 : i32}
-CHECK-NEXT: ttg.memdesc_index
 CHECK-NEXT: gpu.barrier
+CHECK-NEXT: ttg.local_load %{{[0-9]+}} : !ttg.memdesc<64x64xf16, #shared, #smem> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
+CHECK-NEXT: ttg.memdesc_index
 CHECK-NEXT: ttg.local_load %{{[0-9]+}} token
-CHECK: %qk = tt.dot
+CHECK: %qk{{(_[0-9]+)?}} = tt.dot
 CHECK-NOT: ttg.convert_layout {{.*}}#mma> -> tensor<64x64xf32, #blocked
 CHECK: arith.mulf %acc_{{[0-9]+}}, %acc_{{[0-9]+}} : tensor<64x64xf32, #mma>
 CHECK: arith.truncf %p_{{[0-9]+}} : tensor<64x64xf32, #mma> to tensor<64x64xf16, #mma>

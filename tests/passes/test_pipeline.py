@@ -99,9 +99,10 @@ def test_wgmma_keeps_one_more_buffer():
 
 def test_pass_lists():
     names = [p.name for p in ttgir_passes(Options(num_stages=3), "cuda:80")]
-    assert names[-3:] == ["tritongpu-pipeline", "tritongpu-allocate-shared-memory",
-                          "tritongpu-insert-barriers"]
-    assert "tritongpu-pipeline" not in [p.name for p in ttgir_passes(Options(), "cpu")]
+    assert names[-5:] == ["triton-licm", "tritongpu-pipeline", "cse",
+                          "tritongpu-allocate-shared-memory", "tritongpu-insert-barriers"]
+    cpu = [p.name for p in ttgir_passes(Options(), "cpu")]
+    assert "tritongpu-pipeline" not in cpu and "triton-licm" not in cpu
     assert Pipeline(num_stages=2).num_stages == 2
 
 

@@ -13,6 +13,8 @@ What it does, repeated to a fixed point on every ``tt.func``:
 * ``tt.splat`` of a constant -> dense constant; ``tt.broadcast``/``tt.expand_dims``/
   ``ttg.convert_layout`` of a splat -> splat, of a constant -> constant; no-op broadcasts and
   conversions vanish; ``tt.addptr`` with a zero offset -> the pointer;
+* ``scf.for`` iter args that carry the same value in every iteration are removed
+  (:mod:`workbench.passes.loop_args`);
 * ops left without uses are erased (MLIR's greedy driver does the same).
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..ir.types import FloatType, IntType
 from .cse import freeze
 from .dce import erase_dead_ops
 from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float
+from .loop_args import fold_invariant_iter_args
 from .manager import Pass
 from .values import block_of
 
@@ -286,6 +289,8 @@ def canonicalize_function(func: Operation) -> bool:
         changed = pool.hoist(func)
         for op in list(func.walk()):
             if op.parent is not None and op is not func:
+                if op.name == "scf.for":
+                    changed |= fold_invariant_iter_args(op) > 0
                 changed |= canonicalize_op(op, pool)
         changed |= erase_dead_ops(func) > 0
         changed_any |= changed

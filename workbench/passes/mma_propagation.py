@@ -114,10 +114,11 @@ def _outside(v, loop: Operation) -> bool:
 
 
 def hoist_invariant_operands(func: Operation) -> int:
-    """Move ``ttg.local_alloc x`` + its ``ttg.local_load``s out of an ``scf.for`` when ``x`` is
-    defined outside the loop (attention's ``Q``: staged and read into ``#dot_op`` registers
-    once, as Triton's ``triton-licm`` does; ``ttng.warp_group_dot`` readers of the buffer stay
-    in the loop). Returns the number of allocations hoisted."""
+    """Move ``ttg.local_alloc x`` out of an ``scf.for`` when ``x`` is defined outside the loop
+    (attention's ``Q``: staged in shared memory once). Its readers (``ttg.local_load`` into
+    ``#dot_op`` registers, ``ttng.warp_group_dot``) stay in the loop and read the buffer in
+    every iteration, as in Triton 3.6's ttgir (so the buffer is live through the loop, and
+    registers are not held across iterations). Returns the number of allocations hoisted."""
     n = 0
     for op in list(func.walk()):
         if op.name != "ttg.local_alloc" or not op.operands or op.parent is None:
@@ -129,10 +130,9 @@ def hoist_invariant_operands(func: Operation) -> int:
         if not all(u.name in ("ttg.local_load", "ttng.warp_group_dot") and
                    u.parent is op.parent for u in users):
             continue
-        for o in [op] + [u for u in users if u.name == "ttg.local_load"]:
-            block_of(o).ops.remove(o)
-            o.parent = None
-            block_of(loop).insert_before(loop, o)
+        block_of(op).ops.remove(op)
+        op.parent = None
+        block_of(loop).insert_before(loop, op)
         n += 1
     return n
 

@@ -168,7 +168,7 @@ def _advance_chains(loop: Operation, cands: list, stages: int) -> dict:
             inc = mapping.get(id(a.inc), a.inc)
             ptrs = [loop.operands[3 + a.index - 1]]
             for _ in range(1, stages):
-                ptrs.append(_binop(loop, "tt.addptr", ptrs[-1], inc, a.arg.type,
+                ptrs.append(_binop(loop, a.advance.name, ptrs[-1], inc, a.arg.type,
                                    loc=a.advance.loc))
             chains[id(a.arg)] = (a, ptrs, inc)
     return chains
@@ -181,7 +181,7 @@ def _ahead_pointers(loop, chains: dict, stages: int, first: Operation) -> dict:
     for key, (a, _, inc) in chains.items():
         n = _const(loop, stages - 1, inc.type)
         off = _binop(loop, "arith.muli", inc, n, inc.type, loc=a.advance.loc)
-        ahead = _binop(first, "tt.addptr", a.arg, off, a.arg.type, loc=a.advance.loc)
+        ahead = _binop(first, a.advance.name, a.arg, off, a.arg.type, loc=a.advance.loc)
         ahead.name = a.arg.name
         out[key] = ahead
     return out

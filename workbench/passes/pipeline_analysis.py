@@ -9,7 +9,9 @@ functions of
 * loop-invariant values, and
 * **affine iter args**: loop-carried pointers advanced by a loop-invariant offset every
   iteration (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, i.e. ``scf.yield``
-  of ``tt.addptr %p, %inc`` with ``%inc`` invariant). Iteration ``j`` sees ``init + j * inc``.
+  of ``tt.addptr %p, %inc`` with ``%inc`` invariant), or loop-carried integers advanced so
+  (``arith.addi``: the offsets of a block pointer moved by ``tl.advance``). Iteration ``j``
+  sees ``init + j * inc``.
 
 This is what Triton 3.6's pipeliner accepts for the tutorial form (its loop-carried pointer
 is the prefetch pointer, advanced in the loop; see reference ``ir_matmul_sm80.txt``).
@@ -26,11 +28,15 @@ from ..layouts import to_linear
 from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .effects import is_pure
 
+#: the ops that advance an affine iter arg
+ADVANCES = ("tt.addptr", "arith.addi")
+
 
 @dataclass
 class Affine:
     """An iter arg ``arg`` (block argument ``index`` of the body, loop operand ``3 + index - 1``)
-    whose yielded value is ``advance`` = ``tt.addptr arg, inc``; ``inc_ops``: the body ops
+    whose yielded value is ``advance`` = ``tt.addptr arg, inc`` (a pointer) or ``arith.addi
+    arg, inc`` (an integer offset: a block pointer's, once rewritten); ``inc_ops``: the body ops
     computing ``inc`` (pure, loop invariant; empty when ``inc`` is defined outside)."""
 
     arg: Value
@@ -79,7 +85,8 @@ def invariant_slice(value: Value, body, ops: list, seen: set) -> bool:
 
 
 def affine_iter_args(loop: Operation) -> dict:
-    """``{id(arg): Affine}`` for the loop's iter args advanced by a loop-invariant offset."""
+    """``{id(arg): Affine}`` for the loop's iter args advanced by a loop-invariant offset
+    (pointers by ``tt.addptr``, integers by ``arith.addi``)."""
     body = loop.regions[0].block
     y = body.terminator
     out = {}
@@ -87,12 +94,17 @@ def affine_iter_args(loop: Operation) -> dict:
         if y is None or i - 1 >= len(y.operands):
             break
         adv = y.operands[i - 1].defining_op
-        if adv is None or adv.name != "tt.addptr" or adv.parent is not body or \
-                adv.operands[0] is not arg:
+        if adv is None or adv.name not in ADVANCES or adv.parent is not body:
+            continue
+        if adv.operands[0] is arg:
+            inc = adv.operands[1]
+        elif adv.name == "arith.addi" and adv.operands[1] is arg:
+            inc = adv.operands[0]
+        else:
             continue
         inc_ops: list = []
-        if invariant_slice(adv.operands[1], body, inc_ops, set()):
-            out[id(arg)] = Affine(arg, i, adv, adv.operands[1], inc_ops)
+        if invariant_slice(inc, body, inc_ops, set()):
+            out[id(arg)] = Affine(arg, i, adv, inc, inc_ops)
     return out
 
 

@@ -17,6 +17,7 @@ from .cse import CSE
 from .dce import DCE
 from .decompose_scaled_dot import DecomposeScaledDot
 from .insert_barriers import InsertBarriers
+from .licm import LoopInvariantCodeMotion
 from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
@@ -33,6 +34,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-coalesce": Coalesce,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
+    "triton-licm": LoopInvariantCodeMotion,
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
     "tritongpu-insert-barriers": InsertBarriers,
@@ -65,9 +67,11 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
-    Then accelerate-matmul; on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages``
-    from ``options``, default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor
-    descriptors the backend left in place), ``tritongpu-allocate-shared-memory`` and
+    Then accelerate-matmul; on every ``cuda`` target ``triton-licm`` (before pipelining, as
+    Triton); on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages`` from ``options``,
+    default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend
+    left in place); on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE
+    after the pipeliner); on ``cuda:80`` and newer ``tritongpu-allocate-shared-memory`` and
     ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir). ``scratch``: the
     backend's shared-scratch size of an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
@@ -76,10 +80,17 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
               AccelerateMatmul(target=str(target), num_warps=num_warps,
                                mma=getattr(options, "cuda_mma", "auto") or "auto")]
     text = str(target)
-    if text.startswith("cuda:") and text[5:].isdigit() and int(text[5:]) >= 80:
+    cuda = text.startswith("cuda:")
+    sm = int(text[5:]) if cuda and text[5:].isdigit() else 0
+    if cuda:
+        passes.append(LoopInvariantCodeMotion())
+    if sm >= 80:
         stages = getattr(options, "num_stages", 3) if options is not None else 3
         passes.append(Pipeline(num_stages=stages))
-        if int(text[5:]) >= 90:
+        if sm >= 90:
             passes.append(TMALowering())
+    if cuda:
+        passes.append(CSE())
+    if sm >= 80:
         passes += [AllocateShared(scratch=scratch), InsertBarriers(scratch=scratch)]
     return passes
