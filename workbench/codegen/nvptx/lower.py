@@ -119,6 +119,14 @@ class KernelLowering:
         self.tid = _sreg(self, "tid.x")
         self.lane = self.b.and_(self.tid, I32(31), name="lane")
         self.warp = self.b.lshr(self.tid, I32(5), name="warp")
+        #: the warp id broadcast from lane 0 (``shfl.sync.idx``), which ptxas knows to be
+        #: warp-uniform: wgmma descriptors built from it stay in uniform registers (Triton's
+        #: ``WarpIdOp`` lowering does the same)
+        self.warp_uniform = self.warp
+        if self.uses_wgmma:
+            shfl = self.intrinsic("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+            self.warp_uniform = self.b.call(shfl, [I32(-1), self.warp, I32(0), I32(31)],
+                                            name="warp_uniform")
         self._precompute_parts(func_op)
 
     # helpers used by the op modules ---------------------------------------------------------
