@@ -41,7 +41,8 @@ isAsync = false}`` with B (and A when it comes from a load, :func:`comes_from_lo
 ``!ttg.memdesc`` in ``#ttg.nvmma_shared`` (:func:`workbench.layouts.mma.wgmma_operand_shared`:
 128-byte swizzle for 64 fp16 along the contiguous dim), an A computed in registers staged as
 for MMA v2 into ``#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`` (a register
-conversion when it already lives in ``#mma``: attention's ``P``), and the result in ``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
+conversion when it already lives in ``#mma``: attention's ``P``), and the result in
+``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
 [16, N, 16]}>``, as Triton's ttgir reads. A dot that stays on mma.sync on ``cuda:90`` gets a
 sentence in :attr:`AccelerateMatmul.notes` (the compile report's notes) saying why.
 """

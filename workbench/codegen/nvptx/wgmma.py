@@ -209,6 +209,30 @@ def _register_a(kl, a_v, wm: int) -> dict:
     return out
 
 
+def _operand_a(kl, op, a_v, wm: int, wg_m):
+    """How the wgmma instructions take operand A: ``(number of asm operands, their
+    constraints, their LLVM types, the imm-trans-a text ("" for registers), args(rm, ks))``
+    with ``args`` the operands of M repetition ``rm`` and K step ``ks``: four packed
+    registers (:func:`_register_a`) or one shared-memory descriptor."""
+    a_t = a_v.type
+    if isinstance(a_t, TensorType):
+        words = _register_a(kl, a_v, wm)
+
+        def reg_args(rm, ks):
+            try:
+                return words[(rm, ks)]
+            except KeyError:
+                raise UnsupportedError("ttng.warp_group_dot: the register operand A does not "
+                                       "match the accumulator's layout", op.loc) from None
+        return 4, ["r"] * 4, [I32] * 4, "", reg_args
+    ga = OperandGeometry(a_t.encoding, a_t.shape, 0, byte_size(a_t.element))
+    da = _desc_base(kl, a_v, ga, wg_m)
+
+    def desc_args(rm, ks):
+        return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * 16) >> 4))]
+    return 1, ["l"], [I64], f"{ga.trans}, ", desc_args
+
+
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
     a_v, b_v, c_v = op.operands
@@ -225,8 +249,6 @@ def lower_warp_group_dot(kl, op) -> None:
     wm, wn = enc.warps_per_cta
     n_in = enc.instr_shape[1]
     K = int(a_t.shape[1])
-    ga = (None if isinstance(a_t, TensorType) else
-          OperandGeometry(a_t.encoding, a_t.shape, 0, eb))
     gb = OperandGeometry(b_t.encoding, b_t.shape, 1, eb)
     b = kl.b
     C = kl.get(c_v)
@@ -235,39 +257,27 @@ def lower_warp_group_dot(kl, op) -> None:
     warp = getattr(kl, "warp_uniform", kl.warp)
     wg_m = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(4)), I32(64))
     wg_n = b.mul(b.udiv(warp, I32(wm)), I32(n_in))
-    reg_a = isinstance(a_t, TensorType)
-    da = None if reg_a else _desc_base(kl, a_v, ga, wg_m)
+    n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m)
     db = _desc_base(kl, b_v, gb, wg_n)
-    a_words = _register_a(kl, a_v, wm) if reg_a else {}
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
     n = n_in // 2
-    n_a = 4 if reg_a else 1
     outs = ",".join(f"${i}" for i in range(n))
-    a_text = "{" + ",".join(f"${2 * n + i}" for i in range(4)) + "}" if reg_a else f"${2 * n}"
-    imms = f"1, 1, {gb.trans}" if reg_a else f"1, 1, {ga.trans}, {gb.trans}"
+    a_text = "{" + ",".join(f"${2 * n + i}" for i in range(n_a)) + "}" if n_a > 1 else \
+        f"${2 * n}"
     text = ("{\n.reg .pred p;\n"
             f"setp.ne.b32 p, ${2 * n + n_a + 1}, 0;\n"
             f"wgmma.mma_async.sync.aligned.m64n{n_in}k16.f32.{name}.{name} "
-            f"{{{outs}}}, {a_text}, ${2 * n + n_a}, p, {imms};\n}}")
-    a_cons, a_tys = (["r"] * 4, [I32] * 4) if reg_a else (["l"], [I64])
+            f"{{{outs}}}, {a_text}, ${2 * n + n_a}, p, 1, 1, {trans_a}{gb.trans};\n}}")
     cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
     fty = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n + a_tys + [I64, I32])
     asm = ir.InlineAsm(fty, text, cons, side_effect=True)
     out = list(C)
     for (rm, rn), regs in sorted(groups.items()):
         acc = [C[r] for r in regs]
-        m0, n0 = rm * 16 * wm, rn * n_in * wn
+        n0 = rn * n_in * wn
         for ks in range(K // 16):
-            if reg_a:
-                try:
-                    a_arg = a_words[(rm, ks)]
-                except KeyError:
-                    raise UnsupportedError("ttng.warp_group_dot: the register operand A does "
-                                           "not match the accumulator's layout", op.loc) from None
-            else:
-                a_arg = [b.add(da, I64(ga.offset(m0, ks * 16) >> 4))]
             b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
-            res = b.call(asm, acc + a_arg + [b_desc, I32(1)])
+            res = b.call(asm, acc + a_args(rm, ks) + [b_desc, I32(1)])
             acc = [b.extract_value(res, i) for i in range(n)]
         for r, v in zip(regs, acc, strict=True):
             out[r] = v
