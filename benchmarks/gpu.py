@@ -21,7 +21,7 @@ and 128, causal (:func:`~workbench.testing.examples.attention_causal_fwd_kernel`
 the best of ``ATTN_CONFIGS`` on both sides. A configuration one side refuses (shared memory
 too small, a compile error) is printed with the reason and skipped.
 
-Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING[,SUBSTRING...]]`` (needs
+Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING[,SUBSTRING...]]`` (rows in that order) (needs
 torch, triton, cuda-bindings). ``--few``: tuned rows try only ``FEW_CONFIGS``. Prints one
 table.
 """  # noqa: E501
@@ -264,9 +264,12 @@ def main() -> None:
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    for name, unit, work, launch, check, *tuned in cases(torch, ours, theirs):
-        if only is not None and not any(o in name for o in only.split(",")):
-            continue  # --only A,B: just the rows whose name contains A or B
+    todo = cases(torch, ours, theirs)
+    if only is not None:  # --only A,B: the rows whose name contains A, then those with B
+        keys = only.split(",")
+        todo = sorted((c for c in todo if any(k in c[0] for k in keys)),
+                      key=lambda c: min(i for i, k in enumerate(keys) if k in c[0]))
+    for name, unit, work, launch, check, *tuned in todo:
         res = {who: _measure(torch, name, who, mod, launch, check, tuned)
                for who, mod in (("ours", ours), ("triton", theirs))}
         rows.append((name, unit, work, res))

@@ -10,12 +10,12 @@ mkdir -p "$out"
 export PYTHONPATH=.
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 git log --oneline -1 2>/dev/null
-timeout 175 python benchmarks/gpu.py --few --only matmul,attention > "$out/gpu.txt" 2>&1
+timeout 165 python -u benchmarks/gpu.py --few --only attention,matmul > "$out/gpu.txt" 2>&1
 echo "[gpu.py rc=$?]"
-# the per-configuration lines, then the table
+# the per-configuration lines (printed as they run, so a timeout keeps them), then the table
 grep -E "config|refused" "$out/gpu.txt" | head -80
 sed -n '/^kernel /,$p' "$out/gpu.txt"
-timeout 50 python -m pytest -q -m gpu -p no:cacheprovider -o addopts= -x \
+timeout 60 python -m pytest -q -m gpu -p no:cacheprovider -o addopts= -x \
     tests/backends/test_cuda_wgmma.py -k "attention or against_mma_sync" \
     > "$out/tests.txt" 2>&1
 echo "[gpu tests rc=$?] $(grep -E '[0-9]+ (passed|failed)' "$out/tests.txt" | tail -1)"
