@@ -15,8 +15,15 @@ two rows: ``matmul_fp16_kernel`` (addresses recomputed from the loop index) and
 :func:`~workbench.testing.examples.matmul_tutorial_kernel`, the Triton tutorial's own form, which advances its pointers in
 the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 
-Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING]`` (needs torch, triton,
-cuda-bindings). Prints one table.
+More rows: matmul bf16 4096^3 and fp16 4096x11008x4096 (LLM-shaped) through
+:func:`~workbench.testing.examples.matmul_typed_kernel`, and flash attention with head dims 64
+and 128, causal (:func:`~workbench.testing.examples.attention_causal_fwd_kernel`) or not, each
+the best of ``ATTN_CONFIGS`` on both sides. A configuration one side refuses (shared memory
+too small, a compile error) is printed with the reason and skipped.
+
+Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING[,SUBSTRING...]]`` (rows in that order) (needs
+torch, triton, cuda-bindings). ``--few``: tuned rows try only ``FEW_CONFIGS``. Prints one
+table.
 """  # noqa: E501
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ from benchmarks.common import require_gpu, triton_twins  # noqa: E402
 
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
 KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",
-           "matmul_fp16_kernel", "matmul_tutorial_kernel", "attention_fwd_kernel")
+           "matmul_fp16_kernel", "matmul_tutorial_kernel", "attention_fwd_kernel",
+           "matmul_typed_kernel", "attention_causal_fwd_kernel")
 
 
 def _bench(fn):
@@ -42,10 +50,12 @@ def _bench(fn):
     return do_bench(fn, warmup=25, rep=200)
 
 
-def bound_launcher(jit_fn, grid, args):
-    """After one ``jit_fn[grid](*args, ...)`` launch: the compiled launcher with the passed
-    arguments pre-converted (tensors -> device addresses); constexprs dropped."""
-    kern = list(jit_fn.cache.values())[-1]
+def bound_launcher(jit_fn, grid, args, kern=None):
+    """After one ``jit_fn[grid](*args, ...)`` launch (which returned ``kern``, else the last
+    kernel compiled): the compiled launcher with the passed arguments pre-converted
+    (tensors -> device addresses); constexprs dropped."""
+    if kern is None or not hasattr(kern, "_launcher"):
+        kern = list(jit_fn.cache.values())[-1]
     # ``args`` are the non-constexpr parameters in order; ints specialised to 1 are not passed
     params = [a for a in kern.spec.args if a.kind != "constexpr"]
     raw = [a.data_ptr() if hasattr(a, "data_ptr") else a
@@ -59,8 +69,7 @@ def timed(mod, ours, name, grid, args, **kw):
     k = getattr(mod, name)
     if mod is not ours:
         return lambda: k[grid](*args, **kw)
-    k[grid](*args, **kw)
-    return bound_launcher(k, grid, args)
+    return bound_launcher(k, grid, args, k[grid](*args, **kw))
 
 
 def _overhead(fn, n=2000):
@@ -134,21 +143,116 @@ def cases(torch, ours, theirs):
                 lambda: ((Ct.float() - (A.float() @ B.float())).abs().max() /
                          (A.float() @ B.float()).abs().max()).item(),
                 tutorial))
-    Z, H, NC, D = 4, 16, 2048, 64
-    q, k, v = (torch.randn(Z * H, NC, D, device=dev, dtype=torch.float16) for _ in range(3))
-    ao = torch.empty_like(q)
-    scale = D ** -0.5
-    out.append((f"attention fwd {Z}x{H}x{NC}x{D} fp16", "TFLOP/s", 4 * Z * H * NC * NC * D,
-                lambda m: timed(m, ours, "attention_fwd_kernel", (NC // 64, Z * H),
-                                (q, k, v, ao, scale, NC),
-                                D=D, BM=64, BN=64, num_warps=4, num_stages=3),
-                lambda: (ao.float() - torch.softmax(q.float() @ k.float().transpose(1, 2) *
-                                                    scale, -1) @ v.float()).abs().max().item()))
+    out.extend(typed_matmul_cases(torch, ours, dev))
+    out.extend(attention_cases(torch, ours, dev))
+    return out
+
+
+def typed_matmul_cases(torch, ours, dev):
+    """bf16 4096^3 and the LLM-shaped fp16 4096x11008x4096 (an MLP up-projection), both
+    through :func:`~workbench.testing.examples.matmul_typed_kernel`, best of MATMUL_CONFIGS."""
+    out = []
+    for dt, (M, N, K) in ((torch.bfloat16, (4096, 4096, 4096)),
+                          (torch.float16, (4096, 11008, 4096))):
+        A = torch.randn(M, K, device=dev, dtype=dt)
+        B = torch.randn(K, N, device=dev, dtype=dt)
+        C = torch.empty(M, N, device=dev, dtype=dt)
+
+        def run(m, cfg, A=A, B=B, C=C, M=M, N=N, K=K):
+            if M % cfg[0] or N % cfg[1] or K % cfg[2]:
+                raise ValueError(f"tile {cfg[:3]} does not divide {M}x{N}x{K}")
+            return timed(m, ours, "matmul_typed_kernel", ((M // cfg[0]) * (N // cfg[1]),),
+                         (A, B, C, M, N, K), BM=cfg[0], BN=cfg[1], BK=cfg[2], GROUP_M=8,
+                         num_warps=cfg[3], num_stages=cfg[4])
+
+        def check(A=A, B=B, C=C):
+            ref = A.float() @ B.float()
+            return ((C.float() - ref).abs().max() / ref.abs().max()).item()
+        out.append((f"matmul {M}x{N}x{K} {str(dt)[6:]}", "TFLOP/s", 2 * M * N * K,
+                    lambda m, run=run: run(m, (128, 128, 64, 8, 3)), check, run))
+    return out
+
+
+#: attention tile configurations (BM, BN, warps, stages); both sides take the best
+ATTN_CONFIGS = [(64, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3)]
+
+
+def attention_cases(torch, ours, dev):
+    """Flash attention forward 4x16x2048xD fp16, D = 64 and 128, causal or not, each the
+    best of ATTN_CONFIGS (a configuration one side refuses is printed and skipped)."""
+    out = []
+    Z, H, NC = 4, 16, 2048
+    for D, causal in ((64, False), (64, True), (128, False), (128, True)):
+        q, k, v = (torch.randn(Z * H, NC, D, device=dev, dtype=torch.float16)
+                   for _ in range(3))
+        ao = torch.empty_like(q)
+        scale = D ** -0.5
+        name = "attention_causal_fwd_kernel" if causal else "attention_fwd_kernel"
+
+        def run(m, cfg, q=q, k=k, v=v, ao=ao, scale=scale, D=D, name=name):
+            return timed(m, ours, name, (NC // cfg[0], Z * H), (q, k, v, ao, scale, NC),
+                         D=D, BM=cfg[0], BN=cfg[1], num_warps=cfg[2], num_stages=cfg[3])
+
+        def check(q=q, k=k, v=v, ao=ao, scale=scale, causal=causal):
+            s = q.float() @ k.float().transpose(1, 2) * scale
+            if causal:
+                s = s.masked_fill(torch.ones(NC, NC, device=s.device, dtype=torch.bool)
+                                  .triu(1), float("-inf"))
+            return (ao.float() - torch.softmax(s, -1) @ v.float()).abs().max().item()
+        flops = 4 * Z * H * NC * NC * D // (2 if causal else 1)
+        out.append((f"attention fwd {Z}x{H}x{NC}x{D}{' causal' if causal else ''} fp16",
+                    "TFLOP/s", flops, lambda m, run=run: run(m, (64, 64, 4, 3)), check, run,
+                    ATTN_CONFIGS))
     return out
 
 
 MATMUL_CONFIGS = [(128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 256, 32, 8, 3),
                   (128, 128, 32, 4, 4), (128, 256, 64, 8, 3)]
+
+
+#: ``--few``: only these configurations (a short device call)
+FEW_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 32, 4, 4),
+               (64, 64, 4, 3), (128, 64, 8, 3)]
+
+
+def _best_of(name, who, mod, tuned):
+    """Best time over the tile configurations of a tuned row (printed one by one; a
+    configuration that is refused before the launch is printed with the reason)."""
+    best = float("inf")
+    cfgs = tuned[1] if len(tuned) > 1 else MATMUL_CONFIGS
+    if "--few" in sys.argv:  # the configurations that won on the H200 so far
+        cfgs = [c for c in cfgs if c in FEW_CONFIGS]
+    for cfg in cfgs:
+        try:
+            t = _bench(tuned[0](mod, cfg))
+        except Exception as e:  # noqa: BLE001 - a refusal is reported, not fatal
+            print(f"  {name}, {who}, config {cfg}: refused, {type(e).__name__}: "
+                  f"{str(e).splitlines()[0][:100] if str(e) else ''}")
+            continue
+        print(f"  {name}, {who}, config {cfg}: {t:.3f} ms")
+        best = min(best, t)
+    return best
+
+
+def _measure(torch, name, who, mod, launch, check, tuned):
+    """(ms, max error) of one side of a row, or (None, the error) when nothing ran."""
+    try:
+        try:
+            ms = _bench(launch(mod))
+        except Exception:  # noqa: BLE001 - the tuned configurations may still run
+            if not tuned:
+                raise
+            ms = float("inf")
+        if tuned:  # both sides get the best of the same tile configurations
+            ms = min(ms, _best_of(name, who, mod, tuned))
+        if ms == float("inf"):
+            raise RuntimeError("no configuration ran")
+        torch.cuda.synchronize()
+        return ms, check()
+    except Exception as e:  # noqa: BLE001 - report and go on
+        if "--trace" in sys.argv:
+            traceback.print_exc()
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:90] if str(e) else ''}"
 
 
 def main() -> None:
@@ -160,33 +264,16 @@ def main() -> None:
     print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = []
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    for name, unit, work, launch, check, *tuned in cases(torch, ours, theirs):
-        if only is not None and only not in name:
-            continue  # --only SUBSTRING: just the rows whose name contains it
-        res = {}
-        for who, mod in (("ours", ours), ("triton", theirs)):
-            try:
-                ms = _bench(launch(mod))
-                if tuned:  # both sides get the best of the same tile configurations
-                    for cfg in MATMUL_CONFIGS:
-                        try:
-                            t = _bench(tuned[0](mod, cfg))
-                        except Exception as e:  # noqa: BLE001
-                            print(f"  {who}, matmul config {cfg}: {type(e).__name__}: "
-                                  f"{str(e).splitlines()[0][:80]}")
-                            continue
-                        print(f"  {who}, matmul BM, BN, BK, warps, stages = {cfg}: "
-                              f"{t:.3f} ms")
-                        ms = min(ms, t)
-                torch.cuda.synchronize()
-                err = check()
-                res[who] = (ms, err)
-            except Exception as e:  # noqa: BLE001 - report and go on
-                res[who] = (None, f"{type(e).__name__}: {str(e).splitlines()[0][:90]}")
-                if "--trace" in sys.argv:
-                    traceback.print_exc()
+    todo = cases(torch, ours, theirs)
+    if only is not None:  # --only A,B: the rows whose name contains A, then those with B
+        keys = only.split(",")
+        todo = sorted((c for c in todo if any(k in c[0] for k in keys)),
+                      key=lambda c: min(i for i, k in enumerate(keys) if k in c[0]))
+    for name, unit, work, launch, check, *tuned in todo:
+        res = {who: _measure(torch, name, who, mod, launch, check, tuned)
+               for who, mod in (("ours", ours), ("triton", theirs))}
         rows.append((name, unit, work, res))
-    print(f"{'kernel':34s} {'ours ms':>9s} {'rate':>10s} {'triton ms':>9s} {'rate':>10s} "
+    print(f"{'kernel':42s} {'ours ms':>9s} {'rate':>10s} {'triton ms':>9s} {'rate':>10s} "
           f"{'ours/triton time':>16s}  max err (ours / triton)")
     for name, unit, work, res in rows:
         scale = 1e9 if unit == "GB/s" else 1e12
@@ -199,7 +286,7 @@ def main() -> None:
                  if res["ours"][0] is not None and res["triton"][0] is not None else " " * 16)
         errs = " / ".join(f"{e:.2e}" if isinstance(e, float) else str(e)
                           for _, e in (res["ours"], res["triton"]))
-        print(f"{name:34s} {cells[0][0]} {cells[0][1]:>10s} {cells[1][0]} {cells[1][1]:>10s} "
+        print(f"{name:42s} {cells[0][0]} {cells[0][1]:>10s} {cells[1][0]} {cells[1][1]:>10s} "
               f"{ratio}  {errs}")
     xs = torch.rand(1024, device="cuda")
     ys, zs = torch.rand_like(xs), torch.empty_like(xs)

@@ -16,7 +16,7 @@ from tests.backends.test_cuda_pipeline import ATTN_SIG, MM_SIG, attn_k, mm_k
 from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx.wgmma import matrix_descriptor
 from workbench.config import Options
-from workbench.testing.examples import attention_fwd_kernel
+from workbench.testing.examples import attention_causal_fwd_kernel, attention_fwd_kernel
 
 PTXAS = nvidia_tools.find_tool("ptxas")
 SMEM_LIMIT = 227 * 1024  # H100/H200 per-block opt-in maximum
@@ -191,11 +191,19 @@ def test_attention_uses_wgmma_for_both_dots():
     c = wb.compile(attn_k, *ATTN_SIG, target="cuda:90", D=64, BM=64, BN=64, num_warps=4)
     ttgir = _ttgir(c)
     assert "versionMajor = 3" in ttgir and ttgir.count("= ttng.warp_group_dot %") == 2
-    # P is stored from the accumulator registers straight into the operand buffer
-    assert re.search(r"ttg\.local_alloc %\w+ .*: \(tensor<64x64xf16, #mma>\)", ttgir)
-    # K^T is K-major (imm-trans-b 0), V N-major (1)
-    assert re.findall(r"m64n64k16\.f32\.f16\.f16 .*, p, 1, 1, 0, (\d);", c.asm["ptx"]) \
-        .count("0") >= 4
+    # P stays in registers, as in Triton 3.6: a register conversion of the accumulator into
+    # the v3 dot operand layout, no shared-memory staging of it
+    assert re.search(r"ttg\.convert_layout %\w+ .*: tensor<64x64xf16, #mma> -> "
+                     r"tensor<64x64xf16, #ttg\.dot_op<\{opIdx = 0, parent = #mma, kWidth = 2",
+                     ttgir)
+    assert not re.search(r"ttg\.local_alloc %\w+ .*: \(tensor<64x64xf16, #mma>\)", ttgir)
+    ptx = c.asm["ptx"]
+    # Q @ K^T: both from shared memory, K^T K-major (imm-trans-b 0); P @ V: A in four
+    # registers, V N-major (imm-trans-b 1)
+    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;",
+                          ptx)) == 4
+    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{%r\d+,%r\d+,%r\d+,%r\d+\}, "
+                          r"%rd\d+, p, 1, 1, 1;", ptx)) == 4
     if PTXAS:
         assert c.metadata.n_spills == 0, c.extra["ptxas_log"]
 
@@ -284,6 +292,46 @@ def test_wgmma_attention_gpu(n_ctx, bm, nw):
     got = o.double()
     assert not torch.isnan(got).any()
     np.testing.assert_allclose(got.cpu().numpy(), want.cpu().numpy(), atol=2e-2, rtol=2e-2)
+
+
+def _attention_ref(q, k, v, scale, causal):
+    s = (q.astype(np.float64) @ k.astype(np.float64).transpose(0, 2, 1)) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+
+
+def test_causal_attention_on_the_cpu():
+    """The causal example kernel (unmasked blocks below the diagonal, then the masked
+    diagonal block) against numpy, on the CPU backend."""
+    rng = np.random.default_rng()
+    z, n_ctx, d, bm, bn = 2, 96, 16, 32, 16
+    q, k, v = (rng.standard_normal((z, n_ctx, d)).astype(np.float16) for _ in range(3))
+    o = np.full_like(q, np.nan)
+    attention_causal_fwd_kernel[(n_ctx // bm, z)](q, k, v, o, d ** -0.5, n_ctx, D=d, BM=bm,
+                                                  BN=bn)
+    np.testing.assert_allclose(o.astype(np.float64), _attention_ref(q, k, v, d ** -0.5, True),
+                               atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d,bm,bn,nw", [(64, 64, 64, 4), (64, 128, 64, 8), (128, 64, 64, 4),
+                                        (128, 128, 64, 8)])
+def test_attention_head_dims_and_causal_gpu(d, bm, bn, nw, causal):
+    torch = pytest.importorskip("torch")
+    z, n_ctx = 2, 512
+    q, k, v = (torch.randn(z, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    kern = attention_causal_fwd_kernel if causal else attention_fwd_kernel
+    kern[(n_ctx // bm, z)](q, k, v, o, d ** -0.5, n_ctx, D=d, BM=bm, BN=bn, num_warps=nw,
+                           num_stages=3)
+    torch.cuda.synchronize()
+    want = _attention_ref(*(t.cpu().numpy() for t in (q, k, v)), d ** -0.5, causal)
+    got = o.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
 
 
 def test_gpu_cases_fit_shared_memory():

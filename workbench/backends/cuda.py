@@ -183,7 +183,7 @@ class CudaBackend(Backend):
             mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)
         t1 = time.perf_counter()
-        out = compile_ttgir(mod, arch=arch)
+        out = compile_ttgir(mod, arch=arch, fp_fusion=options.enable_fp_fusion)
         t2 = time.perf_counter()
         timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
         timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)

@@ -37,9 +37,12 @@ newer. Others keep the FMA layout (``convert-triton-to-tritongpu``'s blocked par
 **MMA v3 (Hopper wgmma, PTX ISA 9.7.15)** on ``cuda:90`` unless ``mma = "v2"``
 (``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot whose tile the warp groups cover
 exactly (:func:`wgmma_unfit`) becomes ``ttng.warp_group_dot %a, %b, %c {inputPrecision,
-isAsync = false}`` with both operands ``!ttg.memdesc`` in ``#ttg.nvmma_shared``
-(:func:`workbench.layouts.mma.wgmma_operand_shared`: 128-byte swizzle for 64 fp16 along the
-contiguous dim) and the result in ``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
+isAsync = false}`` with B (and A when it comes from a load, :func:`comes_from_load`)
+``!ttg.memdesc`` in ``#ttg.nvmma_shared`` (:func:`workbench.layouts.mma.wgmma_operand_shared`:
+128-byte swizzle for 64 fp16 along the contiguous dim), an A computed in registers staged as
+for MMA v2 into ``#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`` (a register
+conversion when it already lives in ``#mma``: attention's ``P``), and the result in
+``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
 [16, N, 16]}>``, as Triton's ttgir reads. A dot that stays on mma.sync on ``cuda:90`` gets a
 sentence in :attr:`AccelerateMatmul.notes` (the compile report's notes) saying why.
 """
@@ -290,7 +293,10 @@ def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
     kw, _ = kind
     if v3 is not None:
         mma, sh_a, sh_b = v3
-        _stage_operand_v3(dot, 0, sh_a)
+        if comes_from_load(dot.operands[0]):
+            _stage_operand_v3(dot, 0, sh_a)
+        else:  # A stays in registers (#dot_op of the v3 #mma)
+            _stage_operand(dot, 0, mma, kw)
         _stage_operand_v3(dot, 1, sh_b)
     else:
         mma = mma_layout_for(tuple(shaped_type(dot.result).shape), num_warps, 2,
@@ -301,6 +307,18 @@ def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
     if v3 is not None:
         _to_warp_group_dot(dot)
     return True
+
+
+def comes_from_load(v) -> bool:
+    """True when ``v``, through ``ttg.convert_layout`` and ``tt.trans``, is a ``tt.load``
+    (or descriptor load) result or a block argument: wgmma then reads it from shared memory;
+    otherwise (attention's ``P``, computed in registers) it is a register operand. Triton 3.6
+    ``comesFromLoadOrBlockArg`` (``lib/Dialect/TritonGPU/Transforms/Utility.cpp``)."""
+    while v.defining_op is not None and v.defining_op.name in ("ttg.convert_layout",
+                                                               "tt.trans"):
+        v = v.defining_op.operands[0]
+    d = v.defining_op
+    return d is None or d.name in ("tt.load", "tt.descriptor_load", "tt.descriptor_gather")
 
 
 def _to_warp_group_dot(dot: Operation) -> Operation:

@@ -13,7 +13,10 @@ columns). Where two benchmarks need different semantics the variants are separat
 - :func:`matmul_kernel` (masked, fp32 ``ieee`` dot) and :func:`matmul_fp16_kernel` (tiles that
   divide the sizes, tensor-core precision, fp16 out); :func:`matmul_tutorial_kernel` (Triton's
   tutorial form: pointers advanced in the K loop, K tail masked, fp16 out);
-- :func:`attention_fwd_kernel`: flash attention forward, fp16 in and out.
+- :func:`matmul_typed_kernel`: :func:`matmul_fp16_kernel` storing C in C's own dtype (bf16);
+- :func:`attention_fwd_kernel`: flash attention forward, fp16 in and out;
+  :func:`attention_causal_fwd_kernel`: the causal form (Triton's tutorial 06 split: blocks
+  below the diagonal unmasked, the diagonal blocks masked).
 """
 from __future__ import annotations
 
@@ -211,6 +214,30 @@ def matmul_tutorial_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, s
 
 
 @jit
+def matmul_typed_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                        BK: tl.constexpr, GROUP_M: tl.constexpr):
+    """C = A @ B as :func:`matmul_fp16_kernel` (BM, BN, BK divide M, N, K; fp32 accumulator)
+    with C stored in its own element type (fp16 or bf16 inputs and output)."""
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    group = GROUP_M * num_pid_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % size_m
+    pid_n = (pid % group) // size_m
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@jit
 def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr,
                          BM: tl.constexpr, BN: tl.constexpr):
     """Flash attention forward, non-causal: O = softmax(Q K^T * sm_scale) V per (batch x
@@ -230,6 +257,49 @@ def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.cons
     for start_n in range(0, N_CTX, BN):
         kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
         qk = tl.dot(q, kt) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + off + (start_n + rn)[:, None] * D + rd[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    tl.store(o_ptr + off + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@jit
+def attention_causal_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr,
+                                BM: tl.constexpr, BN: tl.constexpr):
+    """Causal flash attention forward: as :func:`attention_fwd_kernel` with query row ``i``
+    attending to keys ``j <= i``. Keys below the program's diagonal block are visited without
+    a mask, the diagonal block's BM keys (BN steps, BN divides BM) with one (scores of later
+    keys set to -1e6 before the base-2 softmax, as Triton's tutorial 06)."""
+    start_m = tl.program_id(0)
+    off = tl.program_id(1) * N_CTX * D
+    rm = start_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + off + rm[:, None] * D + rd[None, :])
+    m_i = tl.zeros((BM,), dtype=tl.float32) - float("inf")
+    l_i = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, start_m * BM, BN):
+        kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
+        qk = tl.dot(q, kt) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + off + (start_n + rn)[:, None] * D + rd[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_new
+    for start_n in range(start_m * BM, (start_m + 1) * BM, BN):
+        kt = tl.load(k_ptr + off + (start_n + rn)[None, :] * D + rd[:, None])
+        causal = rm[:, None] >= (start_n + rn)[None, :]
+        qk = tl.dot(q, kt) * qk_scale + tl.where(causal, 0.0, -1.0e6)
         m_new = tl.maximum(m_i, tl.max(qk, 1))
         p = tl.math.exp2(qk - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+import workbench as wb
+import workbench.language as tl
 from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx import compile_ttgir, samples
 from workbench.ir.types import bf16, f16, f32, i8, i32
@@ -68,7 +70,8 @@ def test_vector_add_structure_matches_triton():
 def test_f16_vectors_pack_pairs():
     ptx = compile_ttgir(samples.vector_add(vec=8, n_div16=True, dtype=f16), arch=80).ptx
     assert count(ptx, r"ld\.global\.v4\.b32") == 2  # 8 halves = 16 bytes per access
-    assert "add.rn.f16x2" in ptx or "add.f16x2" in ptx or "add.rn.f16" in ptx
+    # "add.f16": fusable into fma (enable_fp_fusion, the default); ".rn": not fusable
+    assert re.search(r"add(\.rn)?\.f16(x2)?\s", ptx)
 
 
 def test_row_reduction_shuffles_and_cross_warp_barriers():
@@ -117,3 +120,23 @@ def test_llir_has_kernel_metadata_and_debug_locations():
     assert "reqntidx" in out.llir or '"nvvm.reqntid"="128"' in out.llir
     assert "!DILocation(" in out.llir
     assert "llvm.nvvm.read.ptx.sreg.tid.x" in out.llir
+
+
+def _fma_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, tl.math.exp2(x * y - 1.5))
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_fp_fusion_option_and_exp2(fusion):
+    """enable_fp_fusion (the default, as in Triton) lets x * y - c become fma.rn.f32; off, the
+    multiply and the subtraction stay separate and unfusable (.rn); exp2 is Triton's
+    ex2.approx.ftz.f32."""
+    c = wb.compile(wb.jit(_fma_kernel), "*fp32:16", "*fp32:16", "*fp32:16", target="cuda:90",
+                   BLOCK=128, enable_fp_fusion=fusion)
+    ptx = c.asm["ptx"]
+    assert ("fma.rn.f32" in ptx) == fusion
+    assert ("mul.rn.f32" in ptx) == (not fusion)
+    assert "ex2.approx.ftz.f32" in ptx

@@ -26,15 +26,17 @@ class NvptxOutput:
     global_scratch: int = 0
 
 
-def compile_ttgir(module_op, arch: int = 90, opt: int = 3) -> NvptxOutput:
+def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
+                  fp_fusion: bool = True) -> NvptxOutput:
     """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90); the warps per
-    program come from the module's ``"ttg.num-warps"`` attribute; ``opt``: LLVM -O level.
+    program come from the module's ``"ttg.num-warps"`` attribute; ``opt``: LLVM -O level;
+    ``fp_fusion``: fp32 multiplies and adds may fuse into ``fma`` (``enable_fp_fusion``).
 
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
     from .ptx import emit_ptx, optimise
 
-    lowered = lower_module(module_op, arch=arch)
+    lowered = lower_module(module_op, arch=arch, fp_fusion=fp_fusion)
     # tensormap.replace / cp_fenceproxy need PTX ISA 8.3; Triton's 8.7 needs no stride fix
     version = 87 if lowered.global_scratch else None
     text, mod = optimise(lowered.text, arch, opt, version)

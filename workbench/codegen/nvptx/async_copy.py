@@ -27,7 +27,6 @@ from llvmlite import ir
 from .memory import vector_width
 from .smem_access import (
     contiguous_run,
-    fence_proxy_async,
     record_access,
     shared_address,
     shared_order,
@@ -126,13 +125,12 @@ def lower_commit(kl, op) -> None:
 
 
 def lower_wait(kl, op) -> None:
-    """``cp.async.wait_group num``; in a kernel whose dots are wgmma (which read shared memory
-    through the async proxy) followed by ``fence.proxy.async.shared::cta``, so the copies this
-    thread saw land are ordered before the tensor cores' reads (the barrier after it extends
-    that to the other threads)."""
+    """``cp.async.wait_group num``. No proxy fence follows, also when wgmma reads the landed
+    buffers, as in Triton 3.6 (its fence insertion fences only shared-memory *stores* from
+    registers before a wgmma) and CUTLASS's cp.async + GMMA main loops: on sm_90 a
+    ``fence.proxy.async`` here compiles to ``MEMBAR.ALL.CTA``, which also waits for the
+    copies still in flight for later stages and so undoes the pipelining."""
     _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
-    if getattr(kl, "uses_wgmma", False):
-        fence_proxy_async(kl)
     kl.set(op.result, [])
 
 

@@ -1,6 +1,8 @@
 """Elementwise ops (arith, math, casts), applied register by register.
 
 Math follows Triton's NVIDIA lowering: ``exp(x) = ex2.approx.f32(x * log2(e))``,
+``exp2(x) = ex2.approx.ftz.f32(x)`` (subnormal results flushed to zero, as Triton's libdevice
+call with ftz on),
 ``log(x) = lg2.approx.f32(x) * ln(2)``, ``sqrt``/``rsqrt`` approximate, fp32 ``/`` as
 ``div.full.f32`` (PTX ISA 9.7.3: ex2, lg2, sqrt, rsqrt, div). f16 and bf16 math is computed in
 f32 and rounded back; bf16 arithmetic likewise (bf16 is carried as i16 bits, see
@@ -87,6 +89,16 @@ def _asm1(b, text, v, rty=F32, cons="=f,f"):
     return b.call(ir.InlineAsm(ir.FunctionType(rty, [v.type]), text, cons), [v])
 
 
+def fusion_flags(kl) -> tuple:
+    """LLVM fast-math flags of fp32/fp64 ``fadd``/``fsub``/``fmul``: ``contract`` when the
+    kernel's ``enable_fp_fusion`` option is on (the default), so that LLVM fuses a multiply
+    and an add into ``fma.rn`` and the others print as ``mul.f32``/``add.f32``, which ptxas
+    may fuse too; without it they print as ``mul.rn.f32``/``add.rn.f32`` (never fused). Triton
+    3.6 gets the same from its target machine's ``AllowFPOpFusion = Fast``
+    (``third_party/nvidia/backend/compiler.py``, ``enable_fp_fusion``)."""
+    return ("contract",) if getattr(kl, "fp_fusion", True) else ()
+
+
 def math_f32(kl, base: str, x):
     """``base`` (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh) of the f32 value ``x`` with
     the approximate PTX instructions (``ex2.approx.f32``, ``lg2.approx.f32``...; PTX ISA
@@ -95,9 +107,9 @@ def math_f32(kl, base: str, x):
     b = kl.b
     if base == "exp":
         return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.f32", F32, [F32]),
-                      [b.fmul(x, ir.Constant(F32, LOG2E))])
-    if base == "exp2":
-        return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.f32", F32, [F32]), [x])
+                      [b.fmul(x, ir.Constant(F32, LOG2E), flags=fusion_flags(kl))])
+    if base == "exp2":  # Triton: llvm.exp2 -> libdevice __nv_exp2f with ftz reflected on
+        return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.ftz.f32", F32, [F32]), [x])
     if base == "log":
         return b.fmul(_asm1(b, "lg2.approx.f32 $0, $1;", x), ir.Constant(F32, LN2))
     if base == "log2":
@@ -159,7 +171,8 @@ def float_binary(kl, base: str, x, y, t):
         r = float_binary(kl, base, to_f32(b, x, t), to_f32(b, y, t), FloatType("f32"))
         return from_f32(b, r, t)
     if base in _FLOAT_BIN:
-        return getattr(b, _FLOAT_BIN[base])(x, y)
+        flags = fusion_flags(kl) if base != "remf" else ()
+        return getattr(b, _FLOAT_BIN[base])(x, y, flags=flags)
     if base in _FLOAT_INTRINSIC:
         suffix = t.name
         return b.call(kl.intrinsic(f"{_FLOAT_INTRINSIC[base]}.{suffix}", x.type,

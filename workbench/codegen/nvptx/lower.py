@@ -72,8 +72,10 @@ class KernelLowering:
     """State of one kernel's lowering (no globals): the llvmlite module and builder, the
     registers of every IR value, the per-layout thread parts, shared memory used."""
 
-    def __init__(self, func_op, num_warps: int, arch: int):
+    def __init__(self, func_op, num_warps: int, arch: int, fp_fusion: bool = True):
         self.func_op = func_op
+        #: mul+add may fuse into fma (the ``enable_fp_fusion`` option)
+        self.fp_fusion = fp_fusion
         self.num_warps = num_warps
         self.arch = arch
         self.name = func_op.attributes["sym_name"]
@@ -117,6 +119,14 @@ class KernelLowering:
         self.tid = _sreg(self, "tid.x")
         self.lane = self.b.and_(self.tid, I32(31), name="lane")
         self.warp = self.b.lshr(self.tid, I32(5), name="warp")
+        #: the warp id broadcast from lane 0 (``shfl.sync.idx``), which ptxas knows to be
+        #: warp-uniform: wgmma descriptors built from it stay in uniform registers (Triton's
+        #: ``WarpIdOp`` lowering does the same)
+        self.warp_uniform = self.warp
+        if self.uses_wgmma:
+            shfl = self.intrinsic("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+            self.warp_uniform = self.b.call(shfl, [I32(-1), self.warp, I32(0), I32(31)],
+                                            name="warp_uniform")
         self._precompute_parts(func_op)
 
     # helpers used by the op modules ---------------------------------------------------------
@@ -419,7 +429,7 @@ _STRUCTURAL = {
 }
 
 
-def lower_module(module_op, arch: int = 90) -> LoweredKernel:
+def lower_module(module_op, arch: int = 90, fp_fusion: bool = True) -> LoweredKernel:
     """Lower a ttgir module holding one ``tt.func`` to NVPTX LLVM IR.
 
     Args:
@@ -427,6 +437,8 @@ def lower_module(module_op, arch: int = 90) -> LoweredKernel:
             ``"ttg.num-warps"`` (set by ``convert-triton-to-tritongpu``) is the one source of
             the warps per program (threads = 32 * num_warps).
         arch: SM version (80, 90): selects instructions (all used ones exist on sm_80).
+        fp_fusion: let LLVM and ptxas fuse fp32 multiplies and adds into ``fma``
+            (``enable_fp_fusion``; Triton's default too).
     Returns: :class:`LoweredKernel`.
     Raises: UnsupportedError for a module without ``"ttg.num-warps"`` (ttir, not ttgir), for
         ops or types the CUDA backend does not lower yet; CompilationError (with the op's
@@ -440,7 +452,8 @@ def lower_module(module_op, arch: int = 90) -> LoweredKernel:
         raise UnsupportedError("the CUDA backend lowers ttgir: the module has no "
                                "\"ttg.num-warps\" attribute (run "
                                "workbench.passes.pipelines.ttgir_passes first)")
-    return KernelLowering(funcs[0], int(module_op.attributes["ttg.num-warps"]), arch).run()
+    return KernelLowering(funcs[0], int(module_op.attributes["ttg.num-warps"]), arch,
+                          fp_fusion).run()
 
 
 __all__ = ["lower_module", "LoweredKernel", "KernelLowering", "TRIPLE", "GLOBAL_PTR"]

@@ -1,4 +1,5 @@
-"""``ttng.warp_group_dot``: Hopper ``wgmma`` with both operands in shared memory (MMA v3).
+"""``ttng.warp_group_dot``: Hopper ``wgmma`` (MMA v3), B in shared memory, A in shared memory
+or in registers.
 
 A warp group (4 consecutive warps, the first one's index a multiple of 4) issues
 ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` (PTX ISA 9.7.15.5.2):
@@ -26,6 +27,12 @@ buffer's row count and ``eb`` the element bytes:
   along M/N), stride byte offset = ``8 * S`` (next 8 K rows). CUTLASS ``make_gmma_desc``'s
   canonical MN-major layouts.
 
+Operand A may instead be a register tensor in ``#ttg.dot_op<{opIdx = 0, parent = #mma,
+kWidth = 2}>`` (Triton 3.6 ``AccelerateMatmul.cpp`` keeps A in registers when it does not come
+from a load, e.g. attention's ``P``): four 32-bit registers per instruction, laid out as the
+``mma.m16n8k16`` A fragment in each warp of the group, and the instruction takes only
+``imm-trans-b`` (PTX ISA 9.7.15.5.2, the ``wgmma.mma_async`` form with ``a`` in registers).
+
 Accumulator: the ``#ttg.nvidia_mma<{versionMajor = 3, warpsPerCTA = [wm, wn], instrShape =
 [16, N, 16]}>`` registers; register ``i`` of one wgmma is row ``16 * (warp % 4) + lane / 4 +
 8 * ((i / 2) % 2)``, column ``8 * (i / 4) + 2 * (lane % 4) + i % 2`` (PTX ISA 9.7.15.5.1.1
@@ -46,9 +53,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
+from ...ir.types import TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .smem_access import shared_address, smem_base
-from .types import F32, I32, I64, byte_size
+from .types import F16, F32, I16, I32, I64, byte_size
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
 
@@ -171,6 +179,60 @@ def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
     return b.or_(field, I64(geo.high_bits()))
 
 
+def _register_a(kl, a_v, wm: int) -> dict:
+    """``{(M repetition, K step): [4 x i32]}``: operand A in ``#ttg.dot_op<{opIdx = 0,
+    parent = #mma (v3), kWidth = 2}>`` registers packed as wgmma's register fragment (PTX ISA
+    9.7.15.5.1.1, "Register fragment for matrix A", the m16n8k16 A fragment per warp): word
+    ``j`` holds (row ``g + 8 * (j % 2)``, columns ``2 * t + 8 * (j // 2)`` and ``+ 1``), with
+    ``g = lane / 4``, ``t = lane % 4`` and rows offset by 16 per warp of the warp group."""
+    a_t = a_v.type
+    if getattr(a_t.encoding, "k_width", 0) != 2:
+        raise UnsupportedError(f"wgmma's register operand A needs kWidth = 2, got {a_t.encoding}")
+    regs = kl.get(a_v)
+    elem = F16 if getattr(a_t.element, "name", "") == "f16" else I16  # bf16: i16 bits
+    frags: dict = {}
+    for r, (m, k) in enumerate(kl.layout(a_t).regs):
+        key = (m // (16 * wm), k // 16)
+        j = ((k % 16) // 8) * 2 + (m % 16) // 8
+        frags.setdefault(key, {}).setdefault(j, {})[k % 2] = regs[r]
+    b = kl.b
+    out = {}
+    vec_t = ir.VectorType(elem, 2)
+    for key, words in frags.items():
+        packed = []
+        for j in range(4):
+            v = ir.Constant(vec_t, None)
+            for e in range(2):
+                v = b.insert_element(v, words[j][e], I32(e))
+            packed.append(b.bitcast(v, I32))
+        out[key] = packed
+    return out
+
+
+def _operand_a(kl, op, a_v, wm: int, wg_m):
+    """How the wgmma instructions take operand A: ``(number of asm operands, their
+    constraints, their LLVM types, the imm-trans-a text ("" for registers), args(rm, ks))``
+    with ``args`` the operands of M repetition ``rm`` and K step ``ks``: four packed
+    registers (:func:`_register_a`) or one shared-memory descriptor."""
+    a_t = a_v.type
+    if isinstance(a_t, TensorType):
+        words = _register_a(kl, a_v, wm)
+
+        def reg_args(rm, ks):
+            try:
+                return words[(rm, ks)]
+            except KeyError:
+                raise UnsupportedError("ttng.warp_group_dot: the register operand A does not "
+                                       "match the accumulator's layout", op.loc) from None
+        return 4, ["r"] * 4, [I32] * 4, "", reg_args
+    ga = OperandGeometry(a_t.encoding, a_t.shape, 0, byte_size(a_t.element))
+    da = _desc_base(kl, a_v, ga, wg_m)
+
+    def desc_args(rm, ks):
+        return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * 16) >> 4))]
+    return 1, ["l"], [I64], f"{ga.trans}, ", desc_args
+
+
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
     a_v, b_v, c_v = op.operands
@@ -187,34 +249,35 @@ def lower_warp_group_dot(kl, op) -> None:
     wm, wn = enc.warps_per_cta
     n_in = enc.instr_shape[1]
     K = int(a_t.shape[1])
-    ga = OperandGeometry(a_t.encoding, a_t.shape, 0, eb)
     gb = OperandGeometry(b_t.encoding, b_t.shape, 1, eb)
     b = kl.b
     C = kl.get(c_v)
     groups = _groups(kl, c_t, enc)
     # warp group origin: warps run along M first (warp w: M index w % wm, N index w // wm)
-    wg_m = b.mul(b.udiv(b.urem(kl.warp, I32(wm)), I32(4)), I32(64))
-    wg_n = b.mul(b.udiv(kl.warp, I32(wm)), I32(n_in))
-    da = _desc_base(kl, a_v, ga, wg_m)
+    warp = getattr(kl, "warp_uniform", kl.warp)
+    wg_m = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(4)), I32(64))
+    wg_n = b.mul(b.udiv(warp, I32(wm)), I32(n_in))
+    n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m)
     db = _desc_base(kl, b_v, gb, wg_n)
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
     n = n_in // 2
     outs = ",".join(f"${i}" for i in range(n))
+    a_text = "{" + ",".join(f"${2 * n + i}" for i in range(n_a)) + "}" if n_a > 1 else \
+        f"${2 * n}"
     text = ("{\n.reg .pred p;\n"
-            f"setp.ne.b32 p, ${2 * n + 2}, 0;\n"
+            f"setp.ne.b32 p, ${2 * n + n_a + 1}, 0;\n"
             f"wgmma.mma_async.sync.aligned.m64n{n_in}k16.f32.{name}.{name} "
-            f"{{{outs}}}, ${2 * n}, ${2 * n + 1}, p, 1, 1, {ga.trans}, {gb.trans};\n}}")
-    cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + ["l", "l", "r"])
-    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n + [I64, I64, I32])
+            f"{{{outs}}}, {a_text}, ${2 * n + n_a}, p, 1, 1, {trans_a}{gb.trans};\n}}")
+    cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
+    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n + a_tys + [I64, I32])
     asm = ir.InlineAsm(fty, text, cons, side_effect=True)
     out = list(C)
     for (rm, rn), regs in sorted(groups.items()):
         acc = [C[r] for r in regs]
-        m0, n0 = rm * 16 * wm, rn * n_in * wn
+        n0 = rn * n_in * wn
         for ks in range(K // 16):
-            a_desc = b.add(da, I64(ga.offset(m0, ks * 16) >> 4))
             b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
-            res = b.call(asm, acc + [a_desc, b_desc, I32(1)])
+            res = b.call(asm, acc + a_args(rm, ks) + [b_desc, I32(1)])
             acc = [b.extract_value(res, i) for i in range(n)]
         for r, v in zip(regs, acc, strict=True):
             out[r] = v
