@@ -9,7 +9,12 @@ own data (``workbench.layouts.ownership`` computed here, in the test process):
   canvas pixels through the legend's colours, equals the warp of the layout whose parameters
   the controls show; the tooltip agrees too;
 - the access map of a masked launch: each program's masked-off lanes are exactly the lanes
-  numpy's mask drops.
+  numpy's mask drops;
+- the roofline view: every point's SVG marker carries a tooltip (its <title>) with the
+  kernel, time, FLOPs, bytes, intensity and percent of roof, and the table beside the plot
+  has one row per point.
+
+One notebook holds all of them (one kernel start for the lot).
 """
 from __future__ import annotations
 
@@ -41,12 +46,20 @@ def tile_copy(x_ptr, y_ptr, rows, cols, stride, BM: tl.constexpr, BN: tl.constex
 x = np.random.default_rng().standard_normal((40, 64)).astype(np.float32)
 access_map(tile_copy, (3, 2), x, np.zeros_like(x), 40, {cols}, 64, BM=16, BN=32)'''
 
+ROOFLINE = (
+    "from workbench.testing.ceilings import Ceilings\n"
+    "from workbench.testing.work import Run\n"
+    "from workbench.viz import roofline\n"
+    "C = Ceilings(target='cpu', machine='test', bandwidth=10e9, compute={'fp32': 100e9})\n"
+    "roofline([Run('triad', 1.0, 0.5e9, 2e9, config={'BLOCK': 1024}),\n"
+    "          Run('fma', 1.0, 50e9, 0.5e9), Run('wrong', 0.01, 1e9, 1e9)], C)")
+
 
 @pytest.fixture(scope="module")
 def nb(jupyter_server, run_notebook):
     cols = int(np.random.default_rng().integers(33, 60))
     name = jupyter_server.write_notebook(
-        "layout_views.ipynb", [SETUP, PICTURE, EXPLORER, ACCESS.format(cols=cols)])
+        "layout_views.ipynb", [SETUP, PICTURE, EXPLORER, ACCESS.format(cols=cols), ROOFLINE])
     page = run_notebook(name, width=1400, height=1000)
     page.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
     page.page.wait_for_selector(".wb-explorer canvas.wb-layout-canvas", timeout=30_000)
@@ -227,3 +240,24 @@ def test_access_map_marks_exactly_the_masked_lanes(nb):
         loaded = inside & (cc < cols)
         assert sorted(np.flatnonzero((drawn != 0) & (drawn != 4))) == \
             sorted((rr * 64 + cc)[loaded])
+
+
+POINTS_JS = """() => {
+  const view = document.querySelector('[data-wb-view="roofline"]');
+  const tips = Array.from(view.querySelectorAll('g[id^="wb-roofline-point-"] > title'))
+      .map(t => t.textContent);
+  const rows = Array.from(view.querySelectorAll('tr[data-point]')).map(r => r.dataset.point);
+  const maths = view.querySelectorAll('mjx-container, .MathJax').length;
+  const box = view.getBoundingClientRect();
+  return {tips, rows, maths, width: box.width};
+}"""
+
+
+def test_roofline_points_have_tooltips_and_a_table(nb):
+    data = nb.page.evaluate(POINTS_JS)
+    assert data["rows"] == ["1", "2", "3"], data
+    assert len(data["tips"]) == 3 and data["maths"] == 0, data
+    assert data["tips"][0].startswith("#1 triad") and "BLOCK=1024" in data["tips"][0]
+    assert "intensity 0.25 FLOP/B" in data["tips"][0]
+    assert "above its roof" in data["tips"][2]
+    assert nb.console_errors == [], nb.console_errors
