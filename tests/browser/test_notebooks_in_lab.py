@@ -34,10 +34,12 @@ def _ui(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def pipeline(jupyter_server, start_notebook):
-    """``pipeline(path)``: the notebook's finished :class:`NotebookPage`; the next notebook of
-    :data:`NOTEBOOKS` is started before this one is waited for (two kernels at a time)."""
+def pipeline(jupyter_server, start_notebook, request):
+    """``pipeline(path)``: the notebook's finished :class:`NotebookPage`; the next notebook
+    this session runs is started before this one is waited for (two kernels at a time)."""
     started = {}
+    chosen = [it.callspec.params["path"] for it in request.session.items
+              if it.originalname == "test_notebook_runs_in_the_browser"]
 
     def start(path: Path) -> None:
         if path.name not in started:
@@ -48,9 +50,9 @@ def pipeline(jupyter_server, start_notebook):
 
     def run(path: Path):
         start(path)
-        k = NOTEBOOKS.index(path)
-        if k + 1 < len(NOTEBOOKS):
-            start(NOTEBOOKS[k + 1])
+        k = chosen.index(path)
+        if k + 1 < len(chosen):
+            start(chosen[k + 1])
         return started[path.name].finish()
 
     return run
