@@ -7,8 +7,10 @@ Debian's system Chromium driven by playwright's sync API (``executable_path`` is
 ``shutil.which("chromium")``; playwright's own browser downloads are never used).
 (``browser`` itself is in ``tests/conftest.py``: one playwright session serves every test
 that drives Chromium, since playwright's sync API cannot run twice in one process.)
-``run_notebook`` opens a notebook, runs all its cells, waits until the kernel is idle and every
-code cell has run, and returns a :class:`NotebookPage` (the page, the console errors seen).
+``run_notebook`` opens a notebook (in JupyterLab or Notebook 7), runs all its cells, waits until
+the kernel is idle and every code cell has run, and returns a :class:`NotebookPage` (the page,
+the console errors seen); ``start_notebook`` only starts it, so several run side by side.
+``check_clean_page`` asserts what every notebook page must (no errors, no maths in a view).
 
 Every test here skips with the reason when chromium, playwright or jupyterlab is missing.
 """
@@ -193,14 +195,29 @@ def _wait_idle(page, timeout_s: float) -> dict:
     raise AssertionError(f"the notebook did not finish within {timeout_s} s: {state}")
 
 
+@dataclass
+class Pending:
+    """A notebook opened and told to Run All, still running: ``finish()`` waits for it."""
+
+    page: object
+    errors: list
+    t0: float
+
+    def finish(self, timeout_s: float = RUN_TIMEOUT_S) -> NotebookPage:
+        """Wait until the kernel is idle and no cell is queued or running."""
+        state = _wait_idle(self.page, timeout_s)
+        return NotebookPage(self.page, state, self.errors, time.monotonic() - self.t0)
+
+
 @pytest.fixture(scope="session")
-def run_notebook(jupyter_server, browser):
-    """``run_notebook(name, width=1400, ui="lab")``: open ``name`` (in the server's root) in
-    JupyterLab (``ui="notebook"``: Notebook 7), run all cells, wait for idle; returns a
-    :class:`NotebookPage`."""
+def start_notebook(jupyter_server, browser):
+    """``start_notebook(name, width=1400, height=1000, ui="lab")``: open ``name`` (in the
+    server's root) in JupyterLab (``ui="notebook"``: Notebook 7's notebook page), wait for its
+    kernel, start Run All and return a :class:`Pending` at once, so that several notebooks'
+    kernels run side by side."""
     pages = []
 
-    def run(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> NotebookPage:
+    def start(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> Pending:
         page = browser.new_page(viewport={"width": width, "height": height})
         pages.append(page)
         errors: list[str] = []
@@ -220,9 +237,76 @@ def run_notebook(jupyter_server, browser):
             " === 'idle'", timeout=START_TIMEOUT_S * 1000)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_timeout(500)
-        state = _wait_idle(page, RUN_TIMEOUT_S)
-        return NotebookPage(page, state, errors, time.monotonic() - t0)
+        return Pending(page, errors, t0)
 
-    yield run
+    yield start
     for p in pages:
-        p.close()
+        if not p.is_closed():
+            p.close()
+
+
+@pytest.fixture(scope="session")
+def run_notebook(start_notebook):
+    """``run_notebook(name, width=1400, height=1000, ui="lab")``: :func:`start_notebook`, then
+    wait until it has run; returns a :class:`NotebookPage`."""
+    def run(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> NotebookPage:
+        return start_notebook(name, width, height, ui).finish()
+
+    return run
+
+
+def shutdown_kernel(server: Server, name: str) -> None:
+    """Shut down the kernel session of notebook ``name`` (its memory and CPU freed)."""
+    with urllib.request.urlopen(server.url + "api/sessions", timeout=10) as r:
+        sessions = json.load(r)
+    for s in sessions:
+        if s.get("path", "").endswith(name):
+            req = urllib.request.Request(server.url + f"api/sessions/{s['id']}",
+                                         method="DELETE")
+            urllib.request.urlopen(req, timeout=10).close()
+
+
+# what a notebook page shows that a user would call broken, read from the page: tracebacks,
+# stderr with an error, the workbench's error boxes, maths typeset inside a view, a news toast,
+# views wider than their output area; and how many views and IR views there are
+PROBLEMS_JS = """() => {
+  const text = (sel) => Array.from(document.querySelectorAll(sel))
+      .map(e => e.textContent.slice(0, 400));
+  const views = document.querySelectorAll('.wb-view, .wb-sw, .wb-grid, .wb-explorer, .wb-access');
+  let maths = 0;
+  views.forEach(v => { maths += v.querySelectorAll('mjx-container, .MathJax').length; });
+  return {
+    tracebacks: text('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"], '
+                     + '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]'),
+    stderr: text('.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'),
+    wb_errors: text('.jp-OutputArea-output [data-wb-error="1"], '
+                    + '.jp-OutputArea-output [data-wb-usage="1"]'),
+    ir_views: document.querySelectorAll('[data-wb-view="ir"], .wb-sw').length,
+    views: views.length, maths,
+    news: text('.jp-toast-message, .Toastify__toast').filter(t => /news/i.test(t)),
+    overflow: Array.from(views).filter(v => { const a = v.closest('.jp-OutputArea-output');
+        return a && v.getBoundingClientRect().right > a.getBoundingClientRect().right + 1; })
+      .map(v => v.className + ' ' + Math.round(v.getBoundingClientRect().width) + ' px'),
+    area: Math.round(Math.max(...Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+      .map(a => a.getBoundingClientRect().width))),
+  };
+}"""
+
+
+def check_clean_page(nb: NotebookPage, label: str, known_errors: list | None = None) -> dict:
+    """Assert that a run notebook page shows no problem of :data:`PROBLEMS_JS` and logged no
+    console error beyond ``known_errors`` (the UI's own, seen on a notebook of ``1 + 1``);
+    returns what was found."""
+    found = nb.page.evaluate(PROBLEMS_JS)
+    assert nb.state["unrun"] == 0, (label, nb.state)
+    assert found["tracebacks"] == [], found["tracebacks"]
+    assert [e for e in found["stderr"] if "Error" in e or "Traceback" in e] == [], \
+        found["stderr"]
+    assert found["wb_errors"] == [], found["wb_errors"]
+    ours = [e for e in nb.console_errors if e not in (known_errors or [])]
+    assert ours == [], nb.console_errors
+    assert found["ir_views"] >= 1, f"{label} shows no IR view"
+    assert found["maths"] == 0, found
+    assert found["news"] == [], found["news"]
+    assert found["overflow"] == [], (found["area"], found["overflow"])
+    return found

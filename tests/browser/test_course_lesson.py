@@ -27,9 +27,17 @@ CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"
     correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
 
 
-def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
+def test_lesson_one_runs_and_its_checks_answer(jupyter_server, start_notebook):
     name = jupyter_server.add_notebook(LESSON)
-    page = run_notebook(name)
+    nb = nbformat.read(LESSON, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("course", {}).get("exercise") == "vector_add" \
+                and cell.metadata["course"]["role"] == "answer":
+            cell.source = solution("vector_add").replace("@jit", "@wb.jit", 1)
+    nbformat.write(nb, jupyter_server.root / "lesson1_answered.ipynb")
+    # both run side by side: the lesson as given and with the first exercise answered
+    pending = start_notebook(name), start_notebook("lesson1_answered.ipynb")
+    page, answered = (p.finish() for p in pending)
     assert page.state["unrun"] == 0, page.state
     checks = page.page.evaluate(CHECKS_JS)
     assert len(checks) == 3, checks
@@ -44,13 +52,6 @@ def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
     assert panes["source"] > 0.4 * panes["box"], panes
     print(f"source pane {panes['source']:.0f} of {panes['box']:.0f} px; "
           f"{panes['clipped']} of {panes['lines']} source lines clipped")
-    nb = nbformat.read(LESSON, as_version=4)
-    for cell in nb.cells:
-        if cell.metadata.get("course", {}).get("exercise") == "vector_add" \
-                and cell.metadata["course"]["role"] == "answer":
-            cell.source = solution("vector_add").replace("@jit", "@wb.jit", 1)
-    nbformat.write(nb, jupyter_server.root / "lesson1_answered.ipynb")
-    answered = run_notebook("lesson1_answered.ipynb")
     first = answered.page.evaluate(CHECKS_JS)[0]
     assert first["correct"] == "1" and "right on the interpreter and the CPU backend" in \
         first["text"], first

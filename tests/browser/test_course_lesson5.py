@@ -19,9 +19,17 @@ CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"
 BANKS_JS = "() => document.querySelectorAll('[data-wb-kind=\"banks\"]').length"
 
 
-def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
+def test_lesson_five_runs_and_its_checks_answer(jupyter_server, start_notebook):
     name = jupyter_server.add_notebook(LESSON)
-    page = run_notebook(name)
+    nb = nbformat.read(LESSON, as_version=4)
+    for cell in nb.cells:
+        course = cell.metadata.get("course", {})
+        if course.get("exercise") == "transpose_wide" and course["role"] == "answer":
+            cell.source = solution("transpose_wide").replace("@jit", "@wb.jit", 1)
+    nbformat.write(nb, jupyter_server.root / "lesson5_answered.ipynb")
+    # both run side by side: the lesson as given and with the first exercise answered
+    pending = start_notebook(name), start_notebook("lesson5_answered.ipynb")
+    page, answered = (p.finish() for p in pending)
     assert page.state["unrun"] == 0, page.state
     # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
     # compiler's 2-way conflict held; the bank view is on the page
@@ -32,13 +40,6 @@ def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
         assert c["correct"] == "0" and "not yet right" in c["text"], c
         assert "Traceback" not in c["text"]
     assert page.console_errors == [], page.console_errors
-    nb = nbformat.read(LESSON, as_version=4)
-    for cell in nb.cells:
-        course = cell.metadata.get("course", {})
-        if course.get("exercise") == "transpose_wide" and course["role"] == "answer":
-            cell.source = solution("transpose_wide").replace("@jit", "@wb.jit", 1)
-    nbformat.write(nb, jupyter_server.root / "lesson5_answered.ipynb")
-    answered = run_notebook("lesson5_answered.ipynb")
     first = answered.page.evaluate(CHECKS_JS)[0]
     assert first["correct"] == "1" and first["advice"] == "0", first
     assert "as good as the solution" in first["text"], first

@@ -9,23 +9,32 @@ own data (``workbench.layouts.ownership`` computed here, in the test process):
   canvas pixels through the legend's colours, equals the warp of the layout whose parameters
   the controls show; the tooltip agrees too;
 - the access map of a masked launch: each program's masked-off lanes are exactly the lanes
-  numpy's mask drops.
+  numpy's mask drops;
+- the bank view is drawn (and, with the others, written to ``docs/`` as a screenshot);
+- the roofline view: every point's SVG marker carries a tooltip (its <title>) with the
+  kernel, time, FLOPs, bytes, intensity and percent of roof, and the table beside the plot
+  has one row per point.
+
+One notebook holds all of them (one kernel start for the lot).
 """
 from __future__ import annotations
 
 import re
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from workbench.layouts import BlockedLayout, MmaLayout, ownership
 
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
 SETUP = """import numpy as np
 import workbench as wb
 import workbench.language as tl
-from workbench.layouts import BlockedLayout, MmaLayout
-from workbench.viz import access_map, layout_explorer, layout_picture"""
+from workbench.layouts import BlockedLayout, MmaLayout, PaddedRowMajor, SwizzledSharedLayout
+from workbench.viz import access_map, banks_picture, layout_explorer, layout_picture"""
 
 PICTURE = "layout_picture(MmaLayout(2, (2, 2), (16, 8)), (64, 64))"
 EXPLORER = "ex = layout_explorer(BlockedLayout((1, 4), (4, 8), (4, 1), (1, 0)), (64, 64))\nex"
@@ -41,12 +50,24 @@ def tile_copy(x_ptr, y_ptr, rows, cols, stride, BM: tl.constexpr, BN: tl.constex
 x = np.random.default_rng().standard_normal((40, 64)).astype(np.float32)
 access_map(tile_copy, (3, 2), x, np.zeros_like(x), 40, {cols}, 64, BM=16, BN=32)'''
 
+ROOFLINE = (
+    "from workbench.testing.ceilings import Ceilings\n"
+    "from workbench.testing.work import Run\n"
+    "from workbench.viz import roofline\n"
+    "C = Ceilings(target='cpu', machine='test', bandwidth=10e9, compute={'fp32': 100e9})\n"
+    "roofline([Run('triad', 1.0, 0.5e9, 2e9, config={'BLOCK': 1024}),\n"
+    "          Run('fma', 1.0, 50e9, 0.5e9), Run('wrong', 0.01, 1e9, 1e9)], C)")
+# a transpose's column read: row-major (32-way conflict) beside Triton's XOR swizzle
+BANKS = ('banks_picture(PaddedRowMajor(0), BlockedLayout((1, 1), (32, 1), (1, 1), (0, 1)), '
+         '(32, 32), "fp32", compare=SwizzledSharedLayout(1, 1, 32, (1, 0)))')
+
 
 @pytest.fixture(scope="module")
 def nb(jupyter_server, run_notebook):
     cols = int(np.random.default_rng().integers(33, 60))
     name = jupyter_server.write_notebook(
-        "layout_views.ipynb", [SETUP, PICTURE, EXPLORER, ACCESS.format(cols=cols)])
+        "layout_views.ipynb", [SETUP, PICTURE, EXPLORER, ACCESS.format(cols=cols), ROOFLINE,
+                               BANKS])
     page = run_notebook(name, width=1400, height=1000)
     page.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
     page.page.wait_for_selector(".wb-explorer canvas.wb-layout-canvas", timeout=30_000)
@@ -102,6 +123,7 @@ def test_layout_picture_tooltip_names_the_owner(nb):
         tip = page.locator(".wb-grid .wb-tip").first
         assert tip.is_visible()
         assert tip.text_content() == _tip_text(own, i, j)
+    page.locator(".wb-grid").first.screenshot(path=str(DOCS / "layout_64x64.png"))
 
 
 # warp of every cell as drawn: the canvas pixel a little inside each cell's top-left corner
@@ -200,6 +222,7 @@ def test_explorer_follows_its_sliders_within_100ms(nb, record_property):
         page.mouse.move(x, y)
         assert page.locator(".wb-explorer > .wb-tip").text_content() == _tip_text(own, i, j)
     assert nb.console_errors == [], nb.console_errors
+    page.locator(".wb-explorer").first.screenshot(path=str(DOCS / "explorer.png"))
 
 
 def test_access_map_marks_exactly_the_masked_lanes(nb):
@@ -227,3 +250,48 @@ def test_access_map_marks_exactly_the_masked_lanes(nb):
         loaded = inside & (cc < cols)
         assert sorted(np.flatnonzero((drawn != 0) & (drawn != 4))) == \
             sorted((rr * 64 + cc)[loaded])
+    page.mouse.move(0, 0)
+    page.locator(".wb-access").first.screenshot(path=str(DOCS / "access_map.png"))
+
+
+POINTS_JS = """() => {
+  const view = document.querySelector('[data-wb-view="roofline"]');
+  const tips = Array.from(view.querySelectorAll('g[id^="wb-roofline-point-"] > title'))
+      .map(t => t.textContent);
+  const rows = Array.from(view.querySelectorAll('tr[data-point]')).map(r => r.dataset.point);
+  const maths = view.querySelectorAll('mjx-container, .MathJax').length;
+  const box = view.getBoundingClientRect();
+  return {tips, rows, maths, width: box.width};
+}"""
+
+
+def test_roofline_points_have_tooltips_and_a_table(nb):
+    data = nb.page.evaluate(POINTS_JS)
+    assert data["rows"] == ["1", "2", "3"], data
+    assert len(data["tips"]) == 3 and data["maths"] == 0, data
+    assert data["tips"][0].startswith("#1 triad") and "BLOCK=1024" in data["tips"][0]
+    assert "intensity 0.25 FLOP/B" in data["tips"][0]
+    assert "above its roof" in data["tips"][2]
+    assert nb.console_errors == [], nb.console_errors
+    nb.page.locator('[data-wb-view="roofline"]').first.screenshot(
+        path=str(DOCS / "roofline.png"))
+
+
+def test_bank_view_compares_two_shared_layouts(nb):
+    titles = nb.page.evaluate("""() => Array.from(document.querySelectorAll(
+        '.wb-grid[data-wb-kind="banks"] .wb-grid-title')).map(t => t.textContent)""")
+    # the last cell's two (the explorer shows a bank view too): row-major puts the column in
+    # one bank; the swizzle spreads it over all 32
+    plain, swizzled = titles[-2:]
+    assert "32 wavefront(s)" in plain and "32-way" in plain and "row-major" in plain, plain
+    assert "1 wavefront(s)" in swizzled and "maxPhase = 32" in swizzled, swizzled
+    assert nb.console_errors == [], nb.console_errors
+    nb.page.mouse.move(0, 0)
+    # both pictures, side by side in their flex row: a window tall enough to hold them whole
+    size = nb.page.viewport_size
+    nb.page.set_viewport_size({"width": size["width"], "height": 2400})
+    pair = nb.page.locator('.wb-grid[data-wb-kind="banks"]').last.locator("xpath=../..")
+    pair.evaluate("e => e.scrollIntoView({block: 'start'})")
+    nb.page.wait_for_timeout(200)
+    pair.screenshot(path=str(DOCS / "banks.png"))
+    nb.page.set_viewport_size(size)

@@ -128,7 +128,8 @@ class RooflineView:
         return ('<div data-wb-view="roofline" class="tex2jax_ignore mathjax_ignore" '
                 'style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
                 f'<div style="flex:1 1 420px;min-width:320px">{svg}</div>'
-                f'<div style="flex:1 1 360px;overflow-x:auto">{self.table_html()}'
+                # the table at its own width beside the plot, or below it when both do not fit
+                f'<div style="flex:0 1 auto;max-width:100%;overflow-x:auto">{self.table_html()}'
                 f"{notes}{flagged}</div></div>")
 
     def to_text(self) -> str:

@@ -9,12 +9,17 @@ if (typeof window.wbAccessInit !== "function") {
     const slider = root.querySelector(".wb-pid");
     const label = root.querySelector(".wb-pid-text");
     const arrays = Array.from(root.querySelectorAll(".wb-access-array"));
-    // the arrow keys on the slider stay with it (JupyterLab's notebook shortcuts, a listener
-    // on the document, would take them)
-    slider.addEventListener("keydown", (e) => {
-      if (["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp",
-           "PageDown"].includes(e.key)) e.stopPropagation();
-    });
+    // the arrow keys on the slider stay with it: the notebook's shortcuts (JupyterLab's and
+    // Notebook 7's listeners on the document) would move to another cell; one capturing
+    // listener on the window runs before them (the slider's own default action still happens)
+    if (!window.wbAccessKeys) {
+      window.wbAccessKeys = true;
+      window.addEventListener("keydown", (e) => {
+        if (e.target && e.target.classList && e.target.classList.contains("wb-pid") &&
+            ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp",
+             "PageDown"].includes(e.key)) e.stopPropagation();
+      }, true);
+    }
     function show(p) {
       label.textContent = "program " + p + " (" + d.programs[p].join(", ") + ")";
       root.dataset.wbProgram = String(p);

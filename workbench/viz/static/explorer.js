@@ -153,11 +153,16 @@ function render({ model, el: root }) {
   let p = JSON.parse(JSON.stringify(model.get("params")));
   let owners = null, zoom = 1;
   root.classList.add("wb-explorer");
-  // JupyterLab's notebook shortcuts (a listener on the document) would take the arrow keys
-  // meant for a focused slider or list: they stop here
-  root.addEventListener("keydown", (e) => {
-    if (NAV_KEYS.has(e.key) && e.target.matches("input, select")) e.stopPropagation();
-  });
+  // the notebook's shortcuts (JupyterLab's and Notebook 7's listeners on the document) would
+  // take the arrow keys meant for a focused slider or list and move to another cell: a
+  // capturing listener on the window runs before them and stops those keys there (the
+  // control's own default action, moving the slider, still happens)
+  const keepKeys = (e) => {
+    if (NAV_KEYS.has(e.key) && root.contains(e.target) && e.target.matches("input, select")) {
+      e.stopPropagation();
+    }
+  };
+  window.addEventListener("keydown", keepKeys, true);
   root.style.fontFamily = "sans-serif";
   const controls = el("div", { class: "wb-controls" });
   const status = el("div", { class: "wb-status", style: "font-size:12px;margin:4px 0" });
@@ -365,6 +370,7 @@ function render({ model, el: root }) {
   draw();
   showPython();
   if (window.ResizeObserver) new ResizeObserver(() => { if (zoom === 1) draw(); }).observe(box);
+  return () => window.removeEventListener("keydown", keepKeys, true);
 }
 
 export default { render };

@@ -126,11 +126,13 @@ function helpBox(help) {
   return box;
 }
 
+// the first line with more than 2 px in view (offsetTop and offsetHeight are whole pixels
+// of 16.8 px lines, so a line above the one placed at the top can seem to peek by 1 px)
 function firstVisibleSrc(code) {
   const top = code.scrollTop;
   for (const ln of code.querySelectorAll(".wb-ln[data-src]")) {
     if (ln.offsetParent === null) continue;
-    if (ln.offsetTop + ln.offsetHeight > top) return [ln.dataset.src, ln.offsetTop - top];
+    if (ln.offsetTop + ln.offsetHeight > top + 2) return [ln.dataset.src, ln.offsetTop - top];
   }
   return [null, 0];
 }
@@ -285,20 +287,25 @@ function build(root, data, model) {
     scrollOthers(ln.closest(".wb-pane"), s, ln.offsetTop - ln.parentNode.scrollTop);
   });
 
-  // synchronised scrolling by source line
-  let driving = null;
+  // synchronised scrolling by source line: a pane scrolled by the code (not by the user) is
+  // in `driven` until its scroll event arrives, so it does not drive the others in turn (that
+  // echo would move every pane to the first visible line of another pane and lose the pin)
+  const driven = new Set();
   function scrollOthers(fromPane, src, offset) {
     for (const m of made) {
       if (m.pane === fromPane || m.pane.hidden) continue;
       const target = m.body.querySelector(`.wb-ln[data-src="${src}"]:not(.wb-dbg)`);
       if (!target) continue;
-      driving = m.body;
-      m.body.scrollTop = Math.max(0, target.offsetTop - offset);
+      // the line at the same height as in the driving pane, never outside this pane
+      const room = Math.max(0, m.body.clientHeight - target.offsetHeight);
+      const before = m.body.scrollTop;
+      m.body.scrollTop = Math.max(0, target.offsetTop - Math.min(offset, room));
+      if (m.body.scrollTop !== before) driven.add(m.body);
     }
   }
   for (const m of made) {
     m.body.addEventListener("scroll", () => {
-      if (driving === m.body) { driving = null; return; }
+      if (driven.delete(m.body)) return;
       if (!opts.sync.checked) return;
       const [src, offset] = firstVisibleSrc(m.body);
       if (src !== null) scrollOthers(m.pane, src, offset);
@@ -339,6 +346,13 @@ function build(root, data, model) {
 // of the right pane missing from the left wb-diff-add (data.diff, see stage_diffs.py)
 function diffMode(root, data, made, boxes, bar, layout) {
   root.classList.add("wb-diffmode");
+  // in the IR panes the source colour moves to a stripe at the line's left edge (CSS reads
+  // --wb-src), so the red and green of removed and added lines are the only full backgrounds
+  made.slice(1).forEach(m => m.body.querySelectorAll(".wb-ln[style]").forEach(ln => {
+    if (!ln.style.backgroundColor) return;
+    ln.style.setProperty("--wb-src", ln.style.backgroundColor);
+    ln.style.removeProperty("background");
+  }));
   bar.querySelectorAll(".wb-choose").forEach(l => {
     if (l.querySelector("input").dataset.stage !== "source") l.hidden = true;
   });
