@@ -216,10 +216,30 @@ function build(root, data, model) {
     root.querySelectorAll(".wb-cost-c").forEach(c => {
       c.hidden = !costOn.has(c.dataset.k);
     });
+    fitSource(shown);
+  }
+
+  // the source pane gets the width its longest line and its cost columns need (at most 55%
+  // of the row) until the user drags a divider
+  let dragged = false;
+  function fitSource(shown) {
+    const src = made[0];
+    const others = shown.filter(m => m !== src);
+    const box = panesBox.getBoundingClientRect().width;
+    if (dragged || src.pane.hidden || !others.length || !box) return;
+    src.pane.classList.remove("wb-wrap-src");
+    const need = src.body.scrollWidth + 4;
+    const frac = Math.min(0.55, Math.max(need / box, 0.3));
+    const rest = others.reduce((a, m) => a + grow[m.pane.dataset.stage], 0);
+    grow.source = Math.max(1.6 * rest / others.length, frac * rest / (1 - frac));
+    src.pane.style.flex = `${grow.source} 1 0`;
+    // lines longer than that wrap inside the source pane rather than hide behind a scrollbar
+    src.pane.classList.toggle("wb-wrap-src", need > frac * box + 1);
   }
 
   function startDrag(ev, left, right) {
     ev.preventDefault();
+    dragged = true;
     const x0 = ev.clientX;
     const wl = left.getBoundingClientRect().width;
     const wr = right.getBoundingClientRect().width;
@@ -338,6 +358,7 @@ function build(root, data, model) {
   }
   if (data.diff && data.diff.length) diffMode(root, data, made, boxes, bar, layout);
   layout();
+  requestAnimationFrame(() => layout()); // again once the output area has its width
   void model;
 }
 
