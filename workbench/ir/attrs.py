@@ -24,6 +24,23 @@ def format_float(value: float, t: Type) -> str:
     return "0x%08X" % bits
 
 
+class UnitAttr:
+    """MLIR's unit attribute: present or absent, printed as its bare name in an attribute
+    dictionary (``{tt.flatten, tt.num_stages = 2 : i32}``). Use the one instance
+    :data:`UNIT`; it is truthy, unlike ``False`` (a ``BoolAttr``, printed ``= false``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNIT"
+
+    def __bool__(self) -> bool:
+        return True
+
+
+UNIT = UnitAttr()
+
+
 def format_attr(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -62,5 +79,7 @@ def attr_key(k: str) -> str:
 
 
 def format_attr_dict(attrs: dict) -> str:
-    return "{" + ", ".join(f"{attr_key(k)} = {format_keyed_attr(k, v)}"
+    """``{k = v, ...}`` in the dict's order; a :data:`UNIT` value prints as the bare name."""
+    return "{" + ", ".join(attr_key(k) if v is UNIT else
+                           f"{attr_key(k)} = {format_keyed_attr(k, v)}"
                            for k, v in attrs.items()) + "}"

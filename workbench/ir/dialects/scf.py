@@ -60,7 +60,8 @@ def _print_for(p, o, indent) -> None:
         head += f" iter_args({pairs}) -> ({', '.join(p.t(r.type) for r in o.results)})"
     p.emit(indent, head + f" : {p.t(lb.type)} {{", None)
     p.region_body(block, indent + 1)
-    attrs = f" {format_attr_dict(o.attributes)}" if o.attributes else ""
+    # sorted by name, as MLIR's dictionary attributes are
+    attrs = f" {format_attr_dict(dict(sorted(o.attributes.items())))}" if o.attributes else ""
     p.emit(indent, "}" + attrs, o.loc)
 
 
