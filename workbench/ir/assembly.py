@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from .attrs import UNIT, attr_key, format_attr, format_keyed_attr
+from .attrs import UNIT, attr_key, format_attr, format_keyed_attr, symbol_ref
 from .core import Operation
 from .dialects.fmt import AttrDict, FunctionalType, Group, Literal, TypeOf, Var
 from .dialects.spec import Attr, OpSpec, base_name
@@ -88,7 +88,7 @@ def _attr_text(attr: Attr, value) -> str:
     if kind == "unit":
         return ""
     if kind == "symbol":
-        return "@" + value
+        return symbol_ref(value)
     if kind == "i32":
         return str(value)
     return format_attr(value)

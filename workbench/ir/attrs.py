@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 
 from .types import FloatType, Type
@@ -71,6 +72,14 @@ def format_keyed_attr(k: str, v) -> str:
         body = str(v[0]) if len(set(v)) == 1 else "[" + ", ".join(str(x) for x in v) + "]"
         return f"dense<{body}> : tensor<{len(v)}xi32>"
     return format_attr(v)
+
+
+def symbol_ref(name: str) -> str:
+    """``@name`` as MLIR prints a symbol: bare when it is an identifier (letters, digits,
+    ``_$.``), else quoted (``@"mod.fn__(1,)"``, as Triton names noinline callees)."""
+    if re.fullmatch(r"[A-Za-z_][\w$.]*", name):
+        return "@" + name
+    return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def attr_key(k: str) -> str:
