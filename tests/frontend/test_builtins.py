@@ -148,7 +148,7 @@ def loop_reverse(x_ptr, n, N: tl.constexpr):
 def test_runtime_loop_reverse_and_promoted_scalar():
     filecheck(ttir(loop_reverse, ptr("x_ptr", "*i32"), scalar("n"), const("N", 8)), """
 CHECK: %0 = arith.subi %n, %c0_i32
-CHECK: %acc = scf.for %i = %c0_i32_{{[0-9]+}} to %0 step %c1_i32 iter_args(%acc_0 = %c0_i32_{{[0-9]+}}) -> (i32) : i32 {
+CHECK: %acc = scf.for %i = %c0_i32_0 to %0 step %c1_i32 iter_args(%acc_2 = %c0_i32_1) -> (i32)  : i32 {
 CHECK: arith.subi %n, %i : i32
 CHECK: arith.addi
 CHECK: scf.yield

@@ -31,7 +31,7 @@ CHECK: %[[W:acc_[0-9]+]]:2 = scf.while (%acc_{{[0-9]+}} = %acc, %i = %c0_i32) : 
 CHECK-NEXT: %[[C:[0-9]+]] = arith.cmpi slt, %i, %n : i32
 CHECK-NEXT: scf.condition(%[[C]]) %acc_{{[0-9]+}}, %i : f32, i32
 CHECK-NEXT: } do {
-CHECK-NEXT: ^bb0(%acc_{{[0-9]+}}: f32, %i_{{[0-9]+}}: i32):
+CHECK-NEXT: ^bb0(%acc_1: f32, %i: i32):
 CHECK: arith.mulf
 CHECK: arith.addi
 CHECK: scf.yield
@@ -98,12 +98,12 @@ def k_shapes(x_ptr, o_ptr, N: tl.constexpr):
 
 def test_join_split_interleave_cat_view():
     filecheck(ttir(k_shapes, ptr("x_ptr"), ptr("o_ptr"), const("N", 8)), """
-CHECK: %j_1 = tt.join %x_1, %j_0 : tensor<8xf32> -> tensor<8x2xf32>
-CHECK: %a, %b = tt.split %j_1 : tensor<8x2xf32> -> tensor<8xf32>
+CHECK: %j_3 = tt.join %x_1, %j_2 : tensor<8xf32> -> tensor<8x2xf32>
+CHECK: %a, %b = tt.split %j_3 : tensor<8x2xf32> -> tensor<8xf32>
 CHECK: %i = tt.join %a, %b : tensor<8xf32> -> tensor<8x2xf32>
-CHECK: %i_0 = tt.reshape %i : tensor<8x2xf32> -> tensor<16xf32>
+CHECK: %i_4 = tt.reshape %i : tensor<8x2xf32> -> tensor<16xf32>
 CHECK: %c = tt.cat %x_1, %b : tensor<8xf32> -> tensor<16xf32>
-CHECK: %v = tt.reshape %i_0 allow_reorder : tensor<16xf32> -> tensor<2x8xf32>
+CHECK: %v = tt.reshape %i_4 allow_reorder : tensor<16xf32> -> tensor<2x8xf32>
 CHECK: tt.reshape %v : tensor<2x8xf32> -> tensor<16xf32>
 """)
 
@@ -176,18 +176,18 @@ def k_math(x_ptr, u_ptr, N: tl.constexpr):
 
 def test_math_ops():
     filecheck(ttir(k_math, ptr("x_ptr"), ptr("u_ptr", "*u32"), const("N", 16)), """
-CHECK: %y_0 = tt.precise_divf %x_1, %y : tensor<16xf32>
-CHECK: %y_2 = arith.divf %x_1, %y_1 : tensor<16xf32>
-CHECK: %y_5 = tt.precise_divf %x_1, %y_4 : tensor<16xf32>
-CHECK: tt.clampf %y_6, %y_7, %y_8, propagateNan = none
+CHECK: %y_4 = tt.precise_divf %x_1, %y : tensor<16xf32>
+CHECK: %y_6 = arith.divf %x_1, %y_5 : tensor<16xf32>
+CHECK: %y_9 = tt.precise_divf %x_1, %y_8 : tensor<16xf32>
+CHECK: tt.clampf %y_10, %y_12, %y_13, propagateNan = none
 CHECK: tt.precise_sqrt %x_1
 CHECK: math.floor %x_1
 CHECK: math.erf %x_1
 CHECK: %h = arith.constant dense<-1640531527> : tensor<16xi32>
-CHECK-NEXT: %h_0 = tt.mulhiui %u_1, %h : tensor<16xi32>
-CHECK: %z_0 = math.fma %x_1, %y_15, %z : tensor<16xf32>
+CHECK-NEXT: %h_21 = tt.mulhiui %u_3, %h : tensor<16xi32>
+CHECK: %z_22 = math.fma %x_1, %y_20, %z : tensor<16xf32>
 CHECK: %w = tt.fp_to_fp %x_1, rounding = rtz : tensor<16xf32> -> tensor<16xf16>
-CHECK: arith.uitofp %h_0
+CHECK: arith.uitofp %h_21
 """)
 
 

@@ -31,15 +31,15 @@ CHECK-NEXT: %offs_0 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor
 CHECK-NEXT: %offs_1 = tt.splat %offs : i32 -> tensor<1024xi32>
 CHECK-NEXT: %offs_2 = arith.addi %offs_1, %offs_0 : tensor<1024xi32>
 CHECK-NEXT: %mask = tt.splat %n_elements : i32 -> tensor<1024xi32>
-CHECK-NEXT: %mask_0 = arith.cmpi slt, %offs_2, %mask : tensor<1024xi32>
+CHECK-NEXT: %mask_3 = arith.cmpi slt, %offs_2, %mask : tensor<1024xi32>
 CHECK-NEXT: %x = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
-CHECK-NEXT: %x_0 = tt.addptr %x, %offs_2 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-CHECK-NEXT: %x_1 = tt.load %x_0, %mask_0 : tensor<1024x!tt.ptr<f32>>
-CHECK:      %y_1 = tt.load %y_0, %mask_0 : tensor<1024x!tt.ptr<f32>>
+CHECK-NEXT: %x_4 = tt.addptr %x, %offs_2 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+CHECK-NEXT: %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>>
+CHECK:      %y_7 = tt.load %y_6, %mask_3 : tensor<1024x!tt.ptr<f32>>
 CHECK-NEXT: %0 = tt.splat %out_ptr : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
 CHECK-NEXT: %1 = tt.addptr %0, %offs_2 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-CHECK-NEXT: %2 = arith.addf %x_1, %y_1 : tensor<1024xf32>
-CHECK-NEXT: tt.store %1, %2, %mask_0 : tensor<1024x!tt.ptr<f32>>
+CHECK-NEXT: %2 = arith.addf %x_5, %y_7 : tensor<1024xf32>
+CHECK-NEXT: tt.store %1, %2, %mask_3 : tensor<1024x!tt.ptr<f32>>
 CHECK-NEXT: tt.return
 CHECK-NEXT: }
 CHECK-NEXT: }
@@ -69,7 +69,7 @@ def test_equal_to_1_and_no_divisibility():
 CHECK: tt.func public @add_kernel(%x_ptr: !tt.ptr<f32>, %y_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %out_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}) attributes
 CHECK: tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
 CHECK: %mask = arith.constant dense<1> : tensor<128xi32>
-CHECK-NEXT: %mask_0 = arith.cmpi slt, %offs_2, %mask : tensor<128xi32>
+CHECK-NEXT: %mask_3 = arith.cmpi slt, %offs_2, %mask : tensor<128xi32>
 """)  # noqa: E501
 
 
@@ -88,21 +88,21 @@ def test_2d_tile_strides_and_broadcasting():
     filecheck(ttir(tile2d, *spec), """
 CHECK: %rn = tt.get_program_id y : i32
 CHECK: %offs = tt.expand_dims %rm_3 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
-CHECK-NEXT: %offs_0 = tt.splat %stride_m : i32 -> tensor<16x1xi32>
-CHECK-NEXT: %offs_1 = arith.muli %offs, %offs_0 : tensor<16x1xi32>
-CHECK-NEXT: %offs_2 = tt.expand_dims %rn_3 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
-CHECK-NEXT: %offs_3 = arith.constant dense<1> : tensor<1x32xi32>
-CHECK-NEXT: %offs_4 = arith.muli %offs_2, %offs_3 : tensor<1x32xi32>
-CHECK-NEXT: %offs_5 = tt.broadcast %offs_1 : tensor<16x1xi32> -> tensor<16x32xi32>
-CHECK-NEXT: %offs_6 = tt.broadcast %offs_4 : tensor<1x32xi32> -> tensor<16x32xi32>
-CHECK-NEXT: %offs_7 = arith.addi %offs_5, %offs_6 : tensor<16x32xi32>
+CHECK-NEXT: %offs_8 = tt.splat %stride_m : i32 -> tensor<16x1xi32>
+CHECK-NEXT: %offs_9 = arith.muli %offs, %offs_8 : tensor<16x1xi32>
+CHECK-NEXT: %offs_10 = tt.expand_dims %rn_7 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+CHECK-NEXT: %offs_11 = arith.constant dense<1> : tensor<1x32xi32>
+CHECK-NEXT: %offs_12 = arith.muli %offs_10, %offs_11 : tensor<1x32xi32>
+CHECK-NEXT: %offs_13 = tt.broadcast %offs_9 : tensor<16x1xi32> -> tensor<16x32xi32>
+CHECK-NEXT: %offs_14 = tt.broadcast %offs_12 : tensor<1x32xi32> -> tensor<16x32xi32>
+CHECK-NEXT: %offs_15 = arith.addi %offs_13, %offs_14 : tensor<16x32xi32>
 CHECK: %mask_{{[0-9]+}} = arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
 CHECK: %x = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
-CHECK: %x_1 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
-CHECK-NEXT: %x_2 = tt.load %x_0, %mask_{{[0-9]+}}, %x_1 : tensor<16x32x!tt.ptr<f32>>
+CHECK: %x_25 = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+CHECK-NEXT: %x_26 = tt.load %x_24, %mask_{{[0-9]+}}, %x_25 : tensor<16x32x!tt.ptr<f32>>
 CHECK: arith.constant dense<2.000000e+00> : tensor<16x32xf32>
-CHECK: arith.mulf %x_2, %{{.*}} : tensor<16x32xf32>
-CHECK: tt.expand_dims %rn_3 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+CHECK: arith.mulf %x_26, %{{.*}} : tensor<16x32xf32>
+CHECK: tt.expand_dims %rn_7 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
 CHECK: arith.sitofp %{{.*}} : tensor<1x32xi32> to tensor<1x32xf32>
 CHECK: tt.broadcast %{{.*}} : tensor<1x32xf32> -> tensor<16x32xf32>
 CHECK: arith.addf
@@ -125,17 +125,17 @@ def test_softmax_ttir():
     spec = (ptr("out_ptr"), ptr("in_ptr"), scalar("in_stride"), scalar("out_stride"),
             scalar("n_cols"), const("BLOCK", 1024))
     filecheck(ttir(softmax_kernel, *spec), """
-CHECK: %x_0 = tt.addptr %in_ptr, %x : !tt.ptr<f32>, i32
-CHECK: %x_3 = arith.constant dense<0xFF800000> : tensor<1024xf32>
-CHECK-NEXT: %x_4 = tt.load %x_2, %mask_0, %x_3 : tensor<1024x!tt.ptr<f32>>
-CHECK-NEXT: %x_5 = "tt.reduce"(%x_4) <{axis = 0 : i32}> ({
-CHECK-NEXT: ^bb0(%x_6: f32, %x_7: f32):
-CHECK-NEXT: %x_8 = arith.maxnumf %x_6, %x_7 : f32
-CHECK-NEXT: tt.reduce.return %x_8 : f32
+CHECK: %x_1 = tt.addptr %in_ptr, %x : !tt.ptr<f32>, i32
+CHECK: %x_4 = arith.constant dense<0xFF800000> : tensor<1024xf32>
+CHECK-NEXT: %x_5 = tt.load %x_3, %mask_0, %x_4 : tensor<1024x!tt.ptr<f32>>
+CHECK-NEXT: %x_6 = "tt.reduce"(%x_5) <{axis = 0 : i32}> ({
+CHECK-NEXT: ^bb0(%x_9: f32, %x_10: f32):
+CHECK-NEXT: %x_11 = arith.maxnumf %x_9, %x_10 : f32
+CHECK-NEXT: tt.reduce.return %x_11 : f32
 CHECK-NEXT: }) : (tensor<1024xf32>) -> f32
-CHECK-NEXT: %x_9 = tt.splat %x_5 : f32 -> tensor<1024xf32>
-CHECK-NEXT: %x_10 = arith.subf %x_4, %x_9 : tensor<1024xf32>
-CHECK-NEXT: %num = math.exp %x_10 : tensor<1024xf32>
+CHECK-NEXT: %x_7 = tt.splat %x_6 : f32 -> tensor<1024xf32>
+CHECK-NEXT: %x_8 = arith.subf %x_5, %x_7 : tensor<1024xf32>
+CHECK-NEXT: %num = math.exp %x_8 : tensor<1024xf32>
 CHECK-NEXT: %den = "tt.reduce"(%num) <{axis = 0 : i32}> ({
 CHECK: arith.addf
 CHECK: }) : (tensor<1024xf32>) -> f32
@@ -162,11 +162,11 @@ def test_softmax_2d_axis0_and_axis1():
     base = (ptr("x_ptr"), ptr("out_ptr"))
     t1 = ttir(softmax2d, *base, const("AXIS", 1), const("R", 8), const("C", 64))
     filecheck(t1, """
-CHECK: %m = "tt.reduce"(%x_1) <{axis = 1 : i32}> ({
+CHECK: %m = "tt.reduce"(%x_9) <{axis = 1 : i32}> ({
 CHECK: arith.maxnumf
 CHECK: }) : (tensor<8x64xf32>) -> tensor<8xf32>
-CHECK-NEXT: %m_3 = tt.expand_dims %m {axis = 1 : i32} : tensor<8xf32> -> tensor<8x1xf32>
-CHECK: %s = "tt.reduce"(%e_1) <{axis = 1 : i32}> ({
+CHECK-NEXT: %m_10 = tt.expand_dims %m {axis = 1 : i32} : tensor<8xf32> -> tensor<8x1xf32>
+CHECK: %s = "tt.reduce"(%e_12) <{axis = 1 : i32}> ({
 CHECK: }) : (tensor<8x64xf32>) -> tensor<8xf32>
 CHECK: %y = tt.expand_dims %s {axis = 1 : i32} : tensor<8xf32> -> tensor<8x1xf32>
 CHECK-NOT: axis = 0
@@ -174,10 +174,10 @@ CHECK: tt.store
 """)
     t0 = ttir(softmax2d, *base, const("AXIS", 0), const("R", 8), const("C", 64))
     filecheck(t0, """
-CHECK: "tt.reduce"(%x_1) <{axis = 0 : i32}>
+CHECK: "tt.reduce"(%x_9) <{axis = 0 : i32}>
 CHECK: }) : (tensor<8x64xf32>) -> tensor<64xf32>
 CHECK: tt.expand_dims %m {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
-CHECK: %s = "tt.reduce"(%e_1) <{axis = 0 : i32}>
+CHECK: %s = "tt.reduce"(%e_12) <{axis = 0 : i32}>
 CHECK: %y = tt.expand_dims %s {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
 """)
 

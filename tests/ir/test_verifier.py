@@ -6,6 +6,7 @@ import pytest
 from tests.ir.samples import every_op_module, ttgir_ops_module
 from workbench.ir.core import Location, Operation
 from workbench.ir.parser import parse_module
+from workbench.ir.parser_lex import IRParseError
 from workbench.ir.types import i32
 from workbench.ir.verifier import VerificationError, verify
 
@@ -82,10 +83,17 @@ def test_value_of_a_region_is_not_visible_after_it():
       %inner = arith.addi %i, %n : i32
       scf.yield
     }
-    %bad = arith.addi %inner, %n : i32 loc(#loc2)
+    %bad = arith.addi %n, %n : i32 loc(#loc2)
 """ + TAIL
+    # the parser scopes names by region, as MLIR's does: the text cannot even name %inner there
+    with pytest.raises(IRParseError, match="use of undefined value %inner"):
+        parse_module(text.replace("%bad = arith.addi %n", "%bad = arith.addi %inner"))
+    m = parse_module(text)
+    body_ops = m.regions[0].blocks[0].ops[0].regions[0].blocks[0].ops
+    loop, bad = body_ops[1], body_ops[2]
+    bad.set_operand(0, loop.regions[0].blocks[0].ops[0].result)  # built in code, it can
     with pytest.raises(VerificationError, match="operand #0 .*not visible here"):
-        verify(parse_module(text))
+        verify(m)
 
 
 def test_missing_and_misplaced_terminators():

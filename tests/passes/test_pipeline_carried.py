@@ -111,7 +111,7 @@ def test_carried_pointer_used_after_the_loop_is_recomputed_not_shifted():
     head = text[text.index("scf.for"):]
     m = re.search(r"iter_args\(%acc_\w+ = %acc, (%\w+) = (%\w+), (%\w+) = (%\w+), ", head)
     pa, pa_init, pb, pb_init = m.groups()
-    assert pa_init == "%a_ptrs_8"            # a: its value after the loop is used: not shifted
+    assert re.fullmatch(r"%a_ptrs(_\d+)?", pa_init)  # a: used after the loop: not shifted
     assert re.match(r"%\d+", pb_init)        # b: the prefetch pointer itself is carried
     body = head[:head.index("scf.yield")]
     ahead = re.search(rf"(%\w+) = tt.addptr {pa}, (%\w+)", body).group(1)

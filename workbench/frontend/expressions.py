@@ -20,7 +20,7 @@ _TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "s
                            "cos", "floor", "ceil", "erf", "cdiv", "argmax", "argmin", "xor_sum",
                            "cumsum", "cumprod", "trans", "permute", "reduce",
                            "associative_scan", "ravel", "view", "split", "join", "flip", "sort",
-                           "cast", "clamp", "item", "histogram", "topk"}
+                           "cast", "clamp", "item", "histogram", "topk", "gather"}
 
 
 class ExpressionsMixin:

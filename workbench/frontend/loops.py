@@ -10,6 +10,7 @@ import contextlib
 import functools
 
 from ..errors import CompilationError, UnsupportedError
+from ..ir.attrs import UNIT
 from ..ir.core import Block
 from ..language import loops
 from ..language.semantic import integer_promote, ir_type
@@ -200,6 +201,9 @@ class LoopsMixin:
             attrs["tt.num_stages"] = int(r.num_stages)
         if getattr(r, "loop_unroll_factor", None) is not None:
             attrs["tt.loop_unroll_factor"] = int(r.loop_unroll_factor)
+        for flag in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
+            if getattr(r, flag, False):  # unit attributes, as Triton's code_generator sets them
+                attrs["tt." + flag] = UNIT
         inits = [t for v in carried.values() for t in carry.flatten(v)]
         op = self.builder.create("scf.for", [lb.handle, ub.handle, step.handle] +
                                  [t.handle for t in inits], [t.handle.type for t in inits],

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from .attrs import attr_key, format_attr, format_keyed_attr
+from .attrs import UNIT, attr_key, format_attr, format_keyed_attr, symbol_ref
 from .core import Operation
 from .dialects.fmt import AttrDict, FunctionalType, Group, Literal, TypeOf, Var
 from .dialects.spec import Attr, OpSpec, base_name
@@ -88,7 +88,7 @@ def _attr_text(attr: Attr, value) -> str:
     if kind == "unit":
         return ""
     if kind == "symbol":
-        return "@" + value
+        return symbol_ref(value)
     if kind == "i32":
         return str(value)
     return format_attr(value)
@@ -116,6 +116,9 @@ def attr_dict_text(spec: OpSpec | None, attrs: dict, used: set) -> str:
             continue
         if attr is not None and attr.kind == "enum_i32":
             v = list(attr.choices).index(v)
+        if v is UNIT or (attr is not None and attr.kind == "unit"):
+            items.append(attr_key(k))
+            continue
         items.append(f"{attr_key(k)} = {format_keyed_attr(k, v)}")
     return (" {" + ", ".join(items) + "}") if items else ""
 
@@ -220,6 +223,8 @@ def _parse_attr_dict(r, spec: OpSpec, into: dict) -> None:
         attr = spec.attr(k)
         if attr is not None and attr.kind == "enum_i32" and isinstance(v, int):
             v = attr.choices[v]
+        if attr is not None and attr.kind == "unit" and v is UNIT:
+            v = True
         into[k] = v
 
 

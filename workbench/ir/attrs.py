@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 
 from .types import FloatType, Type
@@ -22,6 +23,23 @@ def format_float(value: float, t: Type) -> str:
     if name == "bf16":
         return "0x%04X" % (bits >> 16)
     return "0x%08X" % bits
+
+
+class UnitAttr:
+    """MLIR's unit attribute: present or absent, printed as its bare name in an attribute
+    dictionary (``{tt.flatten, tt.num_stages = 2 : i32}``). Use the one instance
+    :data:`UNIT`; it is truthy, unlike ``False`` (a ``BoolAttr``, printed ``= false``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNIT"
+
+    def __bool__(self) -> bool:
+        return True
+
+
+UNIT = UnitAttr()
 
 
 def format_attr(v) -> str:
@@ -56,11 +74,21 @@ def format_keyed_attr(k: str, v) -> str:
     return format_attr(v)
 
 
+def symbol_ref(name: str) -> str:
+    """``@name`` as MLIR prints a symbol: bare when it is an identifier (letters, digits,
+    ``_$.``), else quoted (``@"mod.fn__(1,)"``, as Triton names noinline callees)."""
+    if re.fullmatch(r"[A-Za-z_][\w$.]*", name):
+        return "@" + name
+    return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def attr_key(k: str) -> str:
     """An attribute name as MLIR prints it: bare, or quoted when it has other characters."""
     return k if all(c.isalnum() or c in "_." for c in k) and not k[0].isdigit() else f'"{k}"'
 
 
 def format_attr_dict(attrs: dict) -> str:
-    return "{" + ", ".join(f"{attr_key(k)} = {format_keyed_attr(k, v)}"
+    """``{k = v, ...}`` in the dict's order; a :data:`UNIT` value prints as the bare name."""
+    return "{" + ", ".join(attr_key(k) if v is UNIT else
+                           f"{attr_key(k)} = {format_keyed_attr(k, v)}"
                            for k, v in attrs.items()) + "}"

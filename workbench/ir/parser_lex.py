@@ -135,6 +135,9 @@ class Cursor:
         pos = self.i
         if not self.s.startswith(sigil, pos):
             raise self.error(f"expected {what}, found {self.found()}")
+        if sigil == "@" and self.s.startswith('"', pos + 1):  # @"a.b(1,)": a quoted symbol
+            self.i = pos + 1
+            return self.string(), pos
         m = re.compile(r"[\w.$-]+").match(self.s, pos + 1)
         if not m:
             raise self.error(f"expected {what}, found {self.found()}")

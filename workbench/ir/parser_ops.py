@@ -9,6 +9,8 @@ by the caller.
 """
 from __future__ import annotations
 
+import contextlib
+
 from .assembly import parse_custom
 from .core import Block, Operation, Value
 from .dialects import OPS
@@ -87,9 +89,23 @@ class OpParser(TypeParser):
             self.operation(block)
 
     def region(self, block: Block) -> None:
-        self.expect("{", "to open a region")
-        self.block_body(block)
-        self.expect("}", "to close a region")
+        """``{ ops }`` into ``block``, its names scoped (:meth:`scoped`)."""
+        with self.scoped(block):
+            self.expect("{", "to open a region")
+            self.block_body(block)
+            self.expect("}", "to close a region")
+
+    @contextlib.contextmanager
+    def scoped(self, block: Block):
+        """Names are scoped as MLIR scopes them: those defined while parsing a region and the
+        arguments of its ``block`` (defined by the op's header) go out of scope at its ``}``,
+        so a sibling region (the next loop, the next function) may use them again, as MLIR's
+        printer does."""
+        before = set(self.values)
+        yield
+        args = {id(a) for a in block.args}
+        for name in [n for n, v in self.values.items() if n not in before or id(v) in args]:
+            del self.values[name]
 
     # locations -----------------------------------------------------------------------------
     def loc_expr(self):
@@ -178,11 +194,12 @@ class OpParser(TypeParser):
             while True:
                 self.expect("{")
                 b = Block()
-                if self.at("^"):
-                    self.sigil_name("^", "a block label")
-                    self.block_args(b)
-                    self.expect(":")
-                self.block_body(b)
+                with self.scoped(b):
+                    if self.at("^"):
+                        self.sigil_name("^", "a block label")
+                        self.block_args(b)
+                        self.expect(":")
+                    self.block_body(b)
                 self.expect("}")
                 blocks.append(b)
                 if not self.eat(","):

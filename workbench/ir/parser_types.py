@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .attrs import UNIT
 from .parser_lex import Cursor, float_from_text
 from .types import (
     AsyncTokenType,
@@ -202,7 +203,7 @@ class TypeParser(Cursor):
             if self.eat("="):
                 out[key] = self.attr_value()
             else:
-                out[key] = True  # a unit attribute
+                out[key] = UNIT  # a unit attribute
             if not self.eat(","):
                 break
         self.expect("}", "to close the attribute dictionary")

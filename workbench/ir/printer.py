@@ -17,38 +17,45 @@ SMEM_ALIAS = ("#smem", "#ttg.shared_memory")
 
 
 class _Namer:
-    """Triton-style SSA names: the user's variable name, uniquified with ``_0``, ``_1``..."""
+    """Triton-style SSA names, given as MLIR's ``SSANameState`` (``AsmPrinter.cpp``) gives
+    them: a value's name is the user's variable name (its name location), a constant's
+    ``c0_i32``/``cst``/``true``, an unnamed entry-block argument ``arg<N>``, else a number.
+    A name already in use gets ``_<k>`` from one conflict counter shared by all names
+    (``%x``, ``%z_0``, ``%x_1``). :meth:`number` walks a region's own values first, then its
+    ops' regions, each starting from the counters and names its parent region left, so
+    sibling regions (two loops, two functions) reuse the same names and numbers, and every
+    ``tt.func`` starts again at ``%0``. Values outside a numbered op are named on first use."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
         self.used: set[str] = set()
-        self.counts: dict[str, int] = {}
+        self.conflict = 0
         self.next_anon = 0
+        self.next_arg = 0
 
     def _unique(self, base: str) -> str:
         if base not in self.used:
             self.used.add(base)
             return base
         while True:
-            n = self.counts.get(base, 0)
-            self.counts[base] = n + 1
-            cand = f"{base}_{n}"
+            cand = f"{base}_{self.conflict}"
+            self.conflict += 1
             if cand not in self.used:
                 self.used.add(cand)
                 return cand
 
     def _anonymous(self) -> str:
-        """The next free number, as MLIR names values without a name (``%0``, ``%1``...)."""
-        while str(self.next_anon) in self.used:
-            self.next_anon += 1
+        """The next number, as MLIR names values without a name (``%0``, ``%1``...)."""
         n = str(self.next_anon)
-        self.used.add(n)
         self.next_anon += 1
         return n
 
     def group(self, results) -> str:
         """The name of a result group (the first named result's name, else a number); each
         result is then named ``<group>#<index>``."""
+        first = self.names.get(id(results[0]))
+        if first is not None and first.endswith("#0"):
+            return first[:-2]
         hint = next((r.name for r in results if r.name and r.name.isidentifier()), None)
         if hint is not None:
             base = self._unique(hint)
@@ -58,31 +65,64 @@ class _Namer:
             self.names[id(r)] = f"{base}#{i}"
         return base
 
+    @staticmethod
+    def _preferred(v: Value) -> str | None:
+        """The name ``v`` asks for, or None for a number."""
+        if v.name and v.name.isidentifier():
+            return v.name
+        op = v.owner if isinstance(v.owner, Operation) else None
+        if op is None or op.name != "arith.constant":
+            return None
+        val = op.attributes["value"]
+        if isinstance(v.type, IntType) and not isinstance(val, float):
+            if v.type.width == 1:
+                return "true" if val else "false"
+            return "c" + str(int(val)).replace("-", "m") + f"_i{v.type.width}"
+        return "cst"
+
     def name(self, v: Value) -> str:
         key = id(v)
         if key in self.names:
             return self.names[key]
-        if v.name and v.name.isidentifier():
-            n = self._unique(v.name)
-        else:
-            op = v.owner if isinstance(v.owner, Operation) else None
-            scalar = not isinstance(v.type, TensorType)
-            if op is not None and op.name == "arith.constant" and scalar:
-                val = op.attributes["value"]
-                if isinstance(v.type, IntType) and not isinstance(val, float):
-                    if v.type.width == 1:
-                        n = self._unique("true" if val else "false")
-                    else:
-                        s = str(int(val)).replace("-", "m")
-                        n = self._unique(f"c{s}_i{v.type.width}")
-                else:
-                    n = self._unique("cst")
-            elif op is not None and op.name == "arith.constant":
-                n = self._unique("cst")
-            else:
-                n = self._anonymous()
+        base = self._preferred(v)
+        n = self._unique(base) if base is not None else self._anonymous()
         self.names[key] = n
         return n
+
+    def _number_results(self, op: Operation) -> None:
+        spec = OPS.get(op.name)
+        if len(op.results) > 1 and not (spec and "named_results" in spec.traits):
+            self.group(op.results)
+        else:
+            for r in op.results:
+                self.name(r)
+
+    def number(self, op: Operation) -> None:
+        """Name every value under ``op`` in MLIR's order (class docstring)."""
+        self._number_results(op)
+        state = (self.next_anon, self.next_arg, self.conflict, set(self.used))
+        for region in op.regions:
+            self._number_region(region, state)
+
+    def _number_region(self, region, state) -> None:
+        self.next_anon, self.next_arg, self.conflict, used = state
+        self.used = set(used)
+        for bi, block in enumerate(region.blocks):
+            for arg in block.args:
+                if id(arg) in self.names:
+                    continue
+                base = self._preferred(arg)
+                if base is None and bi == 0:
+                    base = f"arg{self.next_arg}"
+                    self.next_arg += 1
+                self.names[id(arg)] = self._unique(base) if base else self._anonymous()
+            for inner in block.ops:
+                self._number_results(inner)
+        inner_state = (self.next_anon, self.next_arg, self.conflict, set(self.used))
+        for block in region.blocks:
+            for inner in block.ops:
+                for r in inner.regions:
+                    self._number_region(r, inner_state)
 
 
 class Printer:
@@ -189,6 +229,7 @@ def print_module_with_map(module: Operation, locations: bool = True):
     """Print ``module``; returns ``(text, line_locs)`` where ``line_locs[i]`` is the
     :class:`Location` of the op printed on line ``i`` (0-based) or None."""
     p = Printer(locations)
+    p.namer.number(module)
     p.op(module, 0)
     body = p.lines
     locs = p.line_locs

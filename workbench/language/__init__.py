@@ -122,6 +122,7 @@ from .shapes import (
     cat,
     expand_dims,
     flip,
+    gather,
     histogram,
     interleave,
     item,
@@ -164,5 +165,5 @@ __all__ = [
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
-    "item", "pi32_t", "tuple", "tuple_type", "constexpr_type",
+    "item", "gather", "pi32_t", "tuple", "tuple_type", "constexpr_type",
 ]

@@ -319,6 +319,34 @@ def histogram(input, num_bins, mask=None, _semantic=None):
 
 
 @builtin
+def gather(src, index, axis, _semantic=None):
+    """Elements of ``src`` picked along ``axis`` by the integer tile ``index`` (``tt.gather``;
+    Triton's ``tl.gather``, like ``torch.gather``): the result has ``index``'s shape and
+    ``src``'s dtype, ``out[c] = src[c with c[axis] = index[c]]``; for 2-D and ``axis=0``,
+    ``out[i][j] = src[index[i][j]][j]``. ``index`` must have ``src``'s rank and match its
+    shape on every other dim (as Triton's ``semantic.gather`` checks); ``axis`` may be
+    negative. Indices outside ``[0, src.shape[axis])`` raise on the interpreter and the CPU
+    backend and give an unspecified value on CUDA. Raises LanguageError otherwise."""
+    sem = _semantic
+    x, idx, a = _t(src, sem), _t(index, sem), _axis(axis)
+    if not idx.dtype.is_int():
+        raise LanguageError(f"gather: index must be an integer tensor, got {idx.dtype}")
+    rank = len(x.shape)
+    if len(idx.shape) != rank or not rank:
+        raise LanguageError(f"gather: source and index tensors must have the same rank, got "
+                            f"{list(x.shape)} and {list(idx.shape)}")
+    if not -rank <= a < rank:
+        raise LanguageError(f"gather axis {a} must be < source rank ({rank})")
+    a %= rank
+    for d in range(rank):
+        if d != a and idx.shape[d] != x.shape[d]:
+            raise LanguageError(f"gather: index dim {d} ({idx.shape[d]}) must match the "
+                                f"corresponding source dim ({x.shape[d]})",
+                                "only the gathered axis may differ in size")
+    return sem._op("tt.gather", [x, idx], x.dtype, tuple(idx.shape), {"axis": a})
+
+
+@builtin
 def topk(x, k, dim=None, _semantic=None):
     """The ``k`` largest elements along the last dim of ``x`` (both powers of two, k <= n),
     in descending order: shape ``x.shape[:-1] + (k,)``. As Triton 3.6's ``sort_impl`` with
@@ -359,4 +387,5 @@ def topk(x, k, dim=None, _semantic=None):
 
 
 __all__ = ["reshape", "broadcast_to", "broadcast", "expand_dims", "view", "ravel", "join",
-           "split", "interleave", "cat", "flip", "sort", "topk", "item", "histogram"]
+           "split", "interleave", "cat", "flip", "sort", "topk", "item", "histogram",
+           "gather"]

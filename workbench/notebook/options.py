@@ -21,7 +21,7 @@ compiled stages side by side, lines coloured by the source line they came from.
                      cuda: ttir ttgir llir ptx [sass]; cpu: ttir llir asm.
   --signature SIG    one comma-separated string with an entry per non-constexpr parameter, as
                      workbench.compile takes them: "*fp32:16,*fp32:16,i32" (":16" = divisible
-                     by 16).
+                     by 16); a tuple parameter in parentheses: "(*fp32, i32),*fp32".
   -D NAME=VALUE      a constexpr parameter (repeatable); VALUE is evaluated in your namespace.
   --num-warps N      warps per program (default 4).
   --num-stages N     software pipelining depth (default 3).
@@ -59,7 +59,7 @@ class CellOptions:
 
     target: str | None = None
     stages: list[str] | None = None
-    signature: list[str] | None = None
+    signature: list | None = None  # type strings; tuples for tuple-typed parameters
     defines: list[tuple[str, str]] = field(default_factory=list)
     num_warps: int | None = None
     num_stages: int | None = None
@@ -98,6 +98,65 @@ def split_list(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
+def _signature_leaf(text: str):
+    """One element of a signature: a type string, or inside a tuple a Python literal
+    (``None``, ``4``) that becomes a constexpr element."""
+    import ast
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (int, float, bool, type(None))) else text
+
+
+def split_signature(text: str) -> list:
+    """``--signature``'s entries: ``"*fp32:16, (*fp32, i32), i32"`` ->
+    ``["*fp32:16", ("*fp32", "i32"), "i32"]``. A parenthesised group is a tuple-typed
+    parameter, as a Python tuple of entries in Triton's ``ASTSource(signature=...)``; groups
+    nest, and a literal inside one (``None``, ``4``) is a constexpr element. Raises
+    OptionsError for unbalanced parentheses or an empty element inside a group."""
+    pos = 0
+
+    def group(depth: int) -> list:
+        nonlocal pos
+        items: list = []
+        word, closed = "", False  # closed: a ( ) group ended the current element
+        while pos < len(text):
+            c = text[pos]
+            pos += 1
+            if c == "(":
+                if word.strip() or closed:
+                    raise OptionsError(f"--signature: '(' after {word.strip() or ')'!r}")
+                items.append(tuple(group(depth + 1)))
+                closed = True
+            elif c == ")" and depth == 0:
+                raise OptionsError("--signature: ')' without its '('")
+            elif c in ",)":
+                if not closed and not (c == ")" and not word.strip()):  # "()", "(i32,)"
+                    _element(items, word.strip(), depth)
+                if c == ")":
+                    return items
+                word, closed = "", False
+            elif closed and not c.isspace():
+                raise OptionsError(f"--signature: {c!r} right after a ')'")
+            else:
+                word += c
+        if depth:
+            raise OptionsError("--signature: a '(' is not closed")
+        if not closed and word.strip():
+            items.append(word.strip())
+        return items
+
+    return group(0)
+
+
+def _element(items: list, word: str, depth: int) -> None:
+    if word:
+        items.append(_signature_leaf(word) if depth else word)
+    elif depth:
+        raise OptionsError("--signature: an empty element inside ( )")
+
+
 def parse_options(line: str) -> CellOptions:
     """Parse the magic's option line. Raises :class:`OptionsError` with a one-line reason for
     unknown options, missing values, stray words or a malformed ``-D``."""
@@ -123,7 +182,7 @@ def parse_options(line: str) -> CellOptions:
                            f"got {ns.compare!r}")
     return CellOptions(
         target=ns.target, stages=split_list(ns.stages) if ns.stages else None,
-        signature=split_list(ns.signature) if ns.signature is not None else None,
+        signature=split_signature(ns.signature) if ns.signature is not None else None,
         defines=defines, num_warps=ns.num_warps, num_stages=ns.num_stages, kernel=ns.kernel,
         launch=ns.launch, passes=ns.passes, help=ns.help, bench=ns.bench,
         compare=ns.compare)

@@ -18,6 +18,7 @@ from .dce import DCE
 from .decompose_scaled_dot import DecomposeScaledDot
 from .insert_barriers import InsertBarriers
 from .licm import LoopInvariantCodeMotion
+from .loop_unroll import LoopUnroll
 from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
@@ -41,6 +42,7 @@ REGISTRY: dict[str, type] = {
     "decompose-scaled-dot": DecomposeScaledDot,
     "triton-rewrite-tensor-descriptor-to-pointer": RewriteTensorDescriptorToPointer,
     "triton-nvidia-tma-lowering": TMALowering,
+    "triton-loop-unroll": LoopUnroll,
 }
 
 
@@ -57,9 +59,10 @@ def get_pass(name: str, **options) -> Pass:
 
 
 def ttir_passes(options=None) -> list:
-    """The ttir pipeline: ``[Canonicalize(), CSE(), DCE()]``. ``options`` (a
+    """The ttir pipeline: ``[Canonicalize(), CSE(), DCE(), LoopUnroll()]`` (Triton's
+    ``make_ttir`` ends with ``triton-loop-unroll`` too). ``options`` (a
     :class:`workbench.config.Options`) is accepted for symmetry; no ttir pass uses it yet."""
-    return [Canonicalize(), CSE(), DCE()]
+    return [Canonicalize(), CSE(), DCE(), LoopUnroll()]
 
 
 def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:

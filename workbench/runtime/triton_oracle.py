@@ -90,7 +90,7 @@ class _Translator:
               if k in used}
         ns.update(triton=self.triton, tl=self.ttl, __name__=f"triton_copy_{src.name}")
         exec(compile(text, name, "exec"), ns)  # noqa: S102 - the user's own kernel source
-        out = self.triton.jit(ns[src.name])
+        out = self.triton.jit(ns[src.name], noinline=bool(getattr(jf, "noinline", False)))
         self.done[id(jf)] = out
         return out
 

@@ -58,9 +58,11 @@ def _print_for(p, o, indent) -> None:
     if inits:
         pairs = ", ".join(f"{p.v(b)} = {p.v(i)}" for b, i in zip(iters, inits, strict=True))
         head += f" iter_args({pairs}) -> ({', '.join(p.t(r.type) for r in o.results)})"
-    p.emit(indent, head + f" : {p.t(lb.type)} {{", None)
+    # two spaces, as MLIR's ForOp::print writes them (a space, then " : type ")
+    p.emit(indent, head + f"  : {p.t(lb.type)} {{", None)
     p.region_body(block, indent + 1)
-    attrs = f" {format_attr_dict(o.attributes)}" if o.attributes else ""
+    # sorted by name, as MLIR's dictionary attributes are
+    attrs = f" {format_attr_dict(dict(sorted(o.attributes.items())))}" if o.attributes else ""
     p.emit(indent, "}" + attrs, o.loc)
 
 
@@ -165,10 +167,11 @@ def _parse_while(r, name) -> Operation:
     r.expect_word("do", "in scf.while")
     r.expect("{")
     after = o.regions[1].add_block()
-    r.sigil_name("^", "the block label ^bb0")
-    r.block_args(after)
-    r.expect(":")
-    r.block_body(after)
+    with r.scoped(after):
+        r.sigil_name("^", "the block label ^bb0")
+        r.block_args(after)
+        r.expect(":")
+        r.block_body(after)
     r.expect("}")
     return o
 

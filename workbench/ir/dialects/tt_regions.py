@@ -3,7 +3,7 @@
 generic form (their ODS definitions have no assembly format)."""
 from __future__ import annotations
 
-from ..attrs import format_attr_dict
+from ..attrs import format_attr_dict, symbol_ref
 from ..core import Operation
 from ..types import FunctionType
 from . import tt_checks as chk
@@ -43,7 +43,7 @@ def _print_func(p, o, indent) -> None:
     if isinstance(ftype, FunctionType) and ftype.results:
         rets = " -> " + ", ".join(p.t(t) for t in ftype.results)
     noinline = "true" if a.get("noinline") else "false"
-    p.emit(indent, f"tt.func {vis} @{a['sym_name']}({', '.join(params)}){rets} "
+    p.emit(indent, f"tt.func {vis} {symbol_ref(a['sym_name'])}({', '.join(params)}){rets} "
                    f"attributes {{noinline = {noinline}}} {{", None)
     p.region_body(block, indent + 1)
     p.emit(indent, "}", o.loc)
