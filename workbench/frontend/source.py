@@ -119,6 +119,24 @@ class KernelSource:
         src.params = [a.arg for a in tree.args.args]
         return src
 
+    def __str__(self) -> str:
+        return self.text
+
+    def replace(self, old: str, new: str, count: int = -1) -> str:
+        """``text`` with ``old`` replaced by ``new`` (``str.replace``): Triton's tests patch a
+        template kernel with ``kernel._unsafe_update_src(kernel.src.replace(key, value))``,
+        where Triton's ``JITFunction.src`` is a string."""
+        return self.text.replace(old, new, count)
+
+    def with_text(self, text: str) -> "KernelSource":
+        """A copy that compiles ``text`` instead (same file, first line, globals, closure and
+        parameters: the text must define the same function). Raises CompilationError on a
+        syntax error."""
+        import dataclasses
+        src = dataclasses.replace(self, text=text, _tree=None)
+        src.tree()
+        return src
+
     def loc(self, lineno: int, col_offset: int, name: str | None = None) -> Location:
         """The Location in the user's file of an AST position of ``text`` (1-based line,
         0-based col)."""

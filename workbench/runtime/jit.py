@@ -74,6 +74,17 @@ class JITFunction:
             self._src = KernelSource.from_function(self.fn)
         return self._src
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Compile ``new_src`` from now on instead of the function's own source (Triton's
+        ``JITFunction._unsafe_update_src``, used by its tests to patch template kernels: the
+        text must define the same function with the same parameters). Every compiled variant
+        is dropped. Raises CompilationError on a syntax error in ``new_src``."""
+        self._src = self.src.with_text(str(new_src))
+        self._cache = KernelCache()
+        self._fast = None
+        self._params = None
+        self._options_memo = {}
+
     @property
     def cache(self) -> KernelCache:
         """The in-memory cache (see the class docstring). Assigning a dict replaces it (and
