@@ -55,12 +55,13 @@ class CheckReport:
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.correct and not self.advice else (
             "#9a6700" if self.correct else "#cf222e")
-        body = "<br>".join(html.escape(line).replace("  ", "&nbsp;&nbsp;")
-                           for line in self.lines())
+        # monospace and pre-wrap, so the caret under a source line stays under its column
+        body = "\n".join(html.escape(line) for line in self.lines())
         return (f'<div class="tex2jax_ignore mathjax_ignore" data-wb-view="check" '
                 f'data-correct="{int(self.correct)}" data-advice="{len(self.advice)}" '
                 f'style="border-left:4px solid {colour};padding:4px 10px;'
-                f'font:13px/1.45 system-ui,sans-serif;white-space:pre-wrap">{body}</div>')
+                f'font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;'
+                f'white-space:pre-wrap">{body}</div>')
 
 
 def _named(targets: str) -> str:

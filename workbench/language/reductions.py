@@ -36,7 +36,12 @@ def _region_op(name, xs, axis, combine, sem, attrs, out_shape):
 
 
 def _check_axis(axis, rank):
-    if isinstance(axis, tensor) or not isinstance(axis, int) or isinstance(axis, bool):
+    if isinstance(axis, tensor):
+        raise LanguageError(
+            f"reduction axis must be a compile-time int, got a tensor ({axis!r}): tl.min, "
+            "tl.max and tl.sum reduce one tile along an axis; for the elementwise minimum or "
+            "maximum of two tiles use tl.minimum / tl.maximum")
+    if not isinstance(axis, int) or isinstance(axis, bool):
         raise LanguageError(f"reduction axis must be a compile-time int, got {axis!r}")
     if not -rank <= axis < rank:
         raise LanguageError(f"axis {axis} is out of range for a tile of rank {rank}")

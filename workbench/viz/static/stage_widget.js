@@ -220,7 +220,8 @@ function build(root, data, model) {
   }
 
   // the source pane gets the width its longest line and its cost columns need (at most 55%
-  // of the row) until the user drags a divider
+  // of the row beside one or two stages, 40% beside three, 30% beside more) until the user
+  // drags a divider
   let dragged = false;
   function fitSource(shown) {
     const src = made[0];
@@ -229,7 +230,8 @@ function build(root, data, model) {
     if (dragged || src.pane.hidden || !others.length || !box) return;
     src.pane.classList.remove("wb-wrap-src");
     const need = src.body.scrollWidth + 4;
-    const frac = Math.min(0.55, Math.max(need / box, 0.3));
+    const cap = others.length <= 2 ? 0.55 : (others.length === 3 ? 0.4 : 0.3);
+    const frac = Math.min(cap, Math.max(need / box, 0.25));
     const rest = others.reduce((a, m) => a + grow[m.pane.dataset.stage], 0);
     grow.source = Math.max(1.6 * rest / others.length, frac * rest / (1 - frac));
     src.pane.style.flex = `${grow.source} 1 0`;
