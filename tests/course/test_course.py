@@ -96,7 +96,7 @@ def test_wrong_values_name_the_program_and_line(tmp_path):
     f = report.failures[0]
     assert f.target == "interpreter and the cpu" and f.case.startswith("n=1000")
     assert "the first is out_ptr[0]" in f.message and "program id 0." in f.message
-    assert "line 13: tl.store(out_ptr + offs, x - y, mask=mask)" in f.message
+    assert "student_vector_add.py:13: tl.store(out_ptr + offs, x - y, mask=mask)" in f.message
 
 
 def test_missing_mask_is_reported_with_the_program_id(tmp_path):

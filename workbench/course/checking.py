@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CompilationError, OutOfBoundsError, WorkbenchError
+from ..errors import CompilationError, OutOfBoundsError, WorkbenchError, place
 from .exercise import Case, Exercise
 
 TARGETS = ("interpreter", "cpu")
@@ -32,9 +32,10 @@ class Failure:
 
 
 def store_lines(kernel) -> dict:
-    """``{parameter name: (line number in the user's file, source line)}`` of the first
-    ``tl.store`` whose pointer expression names that parameter (read from the kernel's
-    source with :mod:`ast`); empty when the source cannot be read."""
+    """``{parameter name: (where, source line)}`` of the first ``tl.store`` whose pointer
+    expression names that parameter (read from the kernel's source with :mod:`ast`): ``where``
+    is the line for people (``In [12], line 5`` in a notebook, else ``file:line``, see
+    :func:`workbench.errors.place`); empty when the source cannot be read."""
     fn = getattr(kernel, "fn", kernel)
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -53,7 +54,8 @@ def store_lines(kernel) -> dict:
             names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
             for p in params:
                 if p in names and p not in found:
-                    found[p] = (first + node.lineno - 1, src.splitlines()[node.lineno - 1].strip())
+                    found[p] = (place(fn.__code__.co_filename, first + node.lineno - 1),
+                                src.splitlines()[node.lineno - 1].strip())
     return found
 
 
@@ -120,7 +122,7 @@ def _compare(kernel, case: Case, target: str, got: tuple, params: tuple) -> Fail
             msg += (f" That element belongs to the tile of program id "
                     f"{pid[0] if len(pid) == 1 else pid}.")
         if line is not None:
-            msg += f" It is stored at line {line[0]}: {line[1]}"
+            msg += f" It is stored at {line[0]}: {line[1]}"
         hint = ("which elements your program ids and offsets cover: some were never stored"
                 if unwritten else "the values you compute for that element")
         return Failure(target, case.label, msg, hint)
@@ -145,7 +147,7 @@ def _stores_nothing(kernel, target: str, case: Case, param: str) -> Failure:
         look = "the stub's TODO comment: it says what the body must do"
     else:
         msg = (f"your kernel stores nothing into '{param}': every element is as it was "
-               f"before the launch, though line {line[0]} stores to it: {line[1]}")
+               f"before the launch, though {line[0]} stores to it: {line[1]}")
         look = "that store's mask and offsets (is the mask ever true?)"
     return Failure(target, case.label, msg, look)
 
