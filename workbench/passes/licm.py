@@ -25,37 +25,19 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..ir.core import Block, Operation, Value
+from ..ir.core import Block, Operation
 from ..ir.dialects import OPS
 from ..ir.types import TensorType, i1
 from .canonicalize import const_value
 from .effects import TERMINATORS, is_pure
 from .manager import Pass
-from .values import block_of
+from .values import block_of, defined_outside, inside
 
 LOOPS = ("scf.for", "scf.while")
 #: region ops that are pure and speculatable (their bodies are combiners)
 _SPECULATABLE_REGION_OPS = frozenset({"tt.reduce", "tt.scan"})
 _DIVISIONS = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
                         "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi"})
-
-
-def _inside(block: Block | None, loop: Operation) -> bool:
-    """True when ``block`` is nested (at any depth) in ``loop``'s regions."""
-    while block is not None:
-        owner = block.parent.parent if block.parent is not None else None
-        if owner is None:
-            return False
-        if owner is loop:
-            return True
-        block = owner.parent
-    return False
-
-
-def defined_outside(v: Value, loop: Operation) -> bool:
-    """True when ``v`` (an op result or a block argument) is defined outside ``loop``."""
-    d = v.defining_op
-    return not _inside(d.parent if d is not None else v.owner, loop)
 
 
 def _used_values(op: Operation):
@@ -66,7 +48,7 @@ def _used_values(op: Operation):
 
 def _invariant(op: Operation, loop: Operation) -> bool:
     """Every value ``op`` reads from outside itself comes from outside ``loop``."""
-    return all(defined_outside(v, loop) or _inside(block_of(v.defining_op)
+    return all(defined_outside(v, loop) or inside(block_of(v.defining_op)
                                                    if v.defining_op is not None else v.owner,
                                                    op)
                for v in _used_values(op))

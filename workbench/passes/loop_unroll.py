@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.clone import clone_op
 from ..ir.core import Block, Operation, Value
 from .manager import Pass
 
@@ -75,26 +76,8 @@ def _bounds(e: _Emitter, lb: Value, ub: Value, step: Value, factor: int):
 
 
 def _clone_into(block: Block, anchor: Operation, ops, vmap: dict) -> None:
-    def get(v):
-        return vmap.get(id(v), v)
-
-    def clone(op):
-        new = Operation(op.name, [get(v) for v in op.operands], [r.type for r in op.results],
-                        dict(op.attributes), len(op.regions), op.loc)
-        for r, nr in zip(op.results, new.results, strict=True):
-            nr.name = r.name
-            vmap[id(r)] = nr
-        for reg, nreg in zip(op.regions, new.regions, strict=True):
-            for blk in reg.blocks:
-                nblk = nreg.add_block()
-                for a in blk.args:
-                    vmap[id(a)] = nblk.add_arg(a.type, a.name)
-                for inner in blk.ops:
-                    nblk.append(clone(inner))
-        return new
-
     for op in ops:
-        block.insert_before(anchor, clone(op))
+        block.insert_before(anchor, clone_op(op, vmap))
 
 
 def _epilogue(loop: Operation, start: Value) -> Operation:

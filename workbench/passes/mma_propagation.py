@@ -22,7 +22,7 @@ from ..ir.core import Operation
 from ..ir.types import TensorType
 from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
 from .remove_layout_conversions import _Rewriter
-from .values import block_of, shaped_type
+from .values import block_of, defined_outside, shaped_type
 
 _DOTS = ("tt.dot", "ttng.warp_group_dot")
 
@@ -99,20 +99,6 @@ def operands_in_registers(func: Operation) -> int:
     return count
 
 
-def _outside(v, loop: Operation) -> bool:
-    """True when ``v`` is defined outside ``loop`` (not in any block nested in it)."""
-    d = v.defining_op
-    blk = d.parent if d is not None else v.owner
-    while blk is not None:
-        op = blk.parent.parent if blk.parent is not None else None
-        if op is loop:
-            return False
-        if op is None:
-            return True
-        blk = op.parent
-    return True
-
-
 def hoist_invariant_operands(func: Operation) -> int:
     """Move ``ttg.local_alloc x`` out of an ``scf.for`` when ``x`` is defined outside the loop
     (attention's ``Q``: staged in shared memory once). Its readers (``ttg.local_load`` into
@@ -124,7 +110,7 @@ def hoist_invariant_operands(func: Operation) -> int:
         if op.name != "ttg.local_alloc" or not op.operands or op.parent is None:
             continue
         loop = op.parent_op()
-        if loop is None or loop.name != "scf.for" or not _outside(op.operands[0], loop):
+        if loop is None or loop.name != "scf.for" or not defined_outside(op.operands[0], loop):
             continue
         users = [u for u, _ in op.result.uses]
         if not all(u.name in ("ttg.local_load", "ttng.warp_group_dot") and

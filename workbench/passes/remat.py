@@ -33,6 +33,7 @@ Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cp
 """
 from __future__ import annotations
 
+from ..ir.clone import clone_op
 from ..ir.core import Operation, Value
 from ..ir.types import TensorType
 from ..layouts import BlockedLayout, SliceLayout, register_offsets, thread_bases, to_linear
@@ -295,31 +296,13 @@ def rewrite_slice(sl: Slice, cvt: Operation, remat: dict) -> None:
     for op in _topological(todo):
         types = [tensor_type(r).with_encoding(sl.enc(r)) if id(r) in sl.layout else r.type
                  for r in op.results]
-        clone = _clone(op, mapping, types)
+        clone = clone_op(op, mapping, types)
         block_of(op).insert_before(op, clone)
         for r, c in zip(op.results, clone.results, strict=True):
             if id(r) in sl.layout:
                 remat[(id(r), sl.enc(r))] = c
     src = cvt.operands[0]
     cvt.result.replace_all_uses_with(mapping.get(id(src), src))
-
-
-def _clone(op: Operation, mapping: dict, types: list) -> Operation:
-    """A copy of ``op`` (regions included) reading ``mapping``'s values in place of the
-    originals, with result types ``types``; its results are added to ``mapping``."""
-    new = Operation(op.name, [mapping.get(id(w), w) for w in op.operands], types,
-                    dict(op.attributes), len(op.regions), op.loc)
-    for r, c in zip(op.results, new.results, strict=True):
-        c.name = r.name
-        mapping[id(r)] = c
-    for reg, nreg in zip(op.regions, new.regions, strict=True):
-        for blk in reg.blocks:
-            nblk = nreg.add_block()
-            for a in blk.args:
-                mapping[id(a)] = nblk.add_arg(a.type, a.name)
-            for inner in blk.ops:
-                nblk.append(_clone(inner, mapping, [r.type for r in inner.results]))
-    return new
 
 
 def _topological(ops: list) -> list:

@@ -37,3 +37,21 @@ def defining_op(v: Value) -> Operation:
     if d is None:
         raise ValueError(f"{v!r} is a block argument, not an op result")
     return d
+
+
+def inside(block: Block | None, loop: Operation) -> bool:
+    """True when ``block`` is nested (at any depth) in ``loop``'s regions."""
+    while block is not None:
+        owner = block.parent.parent if block.parent is not None else None
+        if owner is None:
+            return False
+        if owner is loop:
+            return True
+        block = owner.parent
+    return False
+
+
+def defined_outside(v: Value, loop: Operation) -> bool:
+    """True when ``v`` (an op result or a block argument) is defined outside ``loop``."""
+    d = v.defining_op
+    return not inside(d.parent if d is not None else v.owner, loop)
