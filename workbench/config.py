@@ -228,7 +228,10 @@ class Options:
     ``mma.sync``; ``"v2"``: always ``mma.sync`` (MMA v2), for A/B comparisons;
     ``WORKBENCH_CUDA_MMA=v2`` sets it); ``cuda_tma``: tensor descriptors on ``cuda:90`` go
     through the TMA unit where the kernel allows it (False: masked pointer accesses;
-    ``WORKBENCH_CUDA_TMA=0`` sets it).
+    ``WORKBENCH_CUDA_TMA=0`` sets it); ``launch_pdl``: launch with programmatic dependent
+    launch (CUDA ``cuLaunchKernelEx`` with the programmatic stream serialization attribute,
+    sm_90 and later; elsewhere it has no effect and a CUDA compile report says so), so the
+    kernel may start while the previous one finishes (``tl.extra.cuda.gdc_wait``).
     """
 
     num_warps: int = 4
@@ -238,6 +241,7 @@ class Options:
     enable_fp_fusion: bool = True
     cuda_mma: str = "auto"
     cuda_tma: bool = True
+    launch_pdl: bool = False
 
     def __post_init__(self):
         nw = self.num_warps

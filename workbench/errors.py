@@ -124,6 +124,16 @@ class UnsupportedError(CompilationError):
     """A construct the language (or this target) does not support."""
 
 
+def cuda_only(what: str, target: str, loc=None) -> UnsupportedError:
+    """The error for ``what`` (a language name such as ``tl.inline_asm_elementwise``) met by
+    ``target`` ("the interpreter", "the CPU backend"), which cannot run it: only the CUDA
+    backend can. ``loc`` is the op's location (the user's line)."""
+    return UnsupportedError(
+        f"{what} runs PTX on an NVIDIA GPU, so only the CUDA backend can run it; {target} "
+        "cannot", loc, "compile for a cuda target (target='cuda:90') and launch on an NVIDIA "
+        "GPU, or write the computation with tl operations that every backend runs")
+
+
 class CompileTimeAssertionFailure(CompilationError):
     """A ``tl.static_assert`` whose condition was false (Triton's class of that name)."""
 

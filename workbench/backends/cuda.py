@@ -158,6 +158,7 @@ class CudaBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         from ..codegen.nvptx import compile_ttgir
+        from ..codegen.nvptx.inline_asm import gdc_notes
         from ..codegen.nvptx.scratch import scratch_bytes
         from ..passes.decompose_scaled_dot import decompose_all
         from ..passes.manager import PassManager
@@ -196,8 +197,13 @@ class CudaBackend(Backend):
         notes = [n for p in passes for n in getattr(p, "notes", ())]
         if tma_note:
             notes.append(tma_note)
+        notes += gdc_notes(mod, arch)
+        pdl = bool(getattr(options, "launch_pdl", False))
+        if pdl and arch < 90:
+            notes.append(f"launch_pdl has no effect on sm_{arch}: programmatic dependent "
+                         "launch needs sm_90")
         extra: dict[str, Any] = {
-            "notes": notes, "ptx": out.ptx,
+            "notes": notes, "ptx": out.ptx, "launch_pdl": pdl and arch >= 90,
             "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
         image: str | bytes = out.ptx
         if self.ptxas:
@@ -232,7 +238,8 @@ class CudaBackend(Backend):
         reason = cuda_driver.driver_status()
         launcher: Any
         if reason is None:
-            inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared)
+            inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared,
+                                             pdl=pdl and arch >= 90)
             launcher = _wrap(inner, metas, out.global_scratch, ttir_module)
         else:
             launcher = _Unavailable(reason)
@@ -252,7 +259,8 @@ class CudaBackend(Backend):
                 "kinds": kinds, "descriptors": has_descriptors(ttir),
                 "tensordesc_meta": kernel.extra.get("tensordesc_meta") or [],
                 "global_scratch": kernel.extra.get("global_scratch_size") or 0,
-                "image_is_text": isinstance(image, str)}
+                "image_is_text": isinstance(image, str),
+                "launch_pdl": bool(kernel.extra.get("launch_pdl"))}
         data = image.encode() if isinstance(image, str) else bytes(image)
         return pack_parts(meta, {"image": data})
 
@@ -266,7 +274,8 @@ class CudaBackend(Backend):
             return Loaded(_Unavailable(reason), reason)
         image = parts["image"].decode() if meta["image_is_text"] else parts["image"]
         launcher = cuda_driver.CudaLauncher(image, meta["name"], meta["kinds"],
-                                            meta["num_warps"], meta["shared"])
+                                            meta["num_warps"], meta["shared"],
+                                            pdl=bool(meta.get("launch_pdl")))
         if meta.get("tensordesc_meta") or meta.get("global_scratch"):
             return Loaded(_wrap(launcher, meta.get("tensordesc_meta") or [],
                                 meta.get("global_scratch") or 0, None))

@@ -117,11 +117,17 @@ class CudaLauncher:
     entry; ``param_kinds``: per passed parameter ``"ptr"``, ``"i32"``, ``"i64"``, ``"f32"``,
     ``"f64"``, ``"i1"``...; ``num_warps``; ``shared``: dynamic shared bytes. Args: PointerArg
     (``address`` is a device pointer) or an int device address for pointers, ints, floats,
-    bools. Raises ToolMissingError without a GPU, LaunchError for bad arguments or a failing
+    bools. ``pdl``: launch with ``cuLaunchKernelEx`` and the attribute
+    ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`` (programmatic dependent launch,
+    sm_90+; CUDA Driver API, ``CUlaunchAttributeID``), so the kernel may start before the
+    previous kernel in the stream has finished (it waits in ``griddepcontrol.wait``).
+    Raises ToolMissingError without a GPU, LaunchError for bad arguments or a failing
     launch (with the driver's error name).
     """
 
-    def __init__(self, image, name: str, param_kinds, num_warps: int, shared: int):
+    def __init__(self, image, name: str, param_kinds, num_warps: int, shared: int,
+                 pdl: bool = False):
+        self.pdl = pdl
         self.image, self.name = image, name
         self.param_kinds = list(param_kinds)
         self.num_warps, self.shared = num_warps, shared
@@ -166,7 +172,9 @@ class CudaLauncher:
         packed, dev = self._packed, self._dev
         assert packed is not None and dev is not None  # set by _load
         try:
-            if packed.direct:
+            if self.pdl:
+                rc = self._launch_pdl(packed.fill(gx, gy, gz, stream, args), grid3, stream)
+            elif packed.direct:
                 rc = packed.launch(gx, gy, gz, stream, args)
             else:  # no trampoline here: the same parameter block through cuda-bindings
                 params = packed.fill(gx, gy, gz, stream, args)
@@ -184,6 +192,25 @@ class CudaLauncher:
                 raise fault
             raise LaunchError(f"{what} failed with CUDA error {rc} ({name})")
         cuda_fault.LAST[0] = (self.name, grid3, args, self.param_kinds)  # for a fault report
+
+
+    def _launch_pdl(self, params, grid3, stream) -> int:
+        """``cuLaunchKernelEx`` with programmatic stream serialization allowed."""
+        dev = self._dev
+        assert dev is not None  # set by _load
+        drv = dev.driver
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(g) for g in grid3)
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = 32 * self.num_warps, 1, 1
+        cfg.sharedMemBytes = self.shared
+        cfg.hStream = drv.CUstream(int(stream))
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        dev.make_current()
+        return int(drv.cuLaunchKernelEx(cfg, self._func, params, 0)[0])
 
 
 def _error_name(drv, code: int) -> str:

@@ -42,6 +42,22 @@ class UnitAttr:
 UNIT = UnitAttr()
 
 
+def quote(text: str) -> str:
+    """``text`` as an MLIR string literal: a backslash doubled, other printable ASCII as is,
+    everything else (the quote, newline, tab, non-ASCII UTF-8 bytes) as ``\\XX``, two upper-case
+    hex digits per byte (LLVM's ``printEscapedString``, which MLIR's printer uses)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        c = chr(byte)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and c != '"':
+            out.append(c)
+        else:
+            out.append(f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
+
+
 def format_attr(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -50,7 +66,7 @@ def format_attr(v) -> str:
     if isinstance(v, float):
         return f"{format_float(v, FloatType('f32'))} : f32"
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return quote(v)
     if isinstance(v, (list, tuple)):
         if all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             return "array<i32" + (": " + ", ".join(str(x) for x in v) if v else "") + ">"

@@ -18,6 +18,8 @@ class IRParseError(ValueError):
 
 _IDENT = re.compile(r"[A-Za-z_][\w.$-]*")
 _NUMBER = re.compile(r"-?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|inf|nan)")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = {"n": "\n", "t": "\t"}
 
 
 class Cursor:
@@ -116,18 +118,25 @@ class Cursor:
         self.ws()
         if not self.s.startswith('"', self.i):
             raise self.error(f"expected a string, found {self.found()}")
-        out, j = [], self.i + 1
+        out, j = bytearray(), self.i + 1
         while j < len(self.s) and self.s[j] != '"':
-            if self.s[j] == "\\" and j + 1 < len(self.s):
+            c = self.s[j]
+            if c == "\\" and j + 1 < len(self.s):
+                c = self.s[j + 1]
+                if j + 2 < len(self.s) and all(x in _HEX for x in self.s[j + 1:j + 3]):
+                    out.append(int(self.s[j + 1:j + 3], 16))    # \XX: one byte
+                    j += 3
+                    continue
+                c = _ESCAPES.get(c, c)      # \n \t \" \\ as MLIR's lexer reads them
                 j += 1
-            if self.s[j] == "\n":
+            if c == "\n" and self.s[j] == "\n":
                 raise self.error("unterminated string", self.i)
-            out.append(self.s[j])
+            out += c.encode("utf-8")
             j += 1
         if j >= len(self.s):
             raise self.error("unterminated string", self.i)
         self.i = j + 1
-        return "".join(out)
+        return out.decode("utf-8", errors="replace")
 
     def sigil_name(self, sigil: str, what: str) -> tuple[str, int]:
         """``%name``/``@name``/``^bb0``/``#alias``: returns (name without sigil, position)."""

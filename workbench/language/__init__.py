@@ -100,6 +100,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .inline_asm import inline_asm_elementwise
 from .loops import condition, range, static_range
 from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
@@ -161,7 +162,7 @@ __all__ = [
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "dot_scaled", "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv",
-    "sqrt_rn",
+    "sqrt_rn", "inline_asm_elementwise",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",

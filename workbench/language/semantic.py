@@ -155,6 +155,7 @@ class Semantic(CastRules, BroadcastRules):
     def __init__(self, builder, debug: bool = False):
         self.builder = builder
         self.debug = debug  # compile device_assert
+        self.num_warps = 4  # the kernel's num_warps option (set by the frontend)
         self.quiet = False  # silence static_print (dry runs)
         self.call_jit = None  # set by the frontend: call_jit(fn, args) inlines a @jit function
 

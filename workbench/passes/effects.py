@@ -28,8 +28,10 @@ def _body_ops(op: Operation):
 
 
 def _impure_extern(op: Operation) -> bool:
-    """A ``tt.extern_elementwise`` whose ``pure`` attribute is False."""
-    return op.name == "tt.extern_elementwise" and op.attributes.get("pure") is False
+    """A ``tt.extern_elementwise`` or ``tt.elementwise_inline_asm`` whose ``pure`` attribute
+    is False."""
+    return op.name in ("tt.extern_elementwise", "tt.elementwise_inline_asm") and \
+        op.attributes.get("pure") is False
 
 
 def _body_all(op: Operation, pred) -> bool:
@@ -40,7 +42,8 @@ def _body_all(op: Operation, pred) -> bool:
 def is_pure(op: Operation) -> bool:
     """True when ``op`` (and everything in its regions) has no side effects and reads no memory.
 
-    ``tt.extern_elementwise`` is pure unless its ``pure`` attribute is False."""
+    ``tt.extern_elementwise`` and ``tt.elementwise_inline_asm`` are pure unless their ``pure``
+    attribute is False."""
     name = op.name
     if name in SIDE_EFFECTS or name in READS or name in TERMINATORS or _impure_extern(op):
         return False

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError, WorkbenchError
+from ...errors import UnsupportedError, WorkbenchError, cuda_only
 from ...ir.core import Operation
+from ...ir.dialects.tt import is_grid_dependency_control
 from ...ir.types import TensorType, shape_of
 from . import shape_ops
 from .analysis import analyse
@@ -118,6 +119,11 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):
     # -- dispatch (compile time only) -------------------------------------------------------
     def op(self, op: Operation):
         name = op.name
+        if is_grid_dependency_control(op):   # no griddepcontrol on the host: a no-op
+            self.template[self.slot(op.result)] = np.zeros((1,), np.int32)
+            return None
+        if name == "tt.elementwise_inline_asm":
+            raise cuda_only("tl.inline_asm_elementwise", "the interpreter", op.loc)
         if name == "arith.constant":
             r = op.result
             t = r.type

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...errors import UnsupportedError
+from ...errors import UnsupportedError, cuda_only
 from ...ir.core import Operation, Value
+from ...ir.dialects.tt import is_grid_dependency_control
 from ...ir.types import PointerType, TensorType
 from ...passes.axis_info import AxisInfoAnalysis
 from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
@@ -188,6 +189,11 @@ class KernelLowering:
 
     def lower_op(self, op: Operation) -> None:
         name = op.name
+        if is_grid_dependency_control(op):   # no griddepcontrol on the host: a no-op
+            self.env[op.result] = ir.Constant(ir.IntType(32), 0)
+            return
+        if name == "tt.elementwise_inline_asm":
+            raise cuda_only("tl.inline_asm_elementwise", "the CPU backend", op.loc)
         lower = _LOWER.get(name)
         if lower is not None:
             lower(self, op)

@@ -24,6 +24,15 @@ PADDING_OPTIONS = ("none", "zero", "nan")
 #: Triton's ``DescriptorReduceKind`` names as ``tt.descriptor_reduce`` prints them
 DESCRIPTOR_REDUCE_KINDS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
+#: the asm text of ``tl.extra.cuda.gdc_wait`` / ``gdc_launch_dependents`` (Triton 3.6's
+#: ``extra/cuda/gdc.py``): targets without ``griddepcontrol`` treat these ops as no-ops
+GDC_ASM = ("griddepcontrol.wait; // dummy $0", "griddepcontrol.launch_dependents; // dummy $0")
+
+
+def is_grid_dependency_control(op) -> bool:
+    """Whether ``op`` is the ``tt.elementwise_inline_asm`` of a ``gdc_*`` call."""
+    return op.name == "tt.elementwise_inline_asm" and op.attributes.get("asm_string") in GDC_ASM
+
 
 SPECS = [
     op("tt.return", ["*srcs"], results=(), traits=("pure", "terminator"),
@@ -124,6 +133,12 @@ SPECS = [
                    Attr("libpath", "str", "", elide=()), Attr("pure", "bool", True, elide=())],
        format="operands attr-dict `:` functional-type(operands, results)",
        doc="a libdevice-style math function"),
+    op("tt.elementwise_inline_asm", ["*args"], results=("*result",), traits=("elementwise",),
+       attributes=[Attr("asm_string", "str", REQUIRED), Attr("constraints", "str", REQUIRED),
+                   Attr("packed_element", "i32", REQUIRED, elide=()),
+                   Attr("pure", "bool", True, elide=())],
+       format="$asm_string attr-dict ($args^ `:` type($args))? `->` type($result)",
+       doc="PTX inline assembly applied to packed_element elements at a time"),
     op("tt.atomic_rmw", ["ptr", "val", "mask?"], effects=("read:global", "write:global"),
        attributes=[Attr("atomic_rmw_op", "enum", REQUIRED), _SEM, _SCOPE],
        format="$atomic_rmw_op `,` $sem `,` $scope `,` $ptr `,` $val (`,` $mask^)? attr-dict "
