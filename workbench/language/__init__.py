@@ -137,6 +137,15 @@ from .shapes import (
     unsqueeze,
     view,
 )
+from .standard_names import (
+    TRITON_MAX_TENSOR_NUMEL,
+    add,
+    mul,
+    reduce_or,
+    softmax,
+    str_to_ty,
+    sub,
+)
 from .tuples import constexpr_type, tuple, tuple_type
 from .utils import constexpr_function, next_power_of_2
 
@@ -162,7 +171,8 @@ __all__ = [
     "associative_scan", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumprod", "cumsum", "dot", "permute", "reduce",
     "dot_scaled", "trans", "xor_sum", "advance", "make_block_ptr", "clamp", "div_rn", "fdiv",
-    "sqrt_rn", "inline_asm_elementwise",
+    "sqrt_rn", "inline_asm_elementwise", "TRITON_MAX_TENSOR_NUMEL", "add", "mul", "reduce_or",
+    "softmax", "str_to_ty", "sub",
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
