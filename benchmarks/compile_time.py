@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
 
-import workbench as wb
-from workbench.testing.examples import add_kernel, softmax_kernel
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout
+
+import workbench as wb  # noqa: E402
+from workbench.testing.examples import add_kernel, softmax_kernel  # noqa: E402
 
 CASES = {
     "vector_add": (add_kernel, ("*fp32:16", "*fp32:16", "*fp32:16", "i32:16"),

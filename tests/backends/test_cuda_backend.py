@@ -5,6 +5,7 @@ import pytest
 
 from workbench.backends import cuda_driver, nvidia_tools
 from workbench.backends.cuda import CudaBackend, clone_module, ptx_line_locs
+from workbench.backends.lazy import LazyText
 from workbench.backends.registry import get_backend
 from workbench.codegen.nvptx import samples
 from workbench.config import CompileContext, Options, Target
@@ -27,7 +28,8 @@ def test_stages_and_line_maps():
     assert names == list(be.stage_names)
     assert names[:3] == ["ttgir", "llir", "ptx"]
     for st in res.stages:
-        assert len(st.line_locs) == len(st.text.splitlines()), st.name
+        text, locs = st.text.get() if isinstance(st.text, LazyText) else (st.text, st.line_locs)
+        assert len(locs) == len(text.splitlines()), st.name
     by = {s.name: s for s in res.stages}
     src_lines = {loc.line for loc in by["ptx"].line_locs if loc is not None}
     assert src_lines and all(loc.file == samples.FILE for loc in by["ptx"].line_locs if loc)
@@ -53,8 +55,10 @@ def test_cubin_and_ptxas_report():
 def test_sass_with_source_lines():
     _, res, _ = _compile(samples.vector_add(vec=4, n_div16=True))
     sass = next(s for s in res.stages if s.name == "sass")
-    assert "LDG.E.128" in sass.text and "STG.E.128" in sass.text
-    mapped = [loc for loc in sass.line_locs if loc is not None]
+    assert isinstance(sass.text, LazyText) and not sass.text.done  # made when read
+    text, locs = sass.text.get()
+    assert "LDG.E.128" in text and "STG.E.128" in text
+    mapped = [loc for loc in locs if loc is not None]
     assert mapped and {loc.file for loc in mapped} == {samples.FILE}
 
 

@@ -132,6 +132,24 @@ def test_dot_single_and_attention(torch, warps):
     np.testing.assert_allclose(o.cpu().numpy(), ref, rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("bm,bn,d", [(64, 32, 64), (64, 16, 64), (64, 64, 64), (64, 32, 128),
+                                     (128, 64, 64), (128, 32, 128)])
+@pytest.mark.parametrize("warps", WARPS)
+def test_attention_on_wgmma(torch, warps, bm, bn, d):
+    # on sm_90 both dots are wgmma; with 8 warps and 64 rows the first dot's two warp groups
+    # compute the same rows (warpsPerCTA [8, 1]) and the second's split the columns ([4, 2])
+    rng = np.random.default_rng()
+    L = 4 * bm
+    q, k, v = (rng.standard_normal((L, d)).astype(np.float16) for _ in range(3))
+    o = _nan(torch, (L, d))
+    attention_k[(L // bm,)](_dev(torch, q), _dev(torch, k), _dev(torch, v), o, L, BM=bm, BN=bn,
+                            D=d, num_warps=warps)
+    s = q.astype(np.float32) @ k.astype(np.float32).T
+    p = np.exp(s - s.max(1, keepdims=True))
+    ref = (p / p.sum(1, keepdims=True)) @ v.astype(np.float32)
+    np.testing.assert_allclose(o.cpu().numpy(), ref, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("warps", WARPS)
 def test_rematerialised_broadcast_operands(torch, warps):
     # the 1-D operand of each kernel is loaded directly in a slice of the tile's layout

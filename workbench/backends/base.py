@@ -11,13 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .lazy import LazyText
+
 
 @dataclass
 class Stage:
-    """One stage's text and, per line, the source Location it came from (or None)."""
+    """One stage's text and, per line, the source Location it came from (or None); or a
+    :class:`~workbench.backends.lazy.LazyText` that makes both when the stage is read."""
 
     name: str
-    text: str
+    text: str | LazyText
     line_locs: list = field(default_factory=list)
 
 
@@ -105,3 +108,8 @@ class Backend:
         """A :class:`Loaded` launcher from :meth:`pack`'s bytes. Raises (ValueError, or what
         the backend's tools raise) on bytes it cannot use; the caller then recompiles."""
         raise ValueError(f"the {self.target} backend does not reload kernels")
+
+    def lazy_stages(self, data: bytes) -> dict:
+        """``{stage: LazyText}`` for the stages made on first read that :meth:`pack`'s bytes
+        can make again (a cached kernel whose stage was never read); none by default."""
+        return {}

@@ -36,6 +36,7 @@ from .descriptors import (
     wrap_launcher,
 )
 from .entry import pack_parts, unpack_parts
+from .lazy import LazyText
 
 
 def _fit(locs: list, text: str) -> list:
@@ -103,6 +104,17 @@ def _wrap(inner, metas: list, scratch: int, ttir_module):
     if scratch:
         launcher = ScratchLauncher(launcher, scratch, TMA_ALIGN)
     return launcher
+
+
+def lazy_sass(cubin: bytes, nvdisasm: str, timings: dict) -> LazyText:
+    """The SASS stage of ``cubin``, disassembled by ``nvdisasm`` when first read (its time
+    then goes to ``timings["sass"]``, seconds), with its line map."""
+    def make():
+        t0 = time.perf_counter()
+        sass = nvidia_tools.disassemble(cubin, nvdisasm)
+        timings["sass"] = timings.get("sass", 0.0) + time.perf_counter() - t0
+        return sass, _fit(nvidia_tools.sass_line_locs(sass), sass)
+    return LazyText(make)
 
 
 def _check_threads(module: Operation, num_warps: int, device) -> None:
@@ -215,11 +227,8 @@ class CudaBackend(Backend):
             summary = nvidia_tools.cubin_summary(cubin) + "\n\nptxas -v:\n" + report.text.strip()
             stages.append(Stage("cubin", summary, [None] * len(summary.splitlines())))
             image = cubin
-            if self.nvdisasm:
-                t4 = time.perf_counter()
-                sass = nvidia_tools.disassemble(cubin, self.nvdisasm)
-                timings["sass"] = timings.get("sass", 0.0) + time.perf_counter() - t4
-                stages.append(Stage("sass", sass, _fit(nvidia_tools.sass_line_locs(sass), sass)))
+            if self.nvdisasm:  # made when read (nvdisasm takes most of a cold compile)
+                stages.append(Stage("sass", lazy_sass(cubin, self.nvdisasm, timings)))
             else:
                 extra["notes"].append("sass omitted: nvdisasm is not installed "
                                       "(pip install 'tile-workbench[sass]')")
@@ -263,6 +272,14 @@ class CudaBackend(Backend):
                 "launch_pdl": bool(kernel.extra.get("launch_pdl"))}
         data = image.encode() if isinstance(image, str) else bytes(image)
         return pack_parts(meta, {"image": data})
+
+    def lazy_stages(self, data: bytes) -> dict:
+        """``{"sass": LazyText}`` made from the entry's cubin when nvdisasm is installed (a
+        kernel loaded from the disk cache whose SASS was never read)."""
+        meta, parts = unpack_parts(data)
+        if not self.nvdisasm or meta["image_is_text"]:
+            return {}
+        return {"sass": lazy_sass(parts["image"], self.nvdisasm, {})}
 
     def load(self, data: bytes) -> Loaded:
         """A :class:`~workbench.backends.cuda_driver.CudaLauncher` of the stored image, or,

@@ -7,7 +7,6 @@ MMA operands (``TritonGPUAttrDefs.td``).
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from .encodings import MmaLayout, NVMMASharedLayout, SwizzledSharedLayout
@@ -133,26 +132,24 @@ def nvmma_shared_for(shape: Sequence[int], element_bit_width: int,
     return NVMMASharedLayout(swz, transposed, element_bit_width)
 
 
-def wgmma_operand_shared(op_idx: int, shape: Sequence[int], order: Sequence[int],
-                         element_bit_width: int, instr_mn: int) -> NVMMASharedLayout | None:
-    """The ``#ttg.nvmma_shared`` a wgmma operand is staged in, or None when no swizzled layout
-    fits (the caller keeps mma.sync).
+def wgmma_operand_shared(shape: Sequence[int], order: Sequence[int],
+                         element_bit_width: int) -> NVMMASharedLayout | None:
+    """The ``#ttg.nvmma_shared`` a wgmma operand (A: M x K or B: K x N) is staged in, or None
+    when no swizzled layout fits (the caller keeps mma.sync).
 
-    ``op_idx`` 0 is A (M x K), 1 is B (K x N); ``order[0]`` is the contiguous dim of the
-    registers the tile comes from, and stays the contiguous dim in shared memory
-    (``transposed = order[0] == 0``). K contiguous ("K-major"): the largest of 128/64/32-byte
-    swizzle dividing the K extent's bytes (128 for 64 fp16). M/N contiguous ("MN-major"): the
-    largest swizzle dividing both that extent's bytes and the bytes of ``instr_mn`` (the M or
-    N one wgmma reads: 64 for A, the instruction's N for B), so that every wgmma starts on a
-    swizzle-atom column (PTX ISA 9.7.15.5.1, "Shared memory matrix layout": canonical layouts
-    of the 32/64/128-byte swizzle modes; the no-swizzle mode's interleaved core matrices are
-    not a layout we emit)."""
+    ``order[0]`` is the contiguous dim of the registers the tile comes from and stays the
+    contiguous dim in shared memory (``transposed = order[0] == 0``). The swizzle is the
+    largest of 128/64/32 bytes that the contiguous extent's byte size is a multiple of (64
+    fp16 = 128 bytes: 128-byte swizzle), and none when the other dim has fewer than 8 rows
+    (Triton 3.6 ``NVMMASharedEncodingAttr`` builder from a shape and an order,
+    ``TritonGPUAttrDefs.td``). A wgmma whose M/N origin falls inside a swizzle atom's row
+    reads from there (the hardware swizzles absolute address bits, PTX ISA 9.7.15.5.1)."""
     bits = int(element_bit_width)
     contig = int(order[0])
-    k_dim = 1 if op_idx == 0 else 0
     ext_bytes = int(shape[contig]) * bits // 8
-    need = ext_bytes if contig == k_dim else math.gcd(ext_bytes, int(instr_mn) * bits // 8)
-    swz = next((s for s in (128, 64, 32) if need % s == 0), 0)
+    swz = next((s for s in (128, 64, 32) if ext_bytes >= s and ext_bytes % s == 0), 0)
+    if int(shape[1 - contig]) < 8:
+        swz = 0
     if not swz:
         return None
     return NVMMASharedLayout(swz, contig == 0, bits)

@@ -188,21 +188,16 @@ def wgmma_plan(dot: Operation, num_warps: int):
         return f"wgmma needs whole warp groups (num_warps = {num_warps} is not a multiple of 4)"
     m, k = a_t.shape
     n = c_t.shape[1]
-    if k % 16 or n % 8:
-        return f"the tile ({m}x{n}, K = {k}) is not a multiple of wgmma's N = 8, K = 16"
-    chained = is_chained(dot) or _feeds_dot(dot.result)
+    if m % 64 or n % 16 or k % 16:
+        return (f"the tile ({m}x{n}, K = {k}) is not a multiple of M = 64, N = 16, K = 16 "
+                f"(Triton's condition for MMA v3)")
     try:
-        mma = mma_layout_for((m, n), num_warps, 3, 16, chained=chained)
+        mma = mma_layout_for((m, n), num_warps, 3, 16, chained=feeds_later_dot(dot))
     except ValueError as err:
         return f"no wgmma shape fits: {err}"
-    wm, wn = mma.warps_per_cta
-    if m % (16 * wm) or n % (mma.instr_shape[1] * wn):
-        return (f"the {m}x{n} tile is smaller than the {16 * wm}x{mma.instr_shape[1] * wn} "
-                f"that {num_warps} warps cover with wgmma (m64 per warp group)")
     bits = 16
-    sh_a = wgmma_operand_shared(0, (m, k), _order(_operand_source(dot, 0)[1]), bits, 64)
-    sh_b = wgmma_operand_shared(1, (k, n), _order(_operand_source(dot, 1)[1]), bits,
-                                mma.instr_shape[1])
+    sh_a = wgmma_operand_shared((m, k), _order(_operand_source(dot, 0)[1]), bits)
+    sh_b = wgmma_operand_shared((k, n), _order(_operand_source(dot, 1)[1]), bits)
     if sh_a is None or sh_b is None:
         return "no 32/64/128-byte swizzled shared layout fits the operand tiles"
     return mma, sh_a, sh_b
@@ -271,6 +266,14 @@ def _slice_ops(dot: Operation, forward: bool) -> set:
                 seen.add(id(top))
                 work.append(top)
     return {i for i in seen}
+
+
+def feeds_later_dot(dot: Operation) -> bool:
+    """True when another dot is in ``dot``'s forward slice (attention's ``Q @ K^T`` feeding
+    ``P @ V``): the MMA v3 rule for putting all warps along M (``warpsPerTileV3`` in Triton
+    3.6 ``AccelerateMatmul.cpp`` looks forward only; MMA v2 looks both ways, :func:`is_chained`)."""
+    others = {id(o) for o in block_of(dot).ops if o.name in DOT_OPS and o is not dot}
+    return bool(others & _slice_ops(dot, True)) or _feeds_dot(dot.result)
 
 
 def is_chained(dot: Operation) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..ir.core import Operation
 from ..ir.types import TensorType
 from ..layouts import DotOperandLayout, MmaLayout, register_offsets, thread_bases
+from .hoist_convert import hoist_converts
 from .remove_layout_conversions import _Rewriter
 from .values import block_of, defined_outside, shaped_type
 
@@ -46,6 +47,9 @@ def propagate_mma(func: Operation, num_warps: int, threads_per_warp: int = 32) -
     rw.fold()
     rw.dce()
     rw.rematerialise()
+    if hoist_converts(func, num_warps, threads_per_warp):
+        rw.fold()
+        rw.dce()
 
 
 def same_ownership(a, b, shape) -> bool:

@@ -146,10 +146,13 @@ class Slice:
         return self.layout[id(v)][1]
 
 
-def backward_slice(root: Value, user: Operation, enc, remat: dict) -> Slice | None:
+def backward_slice(root: Value, user: Operation, enc, remat: dict,
+                   stop=None) -> Slice | None:
     """The values ``root`` (read by ``user``) depends on, each with the layout it needs for
     ``root`` to be in ``enc`` (``getConvertBackwardSlice``); None when there is none.
-    ``remat``: ``(id(value), layout) -> value`` already computed in that layout."""
+    ``remat``: ``(id(value), layout) -> value`` already computed in that layout. ``stop``:
+    a predicate on ops whose result joins the slice without its operands
+    (``stopPropagation``)."""
     out = Slice()
     seen: set = set()
     queue = [(root, user, enc)]
@@ -171,6 +174,8 @@ def backward_slice(root: Value, user: Operation, enc, remat: dict) -> Slice | No
             v, d = existing, existing.defining_op
             if d is None:
                 continue
+        if stop is not None and d.name not in FOLDABLE and stop(d):
+            continue
         nxt = _operands_needed(d, v, e, out, seen)
         if nxt is None:
             return None
@@ -280,10 +285,11 @@ def remat_is_cheaper(sl: Slice, cvt: Operation) -> bool:
     return cost <= 32 * byte_count(cvt.operands[0], 32, 32)
 
 
-def rewrite_slice(sl: Slice, cvt: Operation, remat: dict) -> None:
+def rewrite_slice(sl: Slice, cvt: Operation, remat: dict, mapping: dict | None = None) -> None:
     """Clone the slice's ops in their chosen layouts (each before its original, operands
-    first) and make ``cvt``'s users read the clone of its operand."""
-    mapping: dict[int, Value] = {}
+    first) and make ``cvt``'s users read the clone of its operand. ``mapping``: values
+    already replaced (``id(old) -> new``), read by the clones."""
+    mapping = {} if mapping is None else mapping
     todo: list[Operation] = []
     for v in sl.values():
         existing = remat.get((id(v), sl.enc(v)))

@@ -50,6 +50,7 @@ from ..ir.types import TensorType
 from ..layouts import BlockedLayout, DotOperandLayout, SliceLayout
 from ..layouts.encodings import DistributedEncoding
 from .effects import is_removable
+from .hoist_convert import hoist_converts
 from .insertion import insert_for_use
 from .manager import Pass
 from .remat import (
@@ -375,6 +376,9 @@ def remove_layout_conversions(module: Operation) -> Operation:
         rw.fold()
         rw.dce()
         rw.rematerialise()
+        if hoist_converts(func, num_warps, tpw):
+            rw.fold()
+            rw.dce()
     return module
 
 

@@ -10,6 +10,7 @@ import dataclasses
 import re
 import time
 
+from ..backends.lazy import LazyText, StageMap
 from ..config import CompileContext, Options, Target
 from ..ir.core import Location
 from ..ir.printer import print_module_with_map
@@ -118,9 +119,11 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
                  "ttir": ttir_locs}
     for stage in result.stages:
         asm[stage.name] = stage.text
-        line_maps[stage.name] = _fit_line_map(stage.line_locs, stage.text)
+        line_maps[stage.name] = stage.text if isinstance(stage.text, LazyText) else \
+            _fit_line_map(stage.line_locs, stage.text)
     return CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=src, spec=spec,
-                          options=options, target=target, asm=asm, line_maps=line_maps,
+                          options=options, target=target, asm=StageMap(asm),
+                          line_maps=StageMap(line_maps, 1, _fit_line_map),
                           metadata=result.metadata,
                           launcher=result.launcher, launch_error=result.launch_error,
                           snapshots=ctx.snapshots, timings=ctx.timings, extra=result.extra)

@@ -12,6 +12,7 @@ import dataclasses
 
 from ..backends.base import KernelMetadata
 from ..backends.entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
+from ..backends.lazy import StageMap
 from .compiled import CompiledKernel
 
 #: extra entries never stored: the cubin is the backend's (inside its part), and whether the
@@ -32,6 +33,11 @@ def _jsonable(v):
     return _DROP
 
 
+def _made(asm) -> dict:
+    """The stages of ``asm`` already made (all of a plain dict)."""
+    return asm.resolved() if isinstance(asm, StageMap) else dict(asm)
+
+
 def kernel_to_bytes(kernel: CompiledKernel, backend) -> bytes | None:
     """The entry of ``kernel`` (compiled by ``backend``), or None when the backend cannot
     reload it. ``extra`` entries that are not JSON-able (objects; dicts with other than text
@@ -40,11 +46,12 @@ def kernel_to_bytes(kernel: CompiledKernel, backend) -> bytes | None:
     if launch is None:
         return None
     table = LocationTable()
-    maps = {stage: [table.index(loc) for loc in locs]
-            for stage, locs in kernel.line_maps.items()}
+    asm = _made(kernel.asm)  # a stage never read is made again after loading
+    maps = {stage: [table.index(loc) for loc in kernel.line_maps[stage]]
+            for stage in kernel.line_maps if stage in asm}
     extra = {k: j for k, v in kernel.extra.items()
              if k not in _NOT_STORED and (j := _jsonable(v)) is not _DROP}
-    meta = {"asm": dict(kernel.asm), "locs": table.rows, "line_maps": maps,
+    meta = {"asm": asm, "locs": table.rows, "line_maps": maps,
             "metadata": dataclasses.asdict(kernel.metadata),
             "launch_error": kernel._launch_error,
             "timings": {k: v for k, v in kernel.timings.items() if isinstance(v, (int, float))},
@@ -63,8 +70,12 @@ def kernel_from_bytes(jit_fn, spec, options, target, data: bytes, backend) -> tu
             for stage, idx in meta["line_maps"].items()}
     extra = dict(meta["extra"])
     extra.update(loaded.extra)
+    asm, line_maps = StageMap(meta["asm"]), StageMap(maps, 1)
+    for name, lazy in backend.lazy_stages(parts["launch"]).items():
+        if name not in asm:
+            asm[name] = line_maps[name] = lazy
     kernel = CompiledKernel(fn=jit_fn.fn, params=jit_fn.params, src=jit_fn.src, spec=spec,
-                            options=options, target=target, asm=meta["asm"], line_maps=maps,
+                            options=options, target=target, asm=asm, line_maps=line_maps,
                             metadata=KernelMetadata(**meta["metadata"]),
                             launcher=loaded.launcher,
                             launch_error=loaded.launch_error or meta["launch_error"],

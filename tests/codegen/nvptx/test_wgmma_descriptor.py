@@ -82,6 +82,9 @@ def _hw_byte(geo, start, mn, k):
     (1, 128, False, (64, 256), 256),
     (1, 128, True, (64, 64), 64),     # B, K-major (attention's K^T)
     (1, 64, False, (32, 64), 32),     # B, N-major, 64 B swizzle, n32 instructions
+    (1, 128, False, (32, 64), 32),    # B, N-major, 128 B swizzle, n32: starts inside an atom
+    (1, 128, False, (32, 128), 32),   # (attention's V on 8 warps, warpsPerCTA [4, 2])
+    (1, 128, False, (64, 128), 16),
     (0, 64, False, (64, 32), 64),     # A, K = 32: 64 B swizzle
     (1, 32, True, (16, 16), 16)])     # B, K = 16: 32 B swizzle
 def test_descriptors_address_the_layout(op_idx, swz, transposed, shape, mn_ext):
@@ -99,3 +102,39 @@ def test_descriptors_address_the_layout(op_idx, swz, transposed, shape, mn_ext):
             coord[k_dim], coord[1 - k_dim] = k0 + k, mn0 + mn
             want = base + 2 * nvmma_offset_py(enc, shape, coord)
             assert _hw_byte(geo, start, mn, k) == want, (mn0, k0, mn, k)
+
+
+class _IntBuilder:
+    """Evaluates the i32 arithmetic of :meth:`OperandGeometry.origin` on Python ints."""
+
+    @staticmethod
+    def _v(x):
+        return int(getattr(x, "constant", x))
+
+    def mul(self, a, b):
+        return self._v(a) * self._v(b)
+
+    def add(self, a, b):
+        return self._v(a) + self._v(b)
+
+    def udiv(self, a, b):
+        return self._v(a) // self._v(b)
+
+    def urem(self, a, b):
+        return self._v(a) % self._v(b)
+
+
+class _KL:
+    b = _IntBuilder()
+
+
+@pytest.mark.parametrize("op_idx,swz,transposed,shape,step", [
+    (1, 128, False, (32, 64), 32), (1, 128, False, (32, 128), 32), (1, 64, False, (32, 128), 16),
+    (0, 128, False, (128, 64), 64), (0, 128, True, (128, 64), 64), (1, 128, True, (64, 64), 32)])
+def test_run_time_origin_is_the_offset(op_idx, swz, transposed, shape, step):
+    """A warp group's run-time M/N origin (inside a swizzle atom's row or not) gives the
+    byte offset the per-instruction offsets are taken from."""
+    geo = OperandGeometry(NVMMASharedLayout(swz, transposed, 16), shape, op_idx, 2)
+    mn_ext = shape[1] if op_idx == 1 else shape[0]
+    for mn in range(0, mn_ext, step):
+        assert geo.origin(_KL(), mn) == geo.offset(mn, 0), mn

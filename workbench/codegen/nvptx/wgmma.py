@@ -81,8 +81,8 @@ class OperandGeometry:
     """Where wgmma finds one operand in its ``#ttg.nvmma_shared`` buffer of ``shape``
     (A: M x K, ``op_idx`` 0; B: K x N, ``op_idx`` 1): ``k_major``, ``trans`` (the
     instruction's imm-trans), ``lbo``/``sbo`` (bytes), :meth:`offset` (byte offset of the
-    8-row-aligned element (mn, k)) and ``mn_stride`` (bytes per M/N element at atom
-    boundaries, to add a warp group's run-time M/N origin)."""
+    8-row-aligned element (mn, k)) and :meth:`origin` (the same for a warp group's run-time
+    M/N origin)."""
 
     def __init__(self, enc: NVMMASharedLayout, shape, op_idx: int, elem_bytes: int):
         if not isinstance(enc, NVMMASharedLayout) or not enc.swizzling_byte_width:
@@ -98,7 +98,6 @@ class OperandGeometry:
         self.trans = 0 if self.k_major else 1
         self.sbo = 8 * s
         self.lbo = 16 if self.k_major else self.rows * s
-        self.mn_stride = s if self.k_major else self.rows * elem_bytes
 
     def offset(self, mn: int, k: int) -> int:
         """Byte offset of the wgmma tile whose first element is (mn, k) (mn a multiple of 8,
@@ -107,6 +106,16 @@ class OperandGeometry:
         if self.k_major:
             return (k // tc) * self.rows * s + mn * s + (k % tc) * self.eb
         return (mn // tc) * self.rows * s + k * s + (mn % tc) * self.eb
+
+    def origin(self, kl, mn):
+        """Byte offset (i32) of the run-time M/N index ``mn`` (i32, a multiple of 8; MN-major:
+        it may fall inside a swizzle atom's row, e.g. the second warp group's 32 columns of a
+        128-byte atom: the descriptor then starts there)."""
+        b = kl.b
+        if self.k_major:
+            return b.mul(mn, I32(self.swizzle))
+        block = b.mul(b.udiv(mn, I32(self.tc)), I32(self.rows * self.swizzle))
+        return b.add(block, b.mul(b.urem(mn, I32(self.tc)), I32(self.eb)))
 
     def high_bits(self) -> int:
         """The descriptor without its address field."""
@@ -174,7 +183,7 @@ def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
     base = kl.smem_offsets.get(id(mem_v))
     if base is None:
         raise UnsupportedError("ttng.warp_group_dot of a buffer not made by ttg.local_alloc")
-    addr = shared_address(kl, base, b.mul(mn_origin, I32(geo.mn_stride)))
+    addr = shared_address(kl, base, geo.origin(kl, mn_origin))
     field = b.zext(b.and_(b.lshr(addr, I32(4)), I32(0x3FFF)), I64)
     return b.or_(field, I64(geo.high_bits()))
 
@@ -233,6 +242,25 @@ def _operand_a(kl, op, a_v, wm: int, wg_m):
     return 1, ["l"], [I64], f"{ga.trans}, ", desc_args
 
 
+def _warp_group_origin(kl, enc: MmaLayout, m: int, n: int):
+    """(row, column) of the first accumulator element of this warp's group, i32. Warps run
+    along M first (warp ``w``: M index ``w % wm``, N index ``w // wm``); a warp group covers
+    64 rows and ``instrShape[1]`` columns. When the warps cover more than the tile (attention's
+    ``Q @ K^T`` of 64 rows on 8 warps, ``warpsPerCTA = [8, 1]``) the origin wraps around the
+    tile: the extra warp groups compute the same rows again, as the layout's broadcast warp
+    bases say (Triton 3.6 ``NvidiaMmaEncodingAttr::toLinearLayout``)."""
+    b = kl.b
+    wm, _ = enc.warps_per_cta
+    warp = getattr(kl, "warp_uniform", kl.warp)
+    wg_m = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(4)), I32(64))
+    wg_n = b.mul(b.udiv(warp, I32(wm)), I32(enc.instr_shape[1]))
+    if 16 * wm > m:
+        wg_m = b.urem(wg_m, I32(m))
+    if enc.instr_shape[1] * enc.warps_per_cta[1] > n:
+        wg_n = b.urem(wg_n, I32(n))
+    return wg_m, wg_n
+
+
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
     a_v, b_v, c_v = op.operands
@@ -253,10 +281,10 @@ def lower_warp_group_dot(kl, op) -> None:
     b = kl.b
     C = kl.get(c_v)
     groups = _groups(kl, c_t, enc)
-    # warp group origin: warps run along M first (warp w: M index w % wm, N index w // wm)
-    warp = getattr(kl, "warp_uniform", kl.warp)
-    wg_m = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(4)), I32(64))
-    wg_n = b.mul(b.udiv(warp, I32(wm)), I32(n_in))
+    if not gb.k_major and (n_in * wn) % gb.tc and len({k[1] for k in groups}) > 1:
+        raise UnsupportedError(f"ttng.warp_group_dot: {wn} warp groups of N = {n_in} do not "
+                               f"cover whole {gb.swizzle}-byte swizzle atoms of B", op.loc)
+    wg_m, wg_n = _warp_group_origin(kl, enc, int(c_t.shape[0]), int(c_t.shape[1]))
     n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m)
     db = _desc_base(kl, b_v, gb, wg_n)
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
