@@ -75,13 +75,13 @@ def k_helper_return(x_ptr):
 
 def test_helper_early_return_values_are_if_results():
     filecheck(ttir(k_helper_return, ptr("x_ptr")), """
-CHECK: %a:2 = scf.if %{{[0-9]+}} -> (f32, f32) {
+CHECK: %[[R:[0-9]+]]:2 = scf.if %{{[0-9]+}} -> (f32, f32) {
 CHECK: %[[M:[0-9]+]] = arith.mulf
 CHECK: scf.yield %[[M]], %0 : f32, f32
 CHECK: } else {
 CHECK: %[[S:[0-9]+]] = arith.subf
 CHECK: scf.yield %[[S]], %0 : f32, f32
-CHECK: arith.addf %a#0, %a#1
+CHECK: arith.addf %[[R]]#0, %[[R]]#1
 """)
 
 
@@ -99,10 +99,10 @@ def k_shapes(x_ptr, o_ptr, N: tl.constexpr):
 def test_join_split_interleave_cat_view():
     filecheck(ttir(k_shapes, ptr("x_ptr"), ptr("o_ptr"), const("N", 8)), """
 CHECK: %j_3 = tt.join %x_1, %j_2 : tensor<8xf32> -> tensor<8x2xf32>
-CHECK: %a, %b = tt.split %j_3 : tensor<8x2xf32> -> tensor<8xf32>
-CHECK: %i = tt.join %a, %b : tensor<8xf32> -> tensor<8x2xf32>
+CHECK: %outLHS, %outRHS = tt.split %j_3 : tensor<8x2xf32> -> tensor<8xf32>
+CHECK: %i = tt.join %outLHS, %outRHS : tensor<8xf32> -> tensor<8x2xf32>
 CHECK: %i_4 = tt.reshape %i : tensor<8x2xf32> -> tensor<16xf32>
-CHECK: %c = tt.cat %x_1, %b : tensor<8xf32> -> tensor<16xf32>
+CHECK: %c = tt.cat %x_1, %outRHS : tensor<8xf32> -> tensor<16xf32>
 CHECK: %v = tt.reshape %i_4 allow_reorder : tensor<16xf32> -> tensor<2x8xf32>
 CHECK: tt.reshape %v : tensor<2x8xf32> -> tensor<16xf32>
 """)

@@ -47,6 +47,11 @@ if hasattr(ast, "Match"):
                                      "use if/else")
 
 
+def _single_result(v) -> bool:
+    op = v.defining_op
+    return op is None or len(op.results) == 1
+
+
 class NamingBuilder(Builder):
     """A Builder that names op results after the variable being assigned (the name of the
     current location), as Triton does; scalar constants keep their printer names
@@ -231,7 +236,8 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             if target.id in self.scope.constexpr_locals:
                 raise self.error(target, f"cannot reassign the constexpr {target.id!r}",
                                  "use a new name")
-            if isinstance(value, tensor) and value.handle.name is None:
+            if isinstance(value, tensor) and value.handle.name is None and \
+                    _single_result(value.handle):  # MLIR names no result of a multi-result op
                 value.handle.name = target.id
             self.scope.values[target.id] = ce.unwrap(value)
             return

@@ -159,6 +159,8 @@ def split(a, _semantic=None):
         a = sem.expand_dims(a, 0)
     shape = a.shape[:-1]
     op = sem.builder.create("tt.split", [a.handle], [ir_type(a.dtype, shape)] * 2)
+    if op.results[0].name is None:   # the result names Triton's tt.split prints
+        op.results[0].name, op.results[1].name = "outLHS", "outRHS"
     lo, hi = (sem.wrap(r, a.dtype, shape) for r in op.results)
     if scalar:
         lo, hi = (reshape(v, (), _semantic=sem) for v in (lo, hi))
