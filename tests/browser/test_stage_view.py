@@ -124,6 +124,16 @@ def test_choose_panes_and_search(view):
     first = page.locator(".wb-sw").first
     first.locator(".wb-toolbar input[data-stage=ttir]").check()
     assert "ttir" in _panes(page)
+    # the SASS is not made until its box is ticked (nvdisasm runs then, in the kernel)
+    assert "sass" not in _panes(page)
+    first.locator(".wb-toolbar input[data-stage=sass][data-lazy]").check()
+    page.wait_for_selector(".wb-sw .wb-pane[data-stage=sass] .wb-ln", state="attached",
+                           timeout=60_000)
+    assert "sass" in _panes(page) and "ttir" in _panes(page), _panes(page)
+    sass = first.locator(".wb-pane[data-stage=sass] .wb-ln[data-op]").first
+    sass.scroll_into_view_if_needed()
+    sass.hover()
+    assert first.locator(".wb-help-tip").is_visible()
     first.locator(".wb-toolbar input[data-stage=sass]").uncheck()
     assert "sass" not in _panes(page)
     search = first.locator(".wb-pane[data-stage=ptx] .wb-search")

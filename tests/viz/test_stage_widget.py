@@ -55,6 +55,27 @@ def test_ptx_lines_carry_their_help_key(compiled):
         "summary"]
 
 
+def test_sass_is_made_only_when_asked_for():
+    # a specialisation no other test compiles, so no earlier reader has made its SASS
+    k = wb.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                   target="cuda:90", num_warps=2, BLOCK_SIZE=2048)
+    if "sass" not in k.asm:
+        pytest.skip("nvdisasm is not installed: no SASS stage (pip install 'tile-workbench[sass]')")
+    w = stage_view(k)
+    assert k.asm.pending() == ["sass"]          # building the view ran no nvdisasm
+    assert w.data["lazy"] == ["sass"] and "sass" not in [p["stage"] for p in w.data["panes"]]
+    assert w.data["visible"] == ["ttgir", "llir", "ptx"]
+    assert "sass: not made yet" in w._static_html
+    w._on_front_end_msg(w, {"make_stage": "sass", "visible": ["ttir", "ptx"]}, [])
+    assert k.asm.pending() == [] and w.data["lazy"] == []
+    assert w.data["visible"] == ["ttir", "ptx", "sass"]
+    sass = next(p for p in w.data["panes"] if p["stage"] == "sass")
+    assert any(row[3] for row in sass["lines"])  # SASS lines carry their help key
+    asked = stage_view(wb.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                                  target="cuda:90", num_warps=2, BLOCK_SIZE=512), "ptx,sass")
+    assert asked.data["visible"] == ["ptx", "sass"] and asked.data["lazy"] == []
+
+
 def test_widget_mimebundle_has_the_static_view(compiled):
     w = stage_view(compiled, "ttgir,ptx")
     assert isinstance(w, StageView) and w.data["visible"] == ["ttgir", "ptx"]

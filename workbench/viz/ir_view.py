@@ -158,6 +158,18 @@ def _stage_names(compiled) -> list[str]:
     return [n for n in names if n != "source"]
 
 
+def pending_stages(compiled, stages=None) -> list[str]:
+    """Stages of ``compiled`` not made yet (the CUDA backend's SASS until something reads it)
+    that ``stages`` does not ask for: views leave them out instead of running the tool that
+    makes them, and offer them to be made on request."""
+    pending = getattr(getattr(compiled, "asm", None), "pending", None)
+    if pending is None:
+        return []
+    if isinstance(stages, str):
+        stages = [s.strip() for s in stages.split(",") if s.strip()]
+    return [n for n in pending() if n not in (stages or ())]
+
+
 def render_compiled(compiled, stages=None, *, view_id: str | None = None) -> str:
     """The side-by-side view of a compiled kernel: a compile-report strip, the source pane and
     the ``stages`` (a list or comma-separated string of stage names; default every text stage
@@ -168,10 +180,11 @@ def render_compiled(compiled, stages=None, *, view_id: str | None = None) -> str
     if isinstance(stages, str):
         stages = [s for s in (x.strip() for x in stages.split(",")) if s]
     explicit = stages is not None
-    wanted = [s for s in (stages if explicit else available) if s != "source"]
+    lazy = pending_stages(compiled, stages)
+    wanted = [s for s in (stages if explicit else available) if s != "source" and s not in lazy]
     md = getattr(compiled, "metadata", None)
     target = getattr(md, "target", "?")
-    notes, panes = [], []
+    notes, panes = [f"{n}: not made yet (ask for it: stages='{n}')" for n in lazy], []
     maps = getattr(compiled, "line_maps", None) or {}
     for name in wanted:
         text = asm.get(name)

@@ -126,12 +126,15 @@ def compiled_stage_data(compiled, stages=None) -> dict:
     """:func:`stage_data` of a compiled kernel (every text stage of ``compiled.asm`` after
     ``source``; binary stages are left out). ``stages`` (a list or a comma-separated string)
     chooses which panes start visible; every text stage is sent, so the viewer can show any
-    of them. Adds ``visible`` (stage names) to the dict."""
-    from .ir_view import _stage_names, compile_report
+    of them, except a stage not made yet that ``stages`` does not name (the SASS, made by
+    nvdisasm): it is listed under ``lazy`` instead, for the viewer to request. Adds
+    ``visible`` (stage names) and ``lazy`` to the dict."""
+    from .ir_view import _stage_names, compile_report, pending_stages
     from .shared_report import backend_notes
     asm = compiled.asm
     maps = getattr(compiled, "line_maps", None) or {}
-    names = [n for n in _stage_names(compiled) if isinstance(asm.get(n), str)]
+    lazy = pending_stages(compiled, stages)
+    names = [n for n in _stage_names(compiled) if n not in lazy and isinstance(asm.get(n), str)]
     if isinstance(stages, str):
         stages = [s.strip() for s in stages.split(",") if s.strip()]
     notes = list(backend_notes(compiled))
@@ -150,4 +153,5 @@ def compiled_stage_data(compiled, stages=None) -> dict:
                       title=f"{name} \u2014 {target}", report=compile_report(compiled),
                       notes=notes)
     data["visible"] = visible
+    data["lazy"] = lazy
     return data

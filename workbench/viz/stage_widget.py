@@ -49,10 +49,28 @@ class StageView(anywidget.AnyWidget):
     _css = _CSS
     data = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, data: dict, static_html: str = "", plain: str = "", **kwargs):
+    def __init__(self, data: dict, static_html: str = "", plain: str = "", compiled=None,
+                 **kwargs):
         super().__init__(data=data, **kwargs)
         self._static_html = static_html
         self._plain = plain
+        self._compiled = compiled
+        self.on_msg(self._on_front_end_msg)
+
+    def _on_front_end_msg(self, _widget, content, _buffers) -> None:
+        """``{"make_stage": name, "visible": [...]}`` from the front end (a ``lazy`` stage
+        ticked on, and the panes ticked then): make that stage (e.g. run nvdisasm) and send the
+        data again with those panes and the new one visible."""
+        name = content.get("make_stage") if isinstance(content, dict) else None
+        if self._compiled is None or name not in (self.data.get("lazy") or []):
+            return
+        shown = content.get("visible")
+        if not (isinstance(shown, list) and all(isinstance(x, str) for x in shown)):
+            shown = self.data.get("visible") or []
+        visible = [s for s in shown if s != name] + [name]
+        data = compiled_stage_data(self._compiled, visible)
+        data["visible"] = [s for s in visible if s in [p["stage"] for p in data["panes"]]]
+        self.data = data
 
     def _repr_mimebundle_(self, **kwargs):
         out = super()._repr_mimebundle_(**kwargs)
@@ -71,14 +89,15 @@ def stage_view(compiled, stages=None):
     """The live stage view of a compiled kernel (``workbench.compile(...)`` or what a launch
     returns). ``stages``: the panes shown at first (a list or a comma-separated string; default
     up to three of ttgir, ptx, sass, llir, asm, ttir); every text stage can be ticked on in the
-    view."""
+    view. A stage not made yet (the CUDA SASS) is made only when asked for here or ticked on
+    in the view (the front end asks the kernel for it)."""
     from .ir_view import render_compiled
     if isinstance(stages, str):
         stages = [s.strip() for s in stages.split(",") if s.strip()]
     data = compiled_stage_data(compiled, stages)
     if not stages:
         data["visible"] = default_visible([p["stage"] for p in data["panes"]])
-    return StageView(data, render_compiled(compiled, stages), repr(compiled))
+    return StageView(data, render_compiled(compiled, stages), repr(compiled), compiled)
 
 
 def _label(compiled) -> str:

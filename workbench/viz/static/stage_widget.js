@@ -171,6 +171,25 @@ function build(root, data, model) {
     lab.appendChild(document.createTextNode(s));
     bar.appendChild(lab);
   }
+  // stages not made yet (the SASS: nvdisasm runs only when asked): ticking one asks the kernel
+  for (const s of data.lazy || []) {
+    const lab = el("label", "wb-choose wb-lazy");
+    const cb = el("input");
+    cb.type = "checkbox";
+    cb.dataset.stage = s;
+    cb.dataset.lazy = "1";
+    lab.title = `${s} is made when you tick it`;
+    lab.appendChild(cb);
+    lab.appendChild(document.createTextNode(s));
+    cb.addEventListener("change", () => {
+      if (!cb.checked || !model) return;
+      cb.disabled = true;
+      lab.lastChild.textContent = `${s} (making\u2026)`;
+      const shown = Object.keys(boxes).filter(k => k !== "source" && boxes[k].checked);
+      model.send({ make_stage: s, visible: shown });
+    });
+    bar.appendChild(lab);
+  }
   const opts = {};
   for (const [k, text, on] of [["wrap", "wrap lines", false], ["sync", "sync scroll", true],
                               ["debug", "debug info", false]]) {
