@@ -157,3 +157,48 @@ def test_fp8_matmul_gpu_torch():
     fp8_matmul[(2, 1)](a, b.contiguous(), c, m, n, kd, BM=32, BN=32, BK=32)
     want = a.to(torch.float32) @ b.to(torch.float32)
     torch.testing.assert_close(c.float(), want, rtol=2e-3, atol=2e-2)
+
+
+def _persistent(a, b, c, blocks, sms, **kw):
+    from workbench.testing.examples import matmul_persistent_tma_kernel as k
+    from workbench.tools.tensor_descriptor import TensorDescriptor as TD
+    bm, bn, bk = blocks
+    m, kd = a.shape
+    return k[(sms,)](TD.from_tensor(a, [bm, bk]), TD.from_tensor(b, [bn, bk]),
+                     TD.from_tensor(c, [bm, bn]), m, b.shape[0], kd, BLOCK_SIZE_M=bm,
+                     BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=2, NUM_SMS=sms, **kw)
+
+
+def test_persistent_tma_matmul_on_the_interpreter(monkeypatch):
+    """Tutorial 09's persistent matmul (benchmarks/gpu.py's row): 3 x 2 tiles over 4
+    programs, so some programs take two tiles."""
+    monkeypatch.setenv("WORKBENCH_INTERPRET", "1")
+    rng = np.random.default_rng()
+    a = rng.standard_normal((96, 80)).astype(np.float16)
+    b = rng.standard_normal((64, 80)).astype(np.float16)  # B^T
+    c = np.full((96, 64), np.nan, np.float16)
+    _persistent(a, b, c, (32, 32, 32), 4)
+    want = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=2e-2)
+
+
+def test_persistent_tma_matmul_compiles_to_tma_and_wgmma():
+    from workbench.testing.examples import matmul_persistent_tma_kernel as k
+    from workbench.tools.tensor_descriptor import TensorDescriptor as TD
+    x = np.zeros((256, 256), np.float16)
+    descs = [TD.from_tensor(x, [64, 64]) for _ in range(3)]
+    ck = wb.compile(k, *descs, 256, 256, 256, target="cuda:90", BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                    BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=132)
+    assert "cp.async.bulk.tensor" in ck.asm["ptx"] and "wgmma.mma_async" in ck.asm["ptx"]
+
+
+@pytest.mark.gpu
+def test_persistent_tma_matmul_gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA build of torch")
+    a = torch.randn((512, 256), device="cuda", dtype=torch.float16)
+    b = torch.randn((384, 256), device="cuda", dtype=torch.float16)
+    c = torch.full((512, 384), float("nan"), device="cuda", dtype=torch.float16)
+    _persistent(a, b, c, (128, 128, 64), 7, num_warps=8)  # 12 tiles over 7 programs
+    torch.testing.assert_close(c.float(), a.float() @ b.float().T, rtol=1e-2, atol=2e-2)
