@@ -18,7 +18,9 @@ the loop (``a_ptrs += BLOCK_SIZE_K * stride_ak``) and masks the K tail.
 More rows: matmul bf16 4096^3 and fp16 4096x11008x4096 (LLM-shaped) through
 :func:`~workbench.testing.examples.matmul_typed_kernel`, and flash attention with head dims 64
 and 128, causal (:func:`~workbench.testing.examples.attention_causal_fwd_kernel`) or not, each
-the best of ``ATTN_CONFIGS`` on both sides. A configuration one side refuses (shared memory
+the best of ``ATTN_CONFIGS`` on both sides; tutorial 09's persistent matmul through host
+tensor descriptors (:func:`~workbench.testing.examples.matmul_persistent_tma_kernel`), the
+best of ``PERSISTENT_CONFIGS``. A configuration one side refuses (shared memory
 too small, a compile error) is printed with the reason and skipped.
 
 Run on a GPU machine: ``python benchmarks/gpu.py [--only SUBSTRING[,SUBSTRING...]]`` (rows in that order) (needs
@@ -41,7 +43,7 @@ from benchmarks.common import require_gpu, triton_twins  # noqa: E402
 #: The example kernels this benchmark runs (:mod:`workbench.testing.examples`).
 KERNELS = ("add_kernel", "softmax_fp32_acc_kernel", "layer_norm_row_kernel",
            "matmul_fp16_kernel", "matmul_tutorial_kernel", "attention_fwd_kernel",
-           "matmul_typed_kernel", "attention_causal_fwd_kernel")
+           "matmul_typed_kernel", "attention_causal_fwd_kernel", "matmul_persistent_tma_kernel")
 
 
 def _bench(fn):
@@ -145,7 +147,47 @@ def cases(torch, ours, theirs):
                 tutorial))
     out.extend(typed_matmul_cases(torch, ours, dev))
     out.extend(attention_cases(torch, ours, dev))
+    out.extend(persistent_cases(torch, ours, dev))
     return out
+
+
+#: tutorial 09's configurations (BM, BN, BK, warps, stages)
+PERSISTENT_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 64, 4, 4),
+                      (128, 128, 128, 8, 3)]
+
+
+def persistent_cases(torch, ours, dev):
+    """Tutorial 09's persistent matmul through host tensor descriptors (TMA on sm_90), C = A @
+    B^T at 4096^3 fp16, one program per SM. Each side builds its own ``TensorDescriptor``
+    (ours: :mod:`workbench.tools.tensor_descriptor`; Triton's ``triton.tools``); our launch is
+    ``kernel[grid](...)`` (descriptors are not pre-bound), so our time includes the host
+    binding, about 11 us of a ~0.2 ms kernel."""
+    from workbench.tools.tensor_descriptor import TensorDescriptor as OurDescriptor
+    S = 4096
+    A = torch.randn(S, S, device=dev, dtype=torch.float16)
+    Bt = torch.randn(S, S, device=dev, dtype=torch.float16)  # B^T: [N, K], as tutorial 09
+    C = torch.empty(S, S, device=dev, dtype=torch.float16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def run(m, cfg):
+        if m is ours:
+            desc = OurDescriptor
+        else:
+            from triton.tools.tensor_descriptor import TensorDescriptor as desc
+        bm, bn, bk, warps, stages = cfg
+        args = (desc.from_tensor(A, [bm, bk]), desc.from_tensor(Bt, [bn, bk]),
+                desc.from_tensor(C, [bm, bn]), S, S, S)
+        grid = (min(sms, (S // bm) * (S // bn)),)
+        k = m.matmul_persistent_tma_kernel
+        kw = dict(BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8,
+                  NUM_SMS=sms, num_warps=warps, num_stages=stages)
+        return lambda: k[grid](*args, **kw)
+
+    def check():
+        ref = A.float() @ Bt.float().T
+        return ((C.float() - ref).abs().max() / ref.abs().max()).item()
+    return [("matmul 4096^3 fp16, persistent TMA (tut 09)", "TFLOP/s", 2 * S ** 3,
+             lambda m: run(m, PERSISTENT_CONFIGS[0]), check, run, PERSISTENT_CONFIGS)]
 
 
 def typed_matmul_cases(torch, ours, dev):

@@ -136,6 +136,26 @@ def test_bad_scale_shape_is_refused_at_the_line(backend):
     assert "tl.dot_scaled(a, s," in str(info.value)
 
 
+@pytest.mark.parametrize("target", ["cuda:90", "cpu"])
+def test_nvfp4_scales_name_the_blackwell_instruction(target):
+    @wb.jit
+    def nvfp4(a_ptr, s_ptr, b_ptr, c_ptr):
+        r = tl.arange(0, 32)
+        h = tl.arange(0, 16)
+        k = tl.arange(0, 2)
+        a = tl.load(a_ptr + r[:, None] * 16 + h[None, :])
+        b = tl.load(b_ptr + h[:, None] * 32 + r[None, :])
+        s = tl.load(s_ptr + r[:, None] * 2 + k[None, :])  # e4m3 scales, one per 16 values
+        c = tl.dot_scaled(a, s, "e2m1", b, None, "e2m1")
+        tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
+
+    with pytest.raises(CompilationError) as info:
+        wb.compile(nvfp4, "*u8", "*fp8e4nv", "*u8", "*fp32", target=target)
+    msg = str(info.value)
+    assert "tcgen05.mma" in msg and "sm_100" in msg and "Blackwell" in msg
+    assert "tl.dot_scaled(a, s," in msg  # the user's line
+
+
 def _dot_scaled_line(text):
     line = next(x for x in text.splitlines() if "tt.dot_scaled" in x)
     line = re.sub(r"%[\w.#]+", "%v", line.split(" loc(")[0].split("=", 1)[1])

@@ -18,8 +18,9 @@ active driver; and ``--backend triton`` runs the same files on real Triton's own
 makes ``triton.compile`` without a target compile for that GPU, for compile-only files such
 as ``test_compile_errors`` (Triton's interpreter cannot compile, and there is no GPU driver).
 ``--every N`` keeps every Nth collected case (deterministic), ``-k`` is pytest's. ``--json``
-writes the per-case records; ``--ids`` takes such a file and runs exactly its cases (the
-same sample under another backend, whose collection may differ).
+writes the per-case records (a tutorial's record keeps the last 3,000 characters of its
+stderr in ``tail`` when it failed or timed out); ``--ids`` takes such a file and runs
+exactly its cases (the same sample under another backend, whose collection may differ).
 """
 from __future__ import annotations
 
@@ -93,6 +94,16 @@ def _has_timeout() -> bool:
     return True
 
 
+def _where(lines: list[str]) -> str:
+    """`` at FILE:LINE: SOURCE`` of the innermost frame of a traceback's lines, or ""."""
+    for i in range(len(lines) - 1, -1, -1):
+        m = re.match(r'\s*File "([^"]+)", line (\d+)', lines[i])
+        if m:
+            src = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            return f" at {os.path.basename(m.group(1))}:{m.group(2)}: {src}"
+    return ""
+
+
 def run_tutorials(args) -> list[dict]:
     folder = os.path.join(args.triton_src, "python", "tutorials")
     rows = []
@@ -107,8 +118,11 @@ def run_tutorials(args) -> list[dict]:
             lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
             errors = [ln for ln in lines if _EXC.match(ln)]
             last = (errors or lines or [""])[-1] if p.returncode else ""
+            if last and ":" not in last:  # a bare exception (an assert): say where
+                last += _where(lines)
             outcome = "passed" if p.returncode == 0 else "failed"
             said = (p.stdout.strip().splitlines() or [""])[-1]
+            tail = p.stderr[-3000:] if p.returncode else ""  # the traceback, for the json
             if outcome == "passed" and _GATED.search(said):
                 outcome, last = "skipped", said  # the tutorial gated itself off this device
         except subprocess.TimeoutExpired as e:
@@ -116,8 +130,10 @@ def run_tutorials(args) -> list[dict]:
             said = (out.strip().splitlines() or [""])[-1]
             outcome = "timeout"
             last = f"still running after {args.timeout or 300} s; last output: {said[:150]}"
+            err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+            tail = (out[-1500:] + "\n--- stderr ---\n" + err[-1500:]) if out or err else ""
         rows.append({"id": fname, "func": fname, "outcome": outcome,
-                     "kind": last.split(":", 1)[0], "msg": last[:300],
+                     "kind": last.split(":", 1)[0], "msg": last[:300], "tail": tail,
                      "seconds": round(time.time() - t0, 1)})
     return rows
 

@@ -39,10 +39,22 @@ def _operand(sem, x, fmt: str, side: str):
     return sem.bitcast(x, _ELEM[fmt])
 
 
+#: fp8 scales are NVIDIA's nvfp4 block scaling (e4m3 scales, one per 16 values), which only
+#: Blackwell's tensor cores do (the PTX ISA's ``tcgen05.mma`` with ``.block_scale``, sm_100a);
+#: Triton 3.6 compiles it only there too (for sm_90 its TritonGPUAccelerateMatmul fails).
+_NVFP4 = ("tl.dot_scaled: {side}_scale is a tile of {dtype}: fp8 scales (nvfp4 block scaling, "
+          "one e4m3 scale per 16 values) need the tcgen05.mma block_scale instruction of "
+          "NVIDIA Blackwell GPUs (sm_100), which the workbench does not target (cuda:80 and "
+          "cuda:90; its interpreter and CPU backend follow them). Use uint8 e8m0 scales, one "
+          "per 32 values (mxfp4/mxfp8), which every backend decomposes")
+
+
 def _scale(sem, s, rows: int, k: int, side: str):
     s = unwrap(s)
     if s is None:
         return None
+    if isinstance(s, tensor) and s.dtype.is_fp8():
+        raise LanguageError(_NVFP4.format(side=side, dtype=s.dtype))
     if not isinstance(s, tensor) or s.dtype.primitive_bitwidth != 8 or not s.dtype.is_int():
         raise LanguageError(f"tl.dot_scaled: {side}_scale must be a uint8 tile of e8m0 "
                             f"exponents, got {s!r}")

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ..ir.fp8 import FORMATS as FP8_FORMATS
+from ..ir.fp8 import code_value, const_code, is_fp8_name
 from ..ir.types import FloatType, IntType, Type
 
 _NP: dict[str, type[np.floating]] = {"f16": np.float16, "f32": np.float32, "f64": np.float64,
@@ -40,7 +42,11 @@ def int_const(v, width: int):
 
 
 def round_float(v: float, name: str) -> float:
-    """``v`` rounded to float type ``name`` (f16, bf16, f32, f64), as a Python float."""
+    """``v`` rounded to float type ``name`` (f16, bf16, f32, f64, or an 8-bit float of
+    :data:`workbench.ir.fp8.FORMATS`: nearest even, saturating as its constants do), as a
+    Python float."""
+    if is_fp8_name(name):
+        return code_value(FP8_FORMATS[name], const_code(name, v))
     with np.errstate(all="ignore"):
         x = _NP[name](v)
         if name == "bf16":

@@ -24,6 +24,7 @@ import warnings
 
 from ..config import env_flag
 from ..errors import CompilationError, LaunchError, OutOfResources
+from .devices import is_cuda_array
 
 _FAILED = [math.inf, math.inf, math.inf]
 _NO_DTYPE = object()
@@ -138,11 +139,7 @@ def _restore(dst, src):
 
 
 def _device_of(values) -> str:
-    for v in values:
-        if hasattr(v, "__cuda_array_interface__") or \
-                getattr(getattr(v, "device", None), "type", None) == "cuda":
-            return "cuda"
-    return "cpu"
+    return "cuda" if any(is_cuda_array(v) for v in values) else "cpu"
 
 
 class Autotuner(KernelInterface):

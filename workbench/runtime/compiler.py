@@ -138,9 +138,30 @@ def _fit_line_map(locs, text: str) -> list:
     return locs + [None] * (n - len(locs))
 
 
+def _check_extern_libs(fn, libs) -> None:
+    """Triton's ``extern_libs={"libdevice": path}`` launch option names the bitcode file that
+    ``tl.extra.libdevice`` calls link against. The workbench implements those ``__nv_*``
+    functions itself on every backend (:mod:`workbench.codegen.nvptx.libdevice`), so a
+    ``libdevice`` entry is accepted and its file is not read; any other library (AMD's
+    ``ocml``/``ockl``) has no implementation here. Raises :class:`LaunchError` for those
+    and for a value that is not a dict."""
+    if libs is None:
+        return
+    if not isinstance(libs, dict):
+        raise launch_error(fn, f"extern_libs must be a dict of library name -> bitcode path, "
+                               f"not {type(libs).__name__}", "Pass {'libdevice': path}.")
+    other = sorted(str(k) for k in libs if k != "libdevice")
+    if other:
+        raise launch_error(fn, f"extern_libs names {', '.join(other)}: only 'libdevice' is "
+                               "available (the workbench implements its functions itself; "
+                               "other bitcode libraries cannot be linked)",
+                           "Drop those entries, or call the libdevice function instead.")
+
+
 def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, Options]:
     """Separate launch/compile options (``num_warps``, ``num_stages``, ``enable_fp_fusion``,
-    ``debug``, ``bounds_check``; ``num_ctas`` must be 1; :data:`IGNORED_OPTIONS` are dropped)
+    ``debug``, ``bounds_check``; ``num_ctas`` must be 1; ``extern_libs`` may name only
+    libdevice; :data:`IGNORED_OPTIONS` are dropped)
     from parameter kwargs; returns
     ``(param_kwargs, options)``. Raises :class:`LaunchError` for a bad option value."""
     params, overrides = {}, {}
@@ -151,6 +172,8 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
             overrides[k] = v
         elif k in IGNORED_OPTIONS:
             continue
+        elif k == "extern_libs" and k not in param_names:
+            _check_extern_libs(fn, v)
         elif k == "num_ctas":
             if v != 1:
                 raise launch_error(fn, f"num_ctas={v!r} is not supported; only 1 CTA per "

@@ -106,6 +106,19 @@ def _from_torch(t) -> ArrayInfo:
     return ArrayInfo("cpu", None, addr, lo, hi, itemsize, _short_dtype(name), t)
 
 
+def is_cuda_array(v) -> bool:
+    """Whether ``v`` is an array in CUDA device memory: a ``device`` whose ``type`` is
+    ``"cuda"`` (torch) or a ``__cuda_array_interface__``. torch builds that interface on
+    access and raises KeyError for element types it has no typestr for (the fp8 dtypes), so
+    ``hasattr`` is not enough: any error while reading it counts as "no interface"."""
+    if getattr(getattr(v, "device", None), "type", None) == "cuda":
+        return True
+    try:
+        return getattr(v, "__cuda_array_interface__", None) is not None
+    except Exception:  # torch: KeyError for a dtype without a typestr
+        return False
+
+
 def from_cuda_array_interface(v) -> ArrayInfo:
     """The :class:`ArrayInfo` of an object with ``__cuda_array_interface__`` (version 2 or 3):
     device address, byte span, element type (bfloat16 from the object's ``dtype``), device

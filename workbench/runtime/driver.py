@@ -3,7 +3,7 @@
 
 With a CUDA device (``workbench.cuda.is_available()``) and without ``WORKBENCH_INTERPRET``, the
 active target is ``cuda`` with the device's compute capability and 32 threads per warp, and
-the torch device is ``"cuda"``; otherwise it is the host: backend ``"cpu"``, arch 0, warp size 1,
+the torch device is ``"cuda:0"``; otherwise it is the host: backend ``"cpu"``, arch 0, warp size 1,
 torch device ``"cpu"`` (the workbench runs the same kernels there; Triton would have no driver).
 """
 from __future__ import annotations
@@ -74,10 +74,15 @@ class _ActiveDriver:
         return GPUTarget("cuda", cap[0] * 10 + cap[1], 32)
 
     def get_active_torch_device(self):
-        """``torch.device("cuda")`` when a CUDA target is active, else ``torch.device("cpu")``.
-        Raises ImportError without torch."""
+        """``torch.device("cuda", index)`` (the index of :meth:`get_current_device`) when a
+        CUDA target is active, else ``torch.device("cpu")``. The index matters: torch's
+        ``device("cuda:0") == device("cuda")`` is False, and scripts compare a tensor's
+        ``.device`` with this one (Triton's ``backends/nvidia/driver.py`` gives the index
+        too). Raises ImportError without torch."""
         import torch
-        return torch.device("cuda" if _cuda_index_capability() else "cpu")
+        if _cuda_index_capability():
+            return torch.device("cuda", self.get_current_device())
+        return torch.device("cpu")
 
     def get_current_device(self) -> int:
         """The device index (0; the workbench launches on device 0 unless arrays say else)."""

@@ -14,6 +14,8 @@ columns). Where two benchmarks need different semantics the variants are separat
   divide the sizes, tensor-core precision, fp16 out); :func:`matmul_tutorial_kernel` (Triton's
   tutorial form: pointers advanced in the K loop, K tail masked, fp16 out);
 - :func:`matmul_typed_kernel`: :func:`matmul_fp16_kernel` storing C in C's own dtype (bf16);
+- :func:`matmul_persistent_tma_kernel`: Triton's tutorial 09 persistent matmul through host
+  tensor descriptors (TMA on ``cuda:90``);
 - :func:`attention_fwd_kernel`: flash attention forward, fp16 in and out;
   :func:`attention_causal_fwd_kernel`: the causal form (Triton's tutorial 06 split: blocks
   below the diagonal unmasked, the diagonal blocks masked).
@@ -309,3 +311,36 @@ def attention_causal_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: 
         acc = tl.dot(p.to(tl.float16), v, acc)
         m_i = m_new
     tl.store(o_ptr + off + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@jit
+def matmul_persistent_tma_kernel(a_desc, b_desc, c_desc, M, N, K,
+                                 BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                                 BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
+                                 NUM_SMS: tl.constexpr):
+    """Triton's tutorial 09 persistent matmul with host tensor descriptors: C = A @ B^T with
+    A [M, K] and B [N, K] row-major (descriptors of blocks [BLOCK_SIZE_M, BLOCK_SIZE_K] and
+    [BLOCK_SIZE_N, BLOCK_SIZE_K]) and C [M, N] fp16 (blocks [BLOCK_SIZE_M, BLOCK_SIZE_N]).
+    Grid (NUM_SMS,): program p computes output tiles p, p + NUM_SMS, ... in the grouped order
+    of :func:`matmul_tutorial_kernel`; fp32 accumulation."""
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([offs_am, offs_bn], accumulator.to(tl.float16))

@@ -19,6 +19,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
+from ..runtime.devices import is_cuda_array
 from .work import Run, Work, count_work
 
 METRICS = {"GB/s": ("bytes", 1e9), "GFLOP/s": ("flops", 1e9), "TFLOP/s": ("flops", 1e12),
@@ -26,10 +27,7 @@ METRICS = {"GB/s": ("bytes", 1e9), "GFLOP/s": ("flops", 1e9), "TFLOP/s": ("flops
 
 
 def _device_of(values) -> str:
-    for v in values:
-        if hasattr(v, "__cuda_array_interface__"):
-            return "cuda"
-    return "cpu"
+    return "cuda" if any(is_cuda_array(v) for v in values) else "cpu"
 
 
 class Launch:

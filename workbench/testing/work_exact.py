@@ -26,6 +26,7 @@ from ..backends.interp.block import PIDS
 from ..backends.interp.compiler import FunctionCompiler
 from ..backends.interp.launch import Launcher
 from ..backends.interp.memory import Memory
+from ..runtime.devices import is_cuda_array
 from .work_model import FLOP_PER_ELEMENT, Work, dtype_name, is_float, numel
 
 
@@ -162,7 +163,7 @@ def _host_copy(v):
         return v.copy()
     if hasattr(v, "to_numpy"):
         return np.array(v.to_numpy())
-    if hasattr(v, "__cuda_array_interface__") and hasattr(v, "cpu"):
+    if is_cuda_array(v) and hasattr(v, "cpu"):
         return np.array(v.cpu().numpy())
     if hasattr(v, "__array__") and hasattr(v, "dtype") and hasattr(v, "shape"):
         return np.array(v)

@@ -1,1 +1,2 @@
-"""Host-side helpers with Triton's names (``triton.tools``): :mod:`.tensor_descriptor`."""
+"""Host-side helpers with Triton's names (``triton.tools``): :mod:`.tensor_descriptor` and
+:mod:`.mxfp` (microscaling fp4 elements and e8m0 scales)."""

@@ -21,7 +21,7 @@ from ...ir.types import FloatType, IntType
 from .. import fp8
 from . import mathlib
 from .fp8cvt import fp8_cast
-from .types import F16, F32, F64, I16, I32, is_bf16, llvm_type
+from .types import F16, F32, F64, GLOBAL_PTR, I16, I32, I64, is_bf16, llvm_type
 
 _INT_BIN = {"addi": "add", "subi": "sub", "muli": "mul", "divsi": "sdiv", "divui": "udiv",
             "remsi": "srem", "remui": "urem", "andi": "and_", "ori": "or_", "xori": "xor",
@@ -52,7 +52,8 @@ def handles(name: str) -> bool:
             "divf", "cmpi", "cmpf", "select") or base in _FLOAT_INTRINSIC or base in _CASTS
     if d == "math":
         return True
-    return name in ("tt.fp_to_fp", "tt.precise_divf", "tt.precise_sqrt", "tt.bitcast")
+    return name in ("tt.fp_to_fp", "tt.precise_divf", "tt.precise_sqrt", "tt.bitcast",
+                    "tt.int_to_ptr", "tt.ptr_to_int")
 
 
 def _ftype(t):
@@ -213,6 +214,17 @@ def _cast(kl, base, x, src, dst):
     return b.fptrunc(x, lt)
 
 
+def _same_bits(kl, name, x, src, dst):
+    """``tt.bitcast`` (same width, other type), ``tt.int_to_ptr`` (an i64 address -> a
+    global pointer: LLVM ``inttoptr``) and ``tt.ptr_to_int`` (a pointer -> its i64 address:
+    ``ptrtoint``), as Triton's LLVM IR has them (``inttoptr i64 %a to ptr addrspace(1)``)."""
+    if name == "tt.int_to_ptr":
+        return kl.b.inttoptr(x, GLOBAL_PTR)
+    if name == "tt.ptr_to_int":
+        return kl.b.ptrtoint(x, I64)
+    return _cast(kl, "bitcast", x, src, dst)
+
+
 def _compare(kl, op, x, y, t):
     b = kl.b
     pred = op.attributes["predicate"]
@@ -263,8 +275,8 @@ def lower(kl, op) -> None:
             out.append(fp8_cast(kl, xs[0], src_t, dst_t, op.attributes.get("rounding")))
         elif base in _CASTS or name == "tt.fp_to_fp":
             out.append(_cast(kl, "extf" if name == "tt.fp_to_fp" else base, xs[0], src_t, dst_t))
-        elif name == "tt.bitcast":
-            out.append(_cast(kl, "bitcast", xs[0], src_t, dst_t))
+        elif name in ("tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int"):
+            out.append(_same_bits(kl, name, xs[0], src_t, dst_t))
         elif base == "fma":
             if is_bf16(dst_t):
                 f = [to_f32(b, x, dst_t) for x in xs]
