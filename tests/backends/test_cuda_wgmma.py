@@ -96,7 +96,7 @@ def test_jit_options_follow_the_environment(monkeypatch):
 
 
 @pytest.mark.parametrize("kw,why", [
-    (dict(BM=32, BN=64, BK=32, num_warps=4), "smaller than the 64x"),
+    (dict(BM=32, BN=64, BK=32, num_warps=4), "is not a multiple of M = 64"),
     (dict(BM=128, BN=128, BK=32, num_warps=2), "warp groups"),
 ])
 def test_wgmma_unfit_keeps_mma_sync_with_a_note(kw, why):
