@@ -20,7 +20,8 @@ import time
 
 from workbench.backends.nvidia_tools import find_tool
 from workbench.testing.fuzz import check, generate, shrink, source
-from workbench.testing.fuzz.badcheck import OUTCOMES
+from workbench.testing.fuzz.badcheck import OUTCOME_MEANING, OUTCOMES, STAGES
+from workbench.testing.fuzz.mutate import describe
 from workbench.testing.fuzz.workers import run_pool
 
 VALID_STAGES = ("interpreter", "cpu", "cuda", "cuda:80", "cuda:90", "generator", "crash")
@@ -74,7 +75,17 @@ def valid_campaign(a, ptxas) -> None:
         if runs[stage]:
             fail = runs[stage] - agree[stage] - gaps[stage]
             print(f"{stage:<12} {runs[stage]:>6} {agree[stage]:>6} {fail:>6} {gaps[stage]:>11}")
+    print(VALID_LEGEND)
     print(coverage(range(a.seed, a.seed + a.n)))
+
+
+VALID_LEGEND = """\
+run: programs that reached the stage (interpreter and cpu: every program; cuda:80/cuda:90:
+  every --ptx-every-th, compiled to PTX and assembled by ptxas when found; cuda: run on the GPU;
+  generator: the program could not be made; crash: its worker process died)
+agree: the stage's result equals numpy's (integers and exact floats bit for bit, other floats
+  within their error bound); fail: a different result or an error; unsupported: the stage
+  refused a construct with an UnsupportedError (a known gap, printed above, not a wrong answer)"""
 
 
 def coverage(seeds) -> str:
@@ -124,16 +135,32 @@ def bad_campaign(a) -> None:
     dt = time.perf_counter() - t0
     print(f"\nbad programs: {a.bad} (seeds {a.seed}..{a.seed + a.bad - 1}), jobs {a.jobs}, "
           f"wall {dt:.0f} s ({dt / max(a.bad, 1):.3f} s per mutant)")
-    _table("stage", by_stage)
-    _table("mutation", by_kind)
+    print(bad_tables(by_stage, by_kind))
 
 
-def _table(title: str, rows: dict) -> None:
-    cols = [o for o in OUTCOMES if any(r[o] for r in rows.values())] or ["good"]
-    print(f"{title:<20} {'runs':>6} " + " ".join(f"{c:>11}" for c in cols))
+def _table(title: str, rows: dict, cols: list) -> list:
+    out = [f"{title:<20} {'runs':>6} " + " ".join(f"{c:>11}" for c in cols)]
     for name in sorted(rows):
         r = rows[name]
-        print(f"{name:<20} {sum(r.values()):>6} " + " ".join(f"{r[c]:>11}" for c in cols))
+        out.append(f"{name:<20} {sum(r.values()):>6} " + " ".join(f"{r[c]:>11}" for c in cols))
+    return out
+
+
+def bad_tables(by_stage: dict, by_kind: dict) -> str:
+    """The bad-input campaign's tables (outcome counts per stage and per mutation kind), then
+    what their columns and the mutation kinds shown mean. ``by_stage`` and ``by_kind``: name
+    -> Counter of outcomes (one count per stage a mutant ran on)."""
+    rows = list(by_stage.values()) + list(by_kind.values())
+    cols = [o for o in OUTCOMES if any(r[o] for r in rows)] or ["good"]
+    out = _table("stage", by_stage, cols) + [""] + _table("mutation", by_kind, cols)
+    out += ["", f"runs: stage runs, not mutants: each mutant runs on {STAGES[0]} and "
+            f"{STAGES[1]}, and is compiled for",
+            f"  {STAGES[2]} when its error is a compile-time one (2 or 3 runs per mutant). "
+            "Outcomes:"]
+    out += [f"  {c}: {OUTCOME_MEANING[c]}" for c in cols]
+    out += ["Mutations (each breaks a valid random kernel in one way):"]
+    out += [f"  {k}: {describe(k)}" for k in sorted(by_kind)]
+    return "\n".join(out)
 
 
 def main() -> None:

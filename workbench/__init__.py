@@ -20,6 +20,7 @@ from .errors import (
     WorkbenchError,
 )
 from .errors import WorkbenchError as TritonError
+from .errors import install_excepthook as _install_excepthook
 from .runtime import (
     CompiledKernel,
     Config,
@@ -41,6 +42,8 @@ __all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "
            "WorkbenchError", "TritonError", "__version__", "autotune", "cdiv", "compare",
            "compile", "heuristics", "jit", "language", "constexpr_function",
            "next_power_of_2", "must_use_result"]
+
+_install_excepthook()   # a script's uncaught workbench error: the user's frames and our message
 
 _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.language.utils",
          "must_use_result": "workbench.language.utils",

@@ -9,12 +9,27 @@ import tempfile
 from pathlib import Path
 
 
+def _show(compiled, what: str, args) -> None:
+    """Print one compiled kernel's stages side by side: the source, the tile IR, then the GPU
+    IR and PTX (cuda) or LLVM IR and host assembly (cpu), ``args.lines`` lines per column."""
+    from workbench.viz.text_view import side_by_side
+    print(f"\n{what}: stages of {compiled.name} for {args.target}: {', '.join(compiled.stages)}")
+    for note in compiled.extra.get("notes", []):
+        print(f"note: {note}")
+    lower = ("ttgir", "ptx") if "ttgir" in compiled.asm else ("llir", "asm")
+    shown = [s for s in ("source", "ttir") + lower if s in compiled.asm]
+    print(f"the terminal shows {', '.join(shown)} (--lines N for longer columns); the HTML "
+          "view below has every stage")
+    print(side_by_side(compiled, shown, colour=sys.stdout.isatty(), max_lines=args.lines))
+
+
 def quickstart(args) -> int:
+    """Launch a vector add and a softmax on the CPU, check them against numpy, then show both
+    kernels' stages for ``args.target`` (terminal columns and one HTML file)."""
     import numpy as np
 
     import workbench
     from workbench.testing.examples import add_kernel, softmax_kernel
-    from workbench.viz.text_view import side_by_side
 
     rng = np.random.default_rng()
     n = 98_765
@@ -34,23 +49,22 @@ def quickstart(args) -> int:
                             BLOCK_SIZE=workbench.next_power_of_2(cols))
     e = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(sm, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
-    print(f"softmax on the CPU: {rows} x {cols}, equal to numpy within 1e-5\n")
+    print(f"softmax on the CPU: {rows} x {cols}, equal to numpy within 1e-5")
 
-    compiled = workbench.compile(add_kernel, "*fp32:16", "*fp32:16", "*fp32:16", "i32",
-                                 target=args.target, BLOCK_SIZE=1024)
-    print(f"stages of add_kernel for {args.target}: {', '.join(compiled.stages)}")
-    for note in compiled.extra.get("notes", []):
-        print(f"note: {note}")
-    # the source, the tile IR, then the GPU IR and PTX (cuda) or LLVM IR and host asm (cpu)
-    lower = ("ttgir", "ptx") if "ttgir" in compiled.asm else ("llir", "asm")
-    shown = [s for s in ("source", "ttir") + lower if s in compiled.asm]
-    print(f"the terminal shows {', '.join(shown)} (--lines N for longer columns); the HTML "
-          "view below has every stage")
-    print(side_by_side(compiled, shown, colour=sys.stdout.isatty(), max_lines=args.lines))
+    sig = ("*fp32:16", "*fp32:16", "*fp32:16", "i32")
+    kernels = [(workbench.compile(add_kernel, *sig, target=args.target, BLOCK_SIZE=1024),
+                "the vector add"),
+               (workbench.compile(softmax_kernel, "*fp32:16", "*fp32:16", "i32", "i32", "i32",
+                                  target=args.target, BLOCK_SIZE=1024),
+                "the softmax (its row max and sum are tl.max and tl.sum reductions)")]
+    for compiled, what in kernels:
+        _show(compiled, what, args)
     html = Path(args.html or Path(tempfile.gettempdir()) / "workbench_quickstart.html")
-    html.write_text("<!doctype html><meta charset='utf-8'><title>add_kernel</title>"
-                    + compiled._repr_html_(), encoding="utf-8")
-    print(f"\nthe full side-by-side view (every stage, linked by source line): {html}")
+    html.write_text("<!doctype html><meta charset='utf-8'><title>Tile Workbench quickstart"
+                    "</title>" + "".join(c._repr_html_() for c, _ in kernels),
+                    encoding="utf-8")
+    print(f"\nthe full side-by-side views of both kernels (every stage, linked by source "
+          f"line): {html}")
     print("in Jupyter: %load_ext workbench, then %%tilekernel (notebooks/01_quickstart.ipynb)")
     return 0
 

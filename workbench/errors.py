@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import linecache
+import os
+import sys
+import traceback
 from typing import Callable
 
 
@@ -17,9 +20,14 @@ class WorkbenchError(Exception):
 
     __suppress_context__ = True
 
+    def shown_text(self) -> str:
+        """The message as people see it (IPython and a script's traceback): ``str(self)``
+        less lines kept only for code that reads Triton's messages."""
+        return str(self)
+
     def _render_traceback_(self) -> list:
         """IPython's hook: the lines shown instead of a traceback."""
-        lines = str(self).splitlines() or [""]
+        lines = self.shown_text().splitlines() or [""]
         out = [f"{type(self).__name__}: {lines[0]}"] + lines[1:]
         cause = self.__cause__
         if isinstance(cause, WorkbenchError):  # a called @jit function's error: shown first
@@ -41,6 +49,42 @@ def user_facing(fn):
             raise e.with_traceback(None) from (
                 cause.with_traceback(None) if cause is not None else None)
     return entry
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def script_traceback(err: WorkbenchError) -> str:
+    """What a script shows for ``err`` left uncaught: the traceback's frames outside this
+    package (the user's calls, most recent last) and the message as IPython shows it
+    (:meth:`WorkbenchError._render_traceback_`); no internal frame, no chained language
+    error (the message already says it)."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    head = ""
+    if frames:
+        head = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    return head + "\n".join(err._render_traceback_()) + "\n"
+
+
+_previous_hook: list = []
+
+
+def _excepthook(kind, value, tb) -> None:
+    if isinstance(value, WorkbenchError):
+        sys.stderr.write(script_traceback(value.with_traceback(tb)))
+        return
+    _previous_hook[0](kind, value, tb)
+
+
+def install_excepthook() -> None:
+    """Show an uncaught :class:`WorkbenchError` of a script by :func:`script_traceback`;
+    every other exception goes to the hook that was there. Installed only over Python's own
+    hook (IPython, debuggers and tools with a hook of their own keep theirs); called when
+    ``workbench`` is imported."""
+    if sys.excepthook is sys.__excepthook__:
+        _previous_hook[:] = [sys.excepthook]
+        sys.excepthook = _excepthook
 
 
 # functions file -> display name of that file or None; the notebook extension adds one that
@@ -109,10 +153,14 @@ class CompilationError(WorkbenchError):
         #: 0-based column), or None; the message says it as Triton does, ``at 2:4:``
         self.at = at
         text = format_at(loc, reason, None, end_col)
-        if at is not None:
+        self._shown = text + (f"\n{hint}" if hint else "")
+        if at is not None:  # Triton's tests look for "at 2:4:" in str(error)
             text += f"\n(Triton's position: at {at[0]}:{at[1]}: of {at[2]})"
         super().__init__(text + (f"\n{hint}" if hint else ""))
 
+    def shown_text(self) -> str:
+        """The message without Triton's def-relative position (``str(self)`` keeps it)."""
+        return getattr(self, "_shown", None) or str(self)
 
     @property
     def error_message(self) -> str:

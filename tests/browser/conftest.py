@@ -158,12 +158,21 @@ def jupyter_server():
 
 @dataclass
 class NotebookPage:
-    """An opened, fully run notebook: the playwright page and the console errors seen."""
+    """An opened, fully run notebook: the playwright page and the console errors seen.
+    ``close()`` closes the notebook (a JupyterLab page goes back to the pool for the next
+    notebook; a Notebook 7 page is closed)."""
 
     page: object
     state: dict
     console_errors: list = field(default_factory=list)
     seconds: float = 0.0
+    release: object = None
+
+    def close(self) -> None:
+        """Close the notebook; the page must not be used afterwards."""
+        if self.release is not None:
+            self.release()
+            self.release = None
 
 
 # counts cells still queued or running and whether the kernel is idle (JupyterLab exposes its
@@ -202,11 +211,85 @@ class Pending:
     page: object
     errors: list
     t0: float
+    release: object = None
 
     def finish(self, timeout_s: float = RUN_TIMEOUT_S) -> NotebookPage:
         """Wait until the kernel is idle and no cell is queued or running."""
         state = _wait_idle(self.page, timeout_s)
-        return NotebookPage(self.page, state, self.errors, time.monotonic() - self.t0)
+        return NotebookPage(self.page, state, self.errors, time.monotonic() - self.t0,
+                            self.release)
+
+
+# the notebook `name` is the current widget of the page's app and its kernel is idle
+_OPENED_JS = """(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.context && w.context.path === name && w.sessionContext &&
+            w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle'; }"""
+
+# close every document of the page's main area, unsaved changes dropped (no dialog)
+_CLOSE_ALL_JS = """() => { const app = window.jupyterapp;
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context && w.context.model) w.context.model.dirty = false;
+    w.dispose(); }
+  return Array.from(app.shell.widgets('main')).filter(w => w.context).length; }"""
+
+
+class _LabPages:
+    """JupyterLab pages kept open between notebooks: loading JupyterLab's front end costs
+    a page several seconds of CPU, so a page whose notebook was closed opens the next one
+    (``docmanager:open``) instead of a new page loading the app again. A page holds one
+    notebook at a time, so the tests' document-wide queries see only that notebook."""
+
+    def __init__(self, browser, url: str):
+        self.browser, self.url = browser, url
+        self.free: list = []
+        self.all: list = []
+        self.errors: dict = {}      # page -> the list console errors go to now
+
+    def _new(self, width: int, height: int, ui: str):
+        page = self.browser.new_page(viewport={"width": width, "height": height})
+        self.all.append(page)
+        key = id(page)
+        self.errors[key] = []
+        page.on("console", lambda m: self.errors[key].append(m.text)
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors[key].append(f"page error: {e}"))
+        return page
+
+    def open(self, name: str, width: int, height: int, ui: str):
+        """A page showing notebook ``name`` with its kernel idle, its console error list
+        and the function that closes it."""
+        if ui == "lab" and self.free:
+            page = self.free.pop()
+            self.errors[id(page)] = []
+            page.set_viewport_size({"width": width, "height": height})
+            page.evaluate("(name) => window.jupyterapp.commands.execute('docmanager:open', "
+                          "{path: name, factory: 'Notebook'})", name)
+        else:
+            page = self._new(width, height, ui)
+            # ?reset: a fresh workspace, so notebooks opened by earlier tests are not
+            # restored as hidden tabs of this page
+            where = "lab/tree" if ui == "lab" else "notebooks"
+            page.goto(f"{self.url}{where}/{name}" + ("?reset" if ui == "lab" else ""))
+        page.wait_for_function(_OPENED_JS, arg=name, timeout=START_TIMEOUT_S * 1000)
+        return page, self.errors[id(page)], (lambda: self._release(page, ui))
+
+    def _release(self, page, ui: str) -> None:
+        if page.is_closed():
+            return
+        if ui != "lab":
+            page.close()
+            return
+        left = page.evaluate(_CLOSE_ALL_JS)
+        if left:
+            page.close()
+        else:
+            self.free.append(page)
+
+    def close(self) -> None:
+        for p in self.all:
+            if not p.is_closed():
+                p.close()
 
 
 @pytest.fixture(scope="session")
@@ -214,35 +297,46 @@ def start_notebook(jupyter_server, browser):
     """``start_notebook(name, width=1400, height=1000, ui="lab")``: open ``name`` (in the
     server's root) in JupyterLab (``ui="notebook"``: Notebook 7's notebook page), wait for its
     kernel, start Run All and return a :class:`Pending` at once, so that several notebooks'
-    kernels run side by side."""
-    pages = []
+    kernels run side by side. JupyterLab pages are reused once their notebook is closed
+    (:meth:`NotebookPage.close`)."""
+    pages = _LabPages(browser, jupyter_server.url)
 
     def start(name: str, width: int = 1400, height: int = 1000, ui: str = "lab") -> Pending:
-        page = browser.new_page(viewport={"width": width, "height": height})
-        pages.append(page)
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
         t0 = time.monotonic()
-        # ?reset: a fresh workspace, so notebooks opened by earlier tests are not restored as
-        # hidden tabs of this page
-        where = "lab/tree" if ui == "lab" else "notebooks"
-        page.goto(f"{jupyter_server.url}{where}/{name}" + ("?reset" if ui == "lab" else ""))
-        page.wait_for_function(
-            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
-            "window.jupyterapp.shell.currentWidget.sessionContext && "
-            "window.jupyterapp.shell.currentWidget.sessionContext.session && "
-            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel && "
-            "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
-            " === 'idle'", timeout=START_TIMEOUT_S * 1000)
+        page, errors, release = pages.open(name, width, height, ui)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_timeout(500)
-        return Pending(page, errors, t0)
+        # Run All has queued the cells once one shows its prompt's star or a count
+        page.wait_for_function(
+            "() => { const w = window.jupyterapp.shell.currentWidget;"
+            " return w.content.widgets.some(c => c.model.type === 'code' &&"
+            " (c.model.executionCount !== null ||"
+            "  (c.promptNode && c.promptNode.textContent.includes('*')))); }",
+            timeout=START_TIMEOUT_S * 1000)
+        return Pending(page, errors, t0, release)
 
     yield start
-    for p in pages:
-        if not p.is_closed():
-            p.close()
+    pages.close()
+
+
+# replace cell i's text as a student types it, then run cells i..j in order (each awaited)
+_EDIT_RUN_JS = """async ([i, j, text]) => {
+  const app = window.jupyterapp; const w = app.shell.currentWidget;
+  w.content.widgets[i].model.sharedModel.setSource(text);
+  for (let k = i; k <= j; k++) {
+    w.content.activeCellIndex = k;
+    await app.commands.execute('notebook:run-cell');
+  }
+}"""
+
+
+def edit_and_run(nb: NotebookPage, first: int, last: int, text: str,
+                 timeout_s: float = RUN_TIMEOUT_S) -> dict:
+    """In the open notebook of ``nb``, set cell ``first``'s text to ``text`` and run cells
+    ``first`` to ``last`` (indices as in the .ipynb file, markdown cells counted), as a
+    student answering an exercise does; waits until the kernel is idle and returns the
+    notebook's state (see ``_wait_idle``)."""
+    nb.page.evaluate(_EDIT_RUN_JS, [first, last, text])
+    return _wait_idle(nb.page, timeout_s)
 
 
 @pytest.fixture(scope="session")

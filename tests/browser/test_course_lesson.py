@@ -1,12 +1,14 @@
 """The course in a real browser: lesson 1 opened in JupyterLab and run as a student gets it
-(every check says "not yet right" in words), then with the first exercise answered (its check
-says it is right); read from the page's data attributes."""
+(every check says "not yet right" in words), then the first exercise answered in the page and
+its two cells run again (its check says it is right); read from the page's data attributes."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import nbformat
 
+from tests.browser.conftest import edit_and_run, shutdown_kernel
 from workbench.course import solution
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,33 +29,46 @@ CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"
     correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
 
 
-def test_lesson_one_runs_and_its_checks_answer(jupyter_server, start_notebook):
-    name = jupyter_server.add_notebook(LESSON)
+def _cells(exercise: str) -> tuple[int, int]:
+    """The indices of an exercise's answer cell and its check cell in the lesson."""
     nb = nbformat.read(LESSON, as_version=4)
-    for cell in nb.cells:
-        if cell.metadata.get("course", {}).get("exercise") == "vector_add" \
-                and cell.metadata["course"]["role"] == "answer":
-            cell.source = solution("vector_add").replace("@jit", "@wb.jit", 1)
-    nbformat.write(nb, jupyter_server.root / "lesson1_answered.ipynb")
-    # both run side by side: the lesson as given and with the first exercise answered
-    pending = start_notebook(name), start_notebook("lesson1_answered.ipynb")
-    page, answered = (p.finish() for p in pending)
-    assert page.state["unrun"] == 0, page.state
-    checks = page.page.evaluate(CHECKS_JS)
-    assert len(checks) == 3, checks
-    for c in checks:
-        assert c["correct"] == "0" and "not yet right" in c["text"], c
-        assert "Traceback" not in c["text"]
-    assert page.console_errors == [], page.console_errors
-    # the stage view shows the source and the two stages the lesson discusses; the source
-    # pane gets the larger share, and its longer lines wrap (none hides past the pane's edge)
-    panes = page.page.evaluate(PANES_JS)
-    assert panes["panes"] == ["source", "ttgir", "ptx"], panes
-    assert panes["source"] > 0.45 * panes["box"], panes
-    assert panes["lines"] > 0 and panes["clipped"] == 0, panes
-    print(f"source pane {panes['source']:.0f} of {panes['box']:.0f} px; "
-          f"{panes['clipped']} of {panes['lines']} source lines clipped")
-    first = answered.page.evaluate(CHECKS_JS)[0]
-    assert first["correct"] == "1" and "right on the interpreter and the CPU backend" in \
-        first["text"], first
-    print(f"lesson 1 ran in {page.seconds:.1f} s, answered in {answered.seconds:.1f} s")
+    at = {c.metadata["course"]["role"]: i for i, c in enumerate(nb.cells)
+          if c.metadata.get("course", {}).get("exercise") == exercise}
+    return at["answer"], at["check"]
+
+
+def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
+    name = jupyter_server.add_notebook(LESSON)
+    page = run_notebook(name)
+    try:
+        assert page.state["unrun"] == 0, page.state
+        checks = page.page.evaluate(CHECKS_JS)
+        assert len(checks) == 3, checks
+        for c in checks:
+            assert c["correct"] == "0" and "not yet right" in c["text"], c
+            assert "Traceback" not in c["text"]
+        assert page.console_errors == [], page.console_errors
+        # the stage view shows the source and the two stages the lesson discusses; the source
+        # pane gets the larger share, and its longer lines wrap (none hides past the pane's
+        # edge)
+        panes = page.page.evaluate(PANES_JS)
+        assert panes["panes"] == ["source", "ttgir", "ptx"], panes
+        assert panes["source"] > 0.45 * panes["box"], panes
+        assert panes["lines"] > 0 and panes["clipped"] == 0, panes
+        print(f"source pane {panes['source']:.0f} of {panes['box']:.0f} px; "
+              f"{panes['clipped']} of {panes['lines']} source lines clipped")
+        # the student answers the first exercise in the page and runs its two cells again
+        answer, check = _cells("vector_add")
+        t0 = time.monotonic()
+        edit_and_run(page, answer, check,
+                     solution("vector_add").replace("@jit", "@wb.jit", 1))
+        first, *rest = page.page.evaluate(CHECKS_JS)
+        assert first["correct"] == "1" and "right on the interpreter and the CPU backend" in \
+            first["text"], first
+        assert [c["correct"] for c in rest] == ["0", "0"], rest
+        assert page.console_errors == [], page.console_errors
+        print(f"lesson 1 ran in {page.seconds:.1f} s, answered in "
+              f"{time.monotonic() - t0:.1f} s")
+    finally:
+        page.close()
+        shutdown_kernel(jupyter_server, name)   # a notebook of notebooks/ has the same name

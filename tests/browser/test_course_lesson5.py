@@ -1,14 +1,16 @@
 """Lesson 5 (shared memory and bank conflicts) in a real browser: opened in JupyterLab and run
 as a student gets it: the lesson's own cells assert the compiler's 2-way conflict and draw the
-bank view, and every check says "not yet right" in words; then with the first exercise
-answered its check says it is right and as good as the solution (read from the page's data
-attributes)."""
+bank view, and every check says "not yet right" in words; then the first exercise is answered
+in the page and its two cells run again: its check says it is right and as good as the
+solution (read from the page's data attributes)."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import nbformat
 
+from tests.browser.conftest import edit_and_run, shutdown_kernel
 from workbench.course import solution
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,28 +21,33 @@ CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"
 BANKS_JS = "() => document.querySelectorAll('[data-wb-kind=\"banks\"]').length"
 
 
-def test_lesson_five_runs_and_its_checks_answer(jupyter_server, start_notebook):
+def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
     name = jupyter_server.add_notebook(LESSON)
-    nb = nbformat.read(LESSON, as_version=4)
-    for cell in nb.cells:
-        course = cell.metadata.get("course", {})
-        if course.get("exercise") == "transpose_wide" and course["role"] == "answer":
-            cell.source = solution("transpose_wide").replace("@jit", "@wb.jit", 1)
-    nbformat.write(nb, jupyter_server.root / "lesson5_answered.ipynb")
-    # both run side by side: the lesson as given and with the first exercise answered
-    pending = start_notebook(name), start_notebook("lesson5_answered.ipynb")
-    page, answered = (p.finish() for p in pending)
-    assert page.state["unrun"] == 0, page.state
-    # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
-    # compiler's 2-way conflict held; the bank view is on the page
-    assert page.page.evaluate(BANKS_JS) >= 1
-    checks = page.page.evaluate(CHECKS_JS)
-    assert len(checks) == 3, checks
-    for c in checks:
-        assert c["correct"] == "0" and "not yet right" in c["text"], c
-        assert "Traceback" not in c["text"]
-    assert page.console_errors == [], page.console_errors
-    first = answered.page.evaluate(CHECKS_JS)[0]
-    assert first["correct"] == "1" and first["advice"] == "0", first
-    assert "as good as the solution" in first["text"], first
-    print(f"lesson 5 ran in {page.seconds:.1f} s, answered in {answered.seconds:.1f} s")
+    page = run_notebook(name)
+    try:
+        assert page.state["unrun"] == 0, page.state
+        # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
+        # compiler's 2-way conflict held; the bank view is on the page
+        assert page.page.evaluate(BANKS_JS) >= 1
+        checks = page.page.evaluate(CHECKS_JS)
+        assert len(checks) == 3, checks
+        for c in checks:
+            assert c["correct"] == "0" and "not yet right" in c["text"], c
+            assert "Traceback" not in c["text"]
+        assert page.console_errors == [], page.console_errors
+        # the student answers the first exercise in the page and runs its two cells again
+        nb = nbformat.read(LESSON, as_version=4)
+        at = {c.metadata["course"]["role"]: i for i, c in enumerate(nb.cells)
+              if c.metadata.get("course", {}).get("exercise") == "transpose_wide"}
+        t0 = time.monotonic()
+        edit_and_run(page, at["answer"], at["check"],
+                     solution("transpose_wide").replace("@jit", "@wb.jit", 1))
+        first = page.page.evaluate(CHECKS_JS)[0]
+        assert first["correct"] == "1" and first["advice"] == "0", first
+        assert "as good as the solution" in first["text"], first
+        assert page.console_errors == [], page.console_errors
+        print(f"lesson 5 ran in {page.seconds:.1f} s, answered in "
+              f"{time.monotonic() - t0:.1f} s")
+    finally:
+        page.close()
+        shutdown_kernel(jupyter_server, name)   # a notebook of notebooks/ has the same name

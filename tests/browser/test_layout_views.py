@@ -73,7 +73,8 @@ def nb(jupyter_server, run_notebook):
     page.page.wait_for_selector(".wb-explorer canvas.wb-layout-canvas", timeout=30_000)
     page.page.wait_for_timeout(300)
     page.cols = cols
-    return page
+    yield page
+    page.close()
 
 
 # scroll the box holding the picture so that cell (r, c) is in view, bring the box into the

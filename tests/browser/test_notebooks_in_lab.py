@@ -64,7 +64,7 @@ def notebook7_own_errors(run_notebook, jupyter_server):
     (Notebook 7.6.5 on JupyterLab 4.6.6 logs one, "reading 'schema'"); only errors beyond
     these are the workbench's."""
     plain = run_notebook(jupyter_server.write_notebook("plain.ipynb", ["1 + 1"]), ui="notebook")
-    plain.page.close()
+    plain.close()
     shutdown_kernel(jupyter_server, "plain.ipynb")
     return plain.console_errors
 
@@ -86,7 +86,7 @@ def test_notebook_runs_in_the_browser(path, jupyter_server, pipeline, request,
               f"({nb.state['cells']} code cells, {found['views']} views, output area "
               f"{found['area']} px)")
     finally:
-        nb.page.close()
+        nb.close()
         shutdown_kernel(jupyter_server, path.name)
 
 

@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def quickstart(jupyter_server, run_notebook):
     name = jupyter_server.add_notebook(ROOT / "notebooks" / "01_quickstart.ipynb")
-    return run_notebook(name)
+    nb = run_notebook(name)
+    yield nb
+    nb.close()
 
 
 def test_runs_without_cell_or_console_errors(quickstart):

@@ -55,7 +55,8 @@ def view(jupyter_server, run_notebook):
     nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # room for the panes
     nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", state="attached",
                               timeout=30_000)
-    return nb
+    yield nb
+    nb.close()
 
 
 def _panes(page, view: int = 0) -> list[str]:

@@ -99,3 +99,41 @@ def test_fixed_regressions_in_process(seed):
     """The seeds that found bugs, run in this process (a quicker failure message)."""
     out = run(mutate(seed))
     assert out.ok, out
+
+
+def test_campaign_tables_say_what_their_columns_and_mutations_mean():
+    """The campaign's printed tables end with what ``runs``, each outcome column shown and
+    each mutation kind in the table mean (read from the mutations themselves)."""
+    import collections
+    import importlib.util
+    from pathlib import Path
+
+    from workbench.testing.fuzz.badcheck import OUTCOME_MEANING
+    from workbench.testing.fuzz.mutate import describe
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "fuzz_campaign.py"
+    spec = importlib.util.spec_from_file_location("fuzz_campaign", path)
+    campaign = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(campaign)
+    by_stage: dict = collections.defaultdict(collections.Counter)
+    by_kind: dict = collections.defaultdict(collections.Counter)
+    stage_runs: collections.Counter = collections.Counter()
+    for seed in (0, 1, 2):
+        out = run(mutate(seed))
+        stage_runs[out.kind] += len(out.stages)
+        assert len(out.stages) in (2, 3), out.stages
+        for stage, outcome in out.stages.items():
+            by_stage[stage][outcome] += 1
+            by_kind[out.kind][outcome] += 1
+    text = campaign.bad_tables(by_stage, by_kind)
+    lines = text.splitlines()
+    head = lines[lines.index("") + 1].split()
+    assert head[:2] == ["mutation", "runs"], text
+    for kind, counts in by_kind.items():
+        row = next(ln.split() for ln in lines if ln.startswith(kind + " "))
+        assert int(row[1]) == stage_runs[kind] == sum(counts.values()), text
+        assert f"  {kind}: {describe(kind)}" in lines and len(describe(kind)) > 20, text
+    assert any(ln.startswith("runs: stage runs, not mutants") for ln in lines), text
+    for col in head[2:]:
+        assert f"  {col}: {OUTCOME_MEANING[col]}" in lines, text
+    with pytest.raises(KeyError):
+        describe("no_such_mutation")

@@ -79,6 +79,7 @@ def test_compile_error_points_at_the_cell_line(shell):
     assert "    offs = pid * BLOCK + tl.arange(0, 3)" in text and "^" in text
     assert 'data-wb-error="1"' in outputs[0]["text/html"]
     assert "Traceback" not in text
+    assert "Triton's position" not in text + outputs[0]["text/html"]   # the cell line says it
     assert shell.ip.run_cell("2 * 21").result == 42
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import workbench as wb
@@ -85,6 +86,27 @@ def test_widget_mimebundle_has_the_static_view(compiled):
     assert view.panes == ["source", "ttgir", "ptx"]
     assert "mathjax_ignore" in bundle["text/html"].split(">", 1)[0]
     assert "softmax_kernel" in bundle["text/plain"] or "CompiledKernel" in bundle["text/plain"]
+    # seen only where the widget did not load, and its first line says so
+    head, rest = bundle["text/html"].split("</div>", 1)
+    assert 'data-wb-fallback="1"' in head and "the live widget did not load" in head
+    assert "Static stage view" in head and rest.startswith('<div class="wb-view')
+    # the static view alone (the compiled kernel's own HTML) has no such line
+    assert "data-wb-fallback" not in compiled._repr_html_()
+
+
+def test_explorer_mimebundle_has_its_facts_under_the_notice():
+    from workbench.layouts import BlockedLayout
+    from workbench.viz.explorer import layout_explorer
+    warps = int(np.random.default_rng().choice([1, 2, 4]))
+    ex = layout_explorer(BlockedLayout((1, 4), (4, 8), (warps, 1), (1, 0)), (32, 32))
+    bundle, _ = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    text = bundle["text/html"]
+    assert "Static layout explorer: the live widget did not load" in text
+    assert text.index('data-wb-fallback="1"') < text.index("warpsPerCTA = [" + str(warps))
+    assert f"{32 * 32 // (32 * warps)} register(s) per thread over [32, 32], {warps} warp(s)" \
+        in text
+    assert len(text) < 5000        # facts only: no picture saved into the notebook
 
 
 def test_default_visible_stages():

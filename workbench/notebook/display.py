@@ -72,7 +72,7 @@ def error_text(exc: BaseException, files: tuple = ()) -> tuple[str, str]:
         return "SyntaxError", syntax_error_text(exc)
     name = type(exc).__name__
     if isinstance(exc, WorkbenchError):
-        return name, str(exc)
+        return name, exc.shown_text()
     frame = _user_frame(exc, files)
     if frame is None or not frame.lineno:
         return name, f"{name}: {exc}"

@@ -30,6 +30,7 @@ from .explorer_state import (
     render,
     render_message,
 )
+from .fallback import with_fallback
 
 _JS = pathlib.Path(__file__).parent / "static" / "explorer.js"
 _TUPLES = ("shape", "size_per_thread", "threads_per_warp", "warps_per_cta", "order",
@@ -82,6 +83,16 @@ class LayoutExplorer(anywidget.AnyWidget):
 
     def _changed(self, _change=None) -> None:
         self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs):
+        out = super()._repr_mimebundle_(**kwargs)
+        return with_fallback(out, self.static_html(), "", "layout explorer")
+
+    def static_html(self) -> str:
+        """What the explorer shows where the widget cannot load: the facts (or the error) of
+        its current layout as HTML, without the controls and pictures (they would put half a
+        megabyte of SVG into every saved notebook)."""
+        return f'<div class="mathjax_ignore tex2jax_ignore">{self.message}</div>'
 
     def refresh(self) -> None:
         """Evaluate ``params`` and update ``message``, ``bank_html`` and ``owner``; never

@@ -4,7 +4,8 @@ shipped inside the package and read at import: no npm, no build step) draws the 
 
 Its mimebundle also carries the static HTML view (:func:`workbench.viz.ir_view.render_compiled`,
 hover linking by CSS and an inline script) as ``text/html``, so nbviewer, GitHub and anything
-without a widget manager still show the stages; ``text/plain`` is the kernel's repr.
+without a widget manager still show the stages, under a line saying that the live widget did
+not load (:mod:`workbench.viz.fallback`); ``text/plain`` is the kernel's repr.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from importlib import resources
 import anywidget
 import traitlets
 
+from .fallback import with_fallback
 from .lexers import style_css
 from .stage_data import compiled_stage_data, stage_data
 
@@ -74,15 +76,7 @@ class StageView(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs):
         out = super()._repr_mimebundle_(**kwargs)
-        if out is None:
-            return None
-        bundle, meta = out if isinstance(out, tuple) else (out, {})
-        bundle = dict(bundle)
-        if self._static_html:
-            bundle["text/html"] = self._static_html
-        if self._plain:
-            bundle["text/plain"] = self._plain
-        return bundle, meta
+        return with_fallback(out, self._static_html, self._plain, "stage view")
 
 
 def stage_view(compiled, stages=None):

@@ -33,6 +33,16 @@ from .check import launch_args
 from .mutate import Mutant, apply_launch
 
 OUTCOMES = ("good", "unlocated", "misplaced", "wrong_error", "internal", "missing", "crash")
+#: one line per outcome, for the campaign's printed legend (the module docstring says more)
+OUTCOME_MEANING = {
+    "good": "the answer required: a located workbench error (or none where none is due)",
+    "unlocated": "a workbench error without the mutant's file:line:col and caret",
+    "misplaced": "a located error on another line than the one broken",
+    "wrong_error": "a workbench error of another kind than required",
+    "internal": "another exception from inside the workbench (KeyError, TypeError, ...)",
+    "missing": "no error where one is required",
+    "crash": "the worker process died",
+}
 STAGES = ("interpreter", "cpu", "cuda:90")
 _DIR: str | None = None
 

@@ -113,3 +113,11 @@ def apply_launch(m: Mutant, pos: list, kw: dict, grid: tuple) -> tuple:
         elif op == "array":
             pos[ch[1]] = np.asarray(pos[ch[1]]).astype(ch[2])
     return pos, kw, grid
+
+
+def describe(kind: str) -> str:
+    """What mutation ``kind`` (a name of :data:`~workbench.testing.fuzz.mutations.MUTATIONS`,
+    ``LAUNCH_MUTATIONS`` or ``EXTRA_MUTATIONS``) does to a valid program, in plain words (its
+    function's docstring on one line); raises KeyError for an unknown kind."""
+    fn = {**mt.MUTATIONS, **mt.LAUNCH_MUTATIONS, **mt.EXTRA_MUTATIONS}[kind]
+    return " ".join((fn.__doc__ or "").split()).replace("``", "")
