@@ -91,7 +91,7 @@ def reshape(input, *shape, can_reorder=False, _semantic=None):
         if x.numel != 1:
             raise LanguageError("reshape to a scalar needs a 1-element tile")
         return _semantic.wrap(_semantic.builder.create(
-            "tt.reshape", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
+            "tt.unsplat", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
     shape = validate_block_shape(shape)
     n = 1
     for s in shape:
@@ -290,14 +290,16 @@ def sort(x, dim=None, descending=False, _semantic=None):
 
 @builtin
 def item(input, _semantic=None):
-    """The single element of a one-element tile as a scalar (Triton's ``tensor.item()``);
+    """The single element of a one-element tile as a scalar (Triton's ``tensor.item()``,
+    ``tt.unsplat``);
     a scalar is returned as it is. Raises LanguageError for a tile of several elements."""
     x = _t(input, _semantic)
     if not x.shape:
         return x
     if x.numel != 1:
         raise LanguageError(f"item() needs a tile of one element, got shape {list(x.shape)}")
-    return reduce_tiles(x, None, lambda s, a, b: a, _semantic)
+    return _semantic.wrap(_semantic.builder.create(
+        "tt.unsplat", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
 
 
 @builtin

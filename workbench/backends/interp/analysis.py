@@ -20,9 +20,9 @@ from ...ir.types import is_ptr
 
 ALL = -1  # "any parameter" in loaded/stored sets
 
-_PTR_PASS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
-             "tt.trans", "ttg.convert_layout", "tt.bitcast", "tt.join", "tt.cat", "tt.split",
-             "arith.select"}
+_PTR_PASS = {"tt.addptr", "tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims",
+             "tt.reshape", "tt.trans", "ttg.convert_layout", "tt.bitcast", "tt.join", "tt.cat",
+             "tt.split", "arith.select"}
 _NO_BATCH = {"tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.call", "ttg.local_alloc",
              "ttg.local_store", "ttg.local_load", "ttg.local_dealloc", "tt.histogram"}
 _VARYING_SOURCES = {"tt.get_program_id", "tt.load", "tt.atomic_rmw", "tt.atomic_cas",

@@ -52,8 +52,8 @@ class CompiledFunction:
         return found
 
 
-_PURE_SHAPE = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans",
-               "tt.join", "tt.cat"}
+_PURE_SHAPE = {"tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
+               "tt.trans", "tt.join", "tt.cat"}
 
 
 class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):

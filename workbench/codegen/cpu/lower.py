@@ -199,6 +199,9 @@ class KernelLowering:
             lower(self, op)
         elif name in ELEMENTWISE:
             self.lower_elementwise(op)
+        elif name == "tt.unsplat" or (name in _VIEWS and not isinstance(op.result.type,
+                                                                         TensorType)):
+            self.env[op.result] = self.only_element(op)  # a 1-element tile made a scalar
         elif name in _VIEWS:
             self.env[op.result] = self.view(op)
         else:
@@ -225,6 +228,12 @@ class KernelLowering:
         else:
             raise UnsupportedError(f"the CPU backend does not support {name} yet", op.loc,
                                    "use the interpreter target for this kernel")
+
+    def only_element(self, op: Operation):
+        """The scalar of a one-element tile: ``tt.unsplat`` (also a ``tt.reshape`` to a scalar,
+        which IR read from a file may hold)."""
+        src = self.tile(op.operands[0])
+        return self.elems().get(src, tuple(ir.Constant(I64, 0) for _ in src.shape))
 
     def view(self, op: Operation) -> Tile:
         t = tensor_of(op.result.type)

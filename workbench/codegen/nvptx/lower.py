@@ -303,6 +303,12 @@ def _splat(kl, op):
     kl.set(op.result, [v] * _nregs(kl, op.result.type))
 
 
+def _unsplat(kl, op):
+    """The one element of a one-element tensor: every thread holds it in its first register
+    (a layout larger than the tensor replicates it)."""
+    kl.set(op.result, [kl.get(op.operands[0])[0]])
+
+
 def _remap(kl, op, project):
     src_t, dst_t = op.operands[0].type, op.result.type
     m = register_map(kl.layout(src_t), kl.layout(dst_t), project)
@@ -422,6 +428,7 @@ _STRUCTURAL = {
     "tt.get_num_programs": _program_id,
     "tt.make_range": _make_range,
     "tt.splat": _splat,
+    "tt.unsplat": _unsplat,
     "tt.broadcast": _broadcast,
     "tt.expand_dims": _expand_dims,
     "tt.addptr": _addptr,

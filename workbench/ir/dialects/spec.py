@@ -236,6 +236,11 @@ def same_as_operands(types, attrs) -> list:
     return list(types)
 
 
+def element_of_operand(types, attrs) -> list:
+    """Infer the element type of operand 0, a scalar (``tt.unsplat``)."""
+    return [types[0].scalar]
+
+
 def i1_like_operand(types, attrs) -> list:
     """Infer ``i1`` with the shape and layout of operand 0 (compares)."""
     return [like(types[0], IntType(1))]

@@ -4,7 +4,7 @@ effects and the assembly formats Triton prints. Region ops (``tt.func``, ``tt.re
 from __future__ import annotations
 
 from . import tt_checks as chk
-from .spec import REQUIRED, Attr, op, pointee_of_operand, same_as_operand
+from .spec import REQUIRED, Attr, element_of_operand, op, pointee_of_operand, same_as_operand
 
 _PURE = ("pure",)
 SCALE_DOT_TYPES = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "bf16", "fp16")
@@ -53,6 +53,9 @@ SPECS = [
        doc="tensor<Nxi32> [start, end)"),
     op("tt.splat", ["src"], traits=_PURE, format=_ARROW, verify=chk.splat,
        doc="scalar -> tensor of copies"),
+    op("tt.unsplat", ["src"], traits=_PURE, format="$src attr-dict `:` type($src)",
+       infer=element_of_operand, verify=chk.unsplat,
+       doc="one-element tensor -> its scalar (if conditions, tensor.item())"),
     op("tt.broadcast", ["src"], traits=_PURE, format=_ARROW, verify=chk.broadcast,
        doc="size-1 dims -> larger dims (same rank)"),
     op("tt.expand_dims", ["src"], attributes=[Attr("axis", "i32", REQUIRED)], traits=_PURE,

@@ -17,6 +17,12 @@ def splat(op, ctx) -> None:
         fail(op, f"splats a scalar to a tensor of it; got {src} -> {t}")
 
 
+def unsplat(op, ctx) -> None:
+    src, t = op.operands[0].type, op.result.type
+    if not isinstance(src, TensorType) or src.numel != 1 or t != src.element:
+        fail(op, f"unsplats a one-element tensor to its scalar; got {src} -> {t}")
+
+
 def broadcast(op, ctx) -> None:
     s, t = op.operands[0].type, op.result.type
     ok = (isinstance(s, TensorType) and isinstance(t, TensorType) and s.rank == t.rank
