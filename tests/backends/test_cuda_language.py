@@ -283,7 +283,7 @@ DOT_CASES = {
 MMA_TEXT = {"fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
             "tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-            "int8": "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}
+            "int8": "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"}
 
 
 @pytest.mark.parametrize("arch", ARCHS)

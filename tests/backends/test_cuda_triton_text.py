@@ -165,3 +165,56 @@ def test_hinted_copy_on_gpu(lc, le, sc, se):
     got = out.to_numpy()
     np.testing.assert_array_equal(got[:n], x[:n] * 2.0)
     assert np.isnan(got[n:]).all()
+
+
+@wb.jit
+def small_dot_k(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                OUT: tl.constexpr):
+    om, on, ok = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.load(X + om[:, None] * K + ok[None, :])
+    y = tl.load(Y + ok[:, None] * N + on[None, :])
+    tl.store(Z + om[:, None] * N + on[None, :], tl.dot(x, y, out_dtype=OUT))
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_fp16_accumulator_dot_uses_mma(arch):
+    """``out_dtype=tl.float16`` takes the tensor cores with an f16 accumulator (Triton's
+    suite looks for ``...k16.f16.f16.f16``), not the FMA path."""
+    c = wb.compile(small_dot_k, "*fp16", "*fp16", "*fp16", target=f"cuda:{arch}", M=64, N=64,
+                   K=32, OUT=tl.float16)
+    ptx = c.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in ptx
+    assert re.search(r"[mma|wgmma.mma_async].sync.aligned.m\d+n\d+k16(?:.row.col)?.f16.f16.f16",
+                     ptx)
+    assert "fma.rn.f32" not in ptx
+
+
+def test_int8_dot_saturates_as_triton():
+    c = wb.compile(small_dot_k, "*i8", "*i8", "*i32", target="cuda:90", M=64, N=64, K=32,
+                   OUT=tl.int32)
+    assert "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32" in c.asm["ptx"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,out,m,n,k", [(np.float16, "fp16", 64, 64, 32),
+                                             (np.float16, "fp16", 128, 128, 64),
+                                             (np.int8, "i32", 64, 64, 64)])
+def test_small_dots_on_gpu(dtype, out, m, n, k):
+    import workbench.cuda as wcuda
+    rng = np.random.default_rng()
+    if dtype == np.int8:
+        x = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        y = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        ref = x.astype(np.int64) @ y.astype(np.int64)
+        odt, otl = np.int32, tl.int32
+    else:
+        x = (rng.standard_normal((m, k)) * 0.3).astype(dtype)
+        y = (rng.standard_normal((k, n)) * 0.3).astype(dtype)
+        ref = x.astype(np.float32) @ y.astype(np.float32)
+        odt, otl = np.float16, tl.float16
+    z = wcuda.to_device(np.zeros((m, n), odt))
+    small_dot_k[(1,)](wcuda.to_device(x), wcuda.to_device(y), z, M=m, N=n, K=k, OUT=otl)
+    if dtype == np.int8:
+        np.testing.assert_array_equal(z.to_numpy(), ref)
+    else:
+        np.testing.assert_allclose(z.to_numpy().astype(np.float32), ref, rtol=1e-2, atol=2e-2)
