@@ -49,8 +49,10 @@ def format_attr(v) -> str:
         return f"{v} : i32"
     if isinstance(v, float):
         return f"{format_float(v, FloatType('f32'))} : f32"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, str):  # MLIR escapes control characters as \XX (a newline: \0A)
+        body = v.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(f"\\{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c
+                             for c in body) + '"'
     if isinstance(v, (list, tuple)):
         if all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             return "array<i32" + (": " + ", ".join(str(x) for x in v) if v else "") + ">"

@@ -120,6 +120,11 @@ class Cursor:
         while j < len(self.s) and self.s[j] != '"':
             if self.s[j] == "\\" and j + 1 < len(self.s):
                 j += 1
+                hexes = self.s[j:j + 2]
+                if len(hexes) == 2 and all(c in "0123456789abcdefABCDEF" for c in hexes):
+                    out.append(chr(int(hexes, 16)))  # MLIR's \XX escape
+                    j += 2
+                    continue
             if self.s[j] == "\n":
                 raise self.error("unterminated string", self.i)
             out.append(self.s[j])

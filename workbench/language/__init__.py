@@ -100,6 +100,7 @@ from .dtypes import (
     uint32,
     uint64,
 )
+from .inline_asm import inline_asm_elementwise
 from .loops import condition, range, static_range
 from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
@@ -165,5 +166,5 @@ __all__ = [
     "to_tensor", "umulhi", "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
-    "item", "gather", "pi32_t", "tuple", "tuple_type", "constexpr_type",
+    "item", "gather", "inline_asm_elementwise", "pi32_t", "tuple", "tuple_type", "constexpr_type",
 ]

@@ -28,8 +28,10 @@ def _body_ops(op: Operation):
 
 
 def _impure_extern(op: Operation) -> bool:
-    """A ``tt.extern_elementwise`` whose ``pure`` attribute is False."""
-    return op.name == "tt.extern_elementwise" and op.attributes.get("pure") is False
+    """A ``tt.extern_elementwise`` or ``tt.elementwise_inline_asm`` whose ``pure`` attribute
+    is False."""
+    return op.name in ("tt.extern_elementwise", "tt.elementwise_inline_asm") and \
+        op.attributes.get("pure") is False
 
 
 def _body_all(op: Operation, pred) -> bool:

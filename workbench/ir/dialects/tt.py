@@ -124,6 +124,12 @@ SPECS = [
                    Attr("libpath", "str", "", elide=()), Attr("pure", "bool", True, elide=())],
        format="operands attr-dict `:` functional-type(operands, results)",
        doc="a libdevice-style math function"),
+    op("tt.elementwise_inline_asm", ["*args"], results=("*result",), traits=("elementwise",),
+       attributes=[Attr("asm_string", "str", REQUIRED), Attr("constraints", "str", REQUIRED),
+                   Attr("packed_element", "i32", 1, elide=()),
+                   Attr("pure", "bool", True, elide=())],
+       format="$asm_string attr-dict ($args^ `:` type($args))? `->` type($result)",
+       doc="PTX applied element by element (tl.inline_asm_elementwise)"),
     op("tt.atomic_rmw", ["ptr", "val", "mask?"], effects=("read:global", "write:global"),
        attributes=[Attr("atomic_rmw_op", "enum", REQUIRED), _SEM, _SCOPE],
        format="$atomic_rmw_op `,` $sem `,` $scope `,` $ptr `,` $val (`,` $mask^)? attr-dict "
