@@ -218,3 +218,43 @@ def test_small_dots_on_gpu(dtype, out, m, n, k):
         np.testing.assert_array_equal(z.to_numpy(), ref)
     else:
         np.testing.assert_allclose(z.to_numpy().astype(np.float32), ref, rtol=1e-2, atol=2e-2)
+
+
+@wb.jit
+def multidim_dot_k(X, Y, Z, RANK: tl.constexpr, TRANS_A: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    y = tl.load(Y + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    if TRANS_A:
+        x = tl.trans(x)
+    tl.store(Z + tl.arange(0, 256 << RANK), tl.dot(x, y).reshape([256 << RANK]))
+
+
+def _multidim_case(rank, trans_a):
+    rng = np.random.default_rng()
+    shape = (2,) * (rank - 2) + (32, 32)
+    a = rng.integers(-4, 5, shape).astype(np.float16)
+    b = rng.integers(-4, 5, shape).astype(np.float16)
+    ref = (np.swapaxes(a, -1, -2) if trans_a else a).astype(np.float32) @ b.astype(np.float32)
+    return a, b, ref
+
+
+@pytest.mark.parametrize("rank,trans_a", [(4, True)])
+def test_dot_of_rank_above_three_folds_the_batch(rank, trans_a):
+    """Rank >= 4: the batch dims are folded into one (tt.reshape), as Triton's ``tl.dot``."""
+    a, b, ref = _multidim_case(rank, trans_a)
+    c = np.full(ref.shape, np.nan, np.float32)
+    multidim_dot_k[(1,)](a, b, c, rank, trans_a)
+    np.testing.assert_array_equal(c, ref)
+    ttir = wb.compile(multidim_dot_k, "*fp16", "*fp16", "*fp32", target="cuda:90", RANK=rank,
+                      TRANS_A=trans_a).asm["ttir"]
+    assert f"tensor<{2 ** (rank - 2)}x32x32xf32> -> tensor<{'2x' * (rank - 2)}32x32xf32>" in ttir
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rank,trans_a", [(4, False), (6, True)])
+def test_multidim_dot_on_gpu(rank, trans_a):
+    import workbench.cuda as wcuda
+    a, b, ref = _multidim_case(rank, trans_a)
+    c = wcuda.to_device(np.full(ref.shape, np.nan, np.float32))
+    multidim_dot_k[(1,)](wcuda.to_device(a), wcuda.to_device(b), c, rank, trans_a)
+    np.testing.assert_allclose(c.to_numpy(), ref, rtol=1e-3, atol=1e-2)
