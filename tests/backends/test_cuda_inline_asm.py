@@ -122,3 +122,38 @@ def test_inline_asm_kernels_on_gpu():
     two_outputs_k[(1,)](wcuda.to_device(a), wcuda.to_device(b), c, d, BLOCK=256)
     np.testing.assert_array_equal(c.to_numpy(), (a.astype(np.int64) - b).astype(np.int32))
     np.testing.assert_array_equal(d.to_numpy(), (b.astype(np.int64) - a).astype(np.int32))
+
+
+@wb.jit
+def packed_two_outputs_k(A, B, C, D, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c, d = tl.inline_asm_elementwise(
+        "{\n\t.reg .b8 t<4>;\n\tmov.b32 {t0, t1, t2, t3}, $8;\n\tcvt.u32.u8 $0, t0;\n\t"
+        "cvt.u32.u8 $1, t1;\n\tcvt.u32.u8 $2, t2;\n\tcvt.u32.u8 $3, t3;\n\t}\n\t"
+        "cvt.rn.f32.s32 $4, $0;\n\tcvt.rn.f32.s32 $5, $1;\n\tcvt.rn.f32.s32 $6, $2;\n\t"
+        "cvt.rn.f32.s32 $7, $3;\n\tmax.f32 $4, $4, $9;\n\tmax.f32 $5, $5, $10;\n\t"
+        "max.f32 $6, $6, $11;\n\tmax.f32 $7, $7, $12;",
+        "=r,=r,=r,=r,=r,=r,=r,=r,r,r,r,r,r", [tl.load(A + offs), tl.load(B + offs)],
+        dtype=(tl.int32, tl.float32), is_pure=True, pack=4)
+    tl.store(C + offs, c)
+    tl.store(D + offs, d)
+
+
+def test_packed_outputs_of_32_bits_take_a_register_each():
+    """pack=4: four uint8 inputs share one register, four fp32 ones take four, and each
+    output takes four (Triton's numbering $0..$7 outputs, $8 and $9..$12 inputs)."""
+    c = wb.compile(packed_two_outputs_k, "*u8", "*fp32", "*i32", "*fp32", target="cuda:90",
+                   BLOCK=512)
+    assert c.asm["ptx"].count("mov.b32 {t0, t1, t2, t3}") == 1
+
+
+@pytest.mark.gpu
+def test_packed_two_outputs_on_gpu():
+    import workbench.cuda as wcuda
+    rng = np.random.default_rng()
+    a = rng.integers(0, 256, 512).astype(np.uint8)
+    b = (rng.standard_normal(512) * 200).astype(np.float32)
+    c, d = wcuda.to_device(np.zeros(512, np.int32)), wcuda.to_device(np.zeros(512, np.float32))
+    packed_two_outputs_k[(1,)](wcuda.to_device(a), wcuda.to_device(b), c, d, BLOCK=512)
+    np.testing.assert_array_equal(c.to_numpy(), a.astype(np.int32))
+    np.testing.assert_array_equal(d.to_numpy(), np.maximum(a.astype(np.float32), b))
