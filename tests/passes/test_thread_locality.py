@@ -19,7 +19,8 @@ from .pipeline_kernels import run_ttgir
 
 
 @wb.jit
-def row_reduce_k(X, Y, N, OP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def row_reduce_k(X, Y, N, OP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 SCALE: tl.constexpr = False):
     start_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     num_pid_n = tl.num_programs(1)
@@ -33,6 +34,8 @@ def row_reduce_k(X, Y, N, OP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
     for start_n in range(pid_n, tl.cdiv(N, BLOCK_N), num_pid_n):
         off_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
         x = tl.load(X + off_m[:, None] * N + off_n[None, :])
+        if SCALE:
+            x = x * 2.0
         if OP == "sum":
             local = local + tl.sum(x, axis=1)
         elif OP == "max":
@@ -42,9 +45,9 @@ def row_reduce_k(X, Y, N, OP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
     tl.store(Y + off_m * num_pid_n + pid_n, local)
 
 
-def _ttgir(op, block_n, target="cuda:90"):
+def _ttgir(op, block_n, target="cuda:90", scale=False):
     c = wb.compile(row_reduce_k, "*fp32:16", "*fp32:16", "i32:16", target="interpreter",
-                   OP=op, BLOCK_M=32, BLOCK_N=block_n)
+                   OP=op, BLOCK_M=32, BLOCK_N=block_n, SCALE=scale)
     passes = ttgir_passes(Options(num_warps=4, num_stages=3), Target.parse(target))
     return PassManager(passes, verify=True).run(parse_module(c.asm["ttir"]), None, "ttgir")
 
@@ -71,6 +74,12 @@ def test_same_ttgir_structure_as_triton():
     assert "#ttg.blocked<{sizePerThread = [1, 1, 4], threadsPerWarp = [4, 8, 1], " \
            "warpsPerCTA = [4, 1, 1], order = [2, 1, 0]}>" in text
     assert "-> tensor<32x8x4xf32," in text and "dense<0xFF800000> : tensor<32x8xf32" in text
+
+
+def test_only_reductions_of_loaded_values_are_split():
+    """Triton's condition: the reduced tile is a ``tt.load`` result."""
+    text = print_module(_ttgir("sum", 128, scale=True), locations=False)
+    assert text.count('"tt.reduce"') == 1 and "efficient_layout" not in text
 
 
 def test_ptx_compiles():

@@ -10,15 +10,19 @@ Pattern (in ttgir, after the first ``remove-layout-conversions``)::
       scf.yield %n
     }
 
-with ``%x`` in a ``#ttg.blocked`` layout whose ``sizePerThread`` along the reduced axis, the
-last and fastest dim, is ``s > 1``. Each iteration of the rewritten loop reshapes ``%x`` to
+with ``%x`` a ``tt.load`` result in a ``#ttg.blocked`` layout whose ``sizePerThread`` along
+the reduced axis, the last and fastest dim, is ``s > 1``, and ``%init`` a constant (Triton's
+conditions; ``mulf`` is taken too). Each iteration of the rewritten loop reshapes ``%x`` to
 ``M x N/s x s`` (``tt.reshape allow_reorder efficient_layout``: the same registers, in the
 3-D ``#blocked`` with the new dim thread-local) and reduces only that dim (no shuffles, no
 shared memory); the carried accumulator is ``M x N/s`` (``#ttg.slice<{dim = 2}>``), starting at
 the combine's identity (0 for ``addf``, -inf for ``maxnumf``/``maximumf``, +inf for
-``minnumf``/``minimumf``). After the loop one cross-thread ``tt.reduce`` over ``N/s`` and the
-combine with ``%init`` give the old result. Only the order of the floating-point combines
-changes, as in Triton.
+``minnumf``/``minimumf``, 1 for ``mulf``). After the loop one cross-thread ``tt.reduce`` over
+``N/s`` and the combine with ``%init`` give the old result. Only the order of the
+floating-point combines changes, as in Triton. Where a thread holds several runs of ``s``
+along the axis, the 3-D shape is ``M x N/s x s`` (Triton 3.6 uses ``M x N/e x e`` with ``e``
+the thread's element count and lets the reshape reorder); ours keeps the row-major order, so
+the reshape stays a renaming of registers.
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ from .manager import Pass
 from .values import block_of, tensor_type
 
 #: combine op -> identity element
-_IDENTITY = {"arith.addf": 0.0, "arith.maxnumf": float("-inf"), "arith.maximumf": float("-inf"),
-             "arith.minnumf": float("inf"), "arith.minimumf": float("inf")}
+_IDENTITY = {"arith.addf": 0.0, "arith.mulf": 1.0, "arith.maxnumf": float("-inf"),
+             "arith.maximumf": float("-inf"), "arith.minnumf": float("inf"),
+             "arith.minimumf": float("inf")}
 
 
 def _combine_name(reduce: Operation) -> str | None:
@@ -57,6 +62,9 @@ def _match(reduce: Operation):
         return None
     s = enc.size_per_thread[axis]
     name = _combine_name(reduce)
+    src = reduce.operands[0].defining_op
+    if src is None or src.name != "tt.load":  # as Triton: a reduction of loaded values
+        return None
     uses = reduce.result.uses
     if s < 2 or src_t.shape[axis] % s or name is None or len(uses) != 1:
         return None
@@ -69,6 +77,9 @@ def _match(reduce: Operation):
     if loop is None or loop.name != "scf.for" or other.owner is not block or other.index == 0:
         return None
     i = other.index - 1
+    init = loop.operands[3 + i].defining_op
+    if init is None or init.name != "arith.constant":  # as Triton: a constant initial value
+        return None
     term = block.ops[-1]
     if term.name != "scf.yield" or term.operands[i] is not comb.result or \
             len(other.uses) != 1 or len(comb.result.uses) != 1:
@@ -121,14 +132,10 @@ def _rewrite(reduce: Operation, loop: Operation, i: int, comb: Operation, enc3, 
     outside.insert_before(after, outer)
     out_t = tensor_type(outer.result)
     init_op = old_init.defining_op
-    if init_op is not None and init_op.name == "arith.constant":
-        init = _constant(out_t, init_op.attributes["value"], after)
-        if not old_init.uses:
-            init_op.erase()
-    else:
-        conv = Operation("ttg.convert_layout", [old_init], [out_t], loc=loop.loc)
-        outside.insert_before(after, conv)
-        init = conv.result
+    assert init_op is not None  # a constant (_match)
+    init = _constant(out_t, init_op.attributes["value"], after)
+    if not old_init.uses:
+        init_op.erase()
     fin = Operation(comb.name, [outer.result, init], [out_t], dict(comb.attributes),
                     loc=comb.loc)
     fin.result.name = res.name
