@@ -149,19 +149,19 @@ def count(ptx, pat):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("kind,dtype,instr", [
-    ("add", "*fp32", r"atom\.global\.acq_rel\.gpu\.add\.f32"),
-    ("add", "*fp16", r"atom\.global\.acq_rel\.gpu\.add\.noftz\.f16"),
-    ("add", "*i32", r"atom\.global\.acq_rel\.gpu\.add\.u32"),
-    ("add", "*i64", r"atom\.global\.acq_rel\.gpu\.add\.u64"),
-    ("add", "*fp64", r"atom\.global\.acq_rel\.gpu\.add\.f64"),
-    ("max", "*i32", r"atom\.global\.acq_rel\.gpu\.max\.s32"),
-    ("min", "*u32", r"atom\.global\.acq_rel\.gpu\.min\.u32"),
-    ("max", "*fp32", r"atom\.global\.acq_rel\.gpu\.min\.u32"),   # negative values: umin
-    ("min", "*fp32", r"atom\.global\.acq_rel\.gpu\.max\.u32"),
-    ("and", "*i32", r"atom\.global\.acq_rel\.gpu\.and\.b32"),
-    ("or", "*i64", r"atom\.global\.acq_rel\.gpu\.or\.b64"),
-    ("xor", "*i32", r"atom\.global\.acq_rel\.gpu\.xor\.b32"),
-    ("xchg", "*fp32", r"atom\.global\.acq_rel\.gpu\.exch\.b32"),
+    ("add", "*fp32", r"atom\.global\.gpu\.acq_rel\.add\.f32"),
+    ("add", "*fp16", r"atom\.global\.gpu\.acq_rel\.add\.noftz\.f16"),
+    ("add", "*i32", r"atom\.global\.gpu\.acq_rel\.add\.u32"),
+    ("add", "*i64", r"atom\.global\.gpu\.acq_rel\.add\.u64"),
+    ("add", "*fp64", r"atom\.global\.gpu\.acq_rel\.add\.f64"),
+    ("max", "*i32", r"atom\.global\.gpu\.acq_rel\.max\.s32"),
+    ("min", "*u32", r"atom\.global\.gpu\.acq_rel\.min\.u32"),
+    ("max", "*fp32", r"atom\.global\.gpu\.acq_rel\.min\.u32"),   # negative values: umin
+    ("min", "*fp32", r"atom\.global\.gpu\.acq_rel\.max\.u32"),
+    ("and", "*i32", r"atom\.global\.gpu\.acq_rel\.and\.b32"),
+    ("or", "*i64", r"atom\.global\.gpu\.acq_rel\.or\.b64"),
+    ("xor", "*i32", r"atom\.global\.gpu\.acq_rel\.xor\.b32"),
+    ("xchg", "*fp32", r"atom\.global\.gpu\.acq_rel\.exch\.b32"),
 ])
 def test_atomic_rmw_ptx(kind, dtype, instr, arch):
     _, ptx = _ptx(atomics_k, [dtype] * 3 + ["i32"], arch, KIND=kind, BLOCK=128)
@@ -174,16 +174,16 @@ def test_atomic_rmw_ptx(kind, dtype, instr, arch):
 def test_bf16_atomic_add(arch):
     _, ptx = _ptx(atomics_k, ["*bf16"] * 3 + ["i32"], arch, KIND="add", BLOCK=128)
     if arch >= 90:
-        assert "atom.global.acq_rel.gpu.add.noftz.bf16" in ptx
+        assert "atom.global.gpu.acq_rel.add.noftz.bf16" in ptx
     else:
-        assert "atom.global.acq_rel.gpu.cas.b16" in ptx and "cvt.rn.bf16.f32" in ptx
+        assert "atom.acq_rel.gpu.global.cas.b16" in ptx and "cvt.rn.bf16.f32" in ptx
 
 
 @pytest.mark.parametrize("sem,scope", [("relaxed", "cta"), ("acquire", "sys"),
                                        ("release", "gpu"), ("acq_rel", "gpu")])
 def test_atomic_sem_scope(sem, scope):
     _, ptx = _ptx(atomic_sem_k, ["*i32"], 80, SEM=sem, SCOPE=scope)
-    assert f"atom.global.{sem}.{scope}.add.u32" in ptx
+    assert f"atom.global.{scope}.{sem}.add.u32" in ptx
 
 
 def test_broadcast_atomic_is_issued_once_per_element():
@@ -283,7 +283,7 @@ DOT_CASES = {
 MMA_TEXT = {"fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
             "tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-            "int8": "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}
+            "int8": "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"}
 
 
 @pytest.mark.parametrize("arch", ARCHS)

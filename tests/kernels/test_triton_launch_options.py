@@ -1,8 +1,8 @@
 """Triton launch options the workbench does not model (``maxnreg``,
 ``launch_cooperative_grid``, AMD's ``waves_per_eu``, ``matrix_instr_nonkdim``, ``kpack``; and
-``launch_pdl`` on the host backends) are accepted without effect; an autotune key that is not a parameter is left out with a warning
-(Triton leaves it out silently); ``CompiledKernel`` has Triton's ``n_regs``/``n_spills`` and
-``_init_handles``."""
+``launch_pdl`` on the host backends) are accepted without effect; an autotune key that is
+not a parameter is left out with a warning (Triton leaves it out silently);
+``CompiledKernel`` has Triton's ``n_regs``/``n_spills`` and ``_init_handles``."""
 import numpy as np
 import pytest
 

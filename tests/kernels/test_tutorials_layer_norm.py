@@ -203,7 +203,7 @@ def test_layer_norm_backward_fused_lock_ptx(target):
                    GROUP_SIZE_M=16, BLOCK_SIZE_N=1024)
     ptx = c.asm["ptx"]
     cas = [ln for ln in ptx.splitlines() if "atom.global.acq_rel.gpu.cas.b32" in ln]
-    xchg = [ln for ln in ptx.splitlines() if "atom.global.acq_rel.gpu.exch.b32" in ln]
+    xchg = [ln for ln in ptx.splitlines() if "atom.global.gpu.acq_rel.exch.b32" in ln]
     assert len(cas) == 1 and cas[0].strip().startswith("@%p"), cas
     assert len(xchg) == 2 and all(ln.strip().startswith("@%p") for ln in xchg), xchg
     assert "bar.sync" in ptx

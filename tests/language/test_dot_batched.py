@@ -83,7 +83,7 @@ def test_batched_dot_shape_errors_point_at_the_line():
         tl.store(out_ptr + tl.arange(0, 16), tl.sum(tl.sum(tl.dot(a, b), axis=2), axis=1))
 
     x = np.zeros(4096, np.float32)
-    with pytest.raises(CompilationError, match="2-D or two 3-D") as e:
+    with pytest.raises(CompilationError, match="two tiles of one rank >= 2") as e:
         bad[(1,)](x, x)
     assert "tl.dot(a, b)" in str(e.value)
 

@@ -152,19 +152,24 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         max_num_imprecise_acc=None, out_dtype=dt.float32, _semantic=None):
     """``acc + input @ other`` (``tt.dot``) on 2-D tiles (M x K @ K x N) or batched 3-D tiles
     (B x M x K @ B x K x N -> B x M x N, one matrix product per batch index, as Triton 3.6's
-    ``semantic.dot`` allows). int8 -> int32, floats -> ``out_dtype`` (fp32 default). fp32
+    ``semantic.dot`` allows); rank 4 and up (batch dims ``B1 x .. x Bj``) is reshaped to one
+    batch dim of their product and back, as Triton 3.6's ``core.dot`` does. int8 -> int32,
+    floats -> ``out_dtype`` (fp32 default). fp32
     inputs default to ``input_precision="tf32"`` (Triton's ``tl.dot``). Raises LanguageError
     for other ranks, mismatched inner or batch extents, K < 16 (32 for 8-bit inputs) or an
     accumulator of another shape."""
     sem = _semantic
     a, b = _tile(input, sem, "dot"), _tile(other, sem, "dot")
     rank = len(a.shape)
-    if rank not in (2, 3) or len(b.shape) != rank:
-        raise LanguageError(f"tl.dot needs two 2-D or two 3-D tiles, got {list(a.shape)} and "
+    if rank >= 4 and len(b.shape) == rank and a.shape[:-2] == b.shape[:-2]:
+        return _batched_dot(sem, a, b, acc, input_precision, allow_tf32,
+                            max_num_imprecise_acc, out_dtype)
+    if rank < 2 or len(b.shape) != rank:
+        raise LanguageError(f"tl.dot needs two tiles of one rank >= 2, got {list(a.shape)} and "
                             f"{list(b.shape)}")
     if a.shape[-1] != b.shape[-2]:
         raise LanguageError(f"tl.dot inner dimensions differ: {list(a.shape)} @ {list(b.shape)}")
-    if rank == 3 and a.shape[0] != b.shape[0]:
+    if rank >= 3 and a.shape[:-2] != b.shape[:-2]:
         raise LanguageError(f"tl.dot batch dimensions differ: {list(a.shape)} @ "
                             f"{list(b.shape)}")
     _check_dot_dtypes(a.dtype, b.dtype)
@@ -192,6 +197,30 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         ret = c.dtype
     return sem._op("tt.dot", [a, b, c], ret, shape,
                    {"inputPrecision": prec, "maxNumImpreciseAcc": imprecise})
+
+
+def _batched_dot(sem, a, b, acc, input_precision, allow_tf32, max_num_imprecise_acc,
+                 out_dtype):
+    """A dot of rank >= 4: the batch dims folded into one (``tt.reshape``, no reordering),
+    a 3-D dot, the result unfolded."""
+    from .shapes import reshape
+    batch = 1
+    for s in a.shape[:-2]:
+        batch *= s
+    c_shape = a.shape[:-1] + (b.shape[-1],)
+
+    def fold(x, tail):
+        return reshape(x, (batch,) + tuple(tail), can_reorder=False, _semantic=sem)
+    acc = unwrap(acc)
+    if acc is not None:
+        acc = sem.to_tensor(acc)
+        if tuple(acc.shape) != c_shape:
+            raise LanguageError(f"tl.dot accumulator has shape {list(acc.shape)}, expected "
+                                f"{list(c_shape)}")
+        acc = fold(acc, c_shape[-2:])
+    res = dot(fold(a, a.shape[-2:]), fold(b, b.shape[-2:]), acc, input_precision, allow_tf32,
+              max_num_imprecise_acc, out_dtype, _semantic=sem)
+    return reshape(res, c_shape, can_reorder=False, _semantic=sem)
 
 
 def _precision(input_precision, allow_tf32) -> str:

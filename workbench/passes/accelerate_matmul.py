@@ -30,9 +30,10 @@ elements per thread as the ``#ttg.dot_op`` (a chained dot: ``P @ V`` with ``P`` 
 "Chained" (all warps along M, ``warpsPerTileV2``) is decided as Triton does: another dot in
 the same block lies in the dot's backward or forward slice.
 
-Taken: fp16/bf16 -> fp32, fp32 with ``inputPrecision = tf32`` -> fp32, int8 -> int32, with
-M % 16 == 0, N % 8 == 0, K a multiple of the instruction's K (16, 8, 32), on ``cuda:80`` and
-newer. Others keep the FMA layout (``convert-triton-to-tritongpu``'s blocked parent).
+Taken: fp16/bf16 -> fp32, fp16 -> fp16 (``out_dtype = tl.float16``), fp32 with
+``inputPrecision = tf32`` -> fp32, int8 -> int32, with M % 16 == 0, N % 8 == 0, K a multiple
+of the instruction's K (16, 8, 32), on ``cuda:80`` and newer. Others keep the FMA layout
+(``convert-triton-to-tritongpu``'s blocked parent).
 
 **MMA v3 (Hopper wgmma, PTX ISA 9.7.15)** on ``cuda:90`` unless ``mma = "v2"``
 (``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot whose tile the warp groups cover
@@ -80,6 +81,8 @@ def mma_kind(dot: Operation):
     n = c_t.shape[1]
     prec = dot.attributes.get("inputPrecision", "tf32") or "tf32"
     if isinstance(e, FloatType) and e.name in ("f16", "bf16") and r == FloatType("f32"):
+        kw, kin = 2, 16
+    elif e == FloatType("f16") and r == FloatType("f16"):  # out_dtype = float16
         kw, kin = 2, 16
     elif e == FloatType("f32") and r == FloatType("f32") and prec == "tf32":
         kw, kin = 1, 8

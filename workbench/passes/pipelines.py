@@ -23,6 +23,7 @@ from .manager import Pass
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
 from .rewrite_descriptors import RewriteTensorDescriptorToPointer
+from .thread_locality import OptimizeThreadLocality
 from .tma_lowering import TMALowering
 
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
@@ -43,6 +44,7 @@ REGISTRY: dict[str, type] = {
     "triton-rewrite-tensor-descriptor-to-pointer": RewriteTensorDescriptorToPointer,
     "triton-nvidia-tma-lowering": TMALowering,
     "triton-loop-unroll": LoopUnroll,
+    "tritongpu-optimize-thread-locality": OptimizeThreadLocality,
 }
 
 
@@ -70,6 +72,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
+    On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
+    first remove-layout-conversions and accelerate-matmul).
     Then accelerate-matmul; on every ``cuda`` target ``triton-licm`` (before pipelining, as
     Triton); on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages`` from ``options``,
     default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend
@@ -79,8 +83,10 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     backend's shared-scratch size of an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
-              RemoveLayoutConversions(),
-              AccelerateMatmul(target=str(target), num_warps=num_warps,
+              RemoveLayoutConversions()]
+    if str(target).startswith("cuda:"):
+        passes.append(OptimizeThreadLocality())
+    passes += [AccelerateMatmul(target=str(target), num_warps=num_warps,
                                mma=getattr(options, "cuda_mma", "auto") or "auto")]
     text = str(target)
     cuda = text.startswith("cuda:")

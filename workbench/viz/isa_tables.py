@@ -121,6 +121,10 @@ PTX: dict[str, tuple[str, str, str]] = {
             "warp (uniform) through the read-only path.", _r(_MOVE, "ldu")),
     "st": ("st.space.type [a], b", "Store b to memory at address a (state space and vector "
            "width as for ld).", _r(_MOVE, "st")),
+    "createpolicy": ("createpolicy.fractional.L2::evict_first|evict_last.b64 p, fraction",
+                     "Make a 64-bit L2 cache policy (how the lines an access brings in are "
+                     "evicted) for ld/st with .L2::cache_hint; Triton's eviction_policy.",
+                     _r(_MOVE, "createpolicy")),
     "prefetch": ("prefetch.space.level [a]", "Bring the line at a into a cache level.",
                  _r(_MOVE, "prefetch, prefetchu")),
     "cp.async": ("cp.async.ca|cg.shared.global [dst], [src], size", "Copy global memory to "

@@ -1,11 +1,16 @@
 """``tt.atomic_rmw`` and ``tt.atomic_cas`` as predicated ``atom.global`` instructions.
 
-Each element is one ``atom`` (PTX ISA 9.7.13.5 "atom"): ``@p atom.global{.sem}{.scope}.op.type
-d, [a], b;`` with the semantics ``relaxed | acquire | release | acq_rel`` and the scope
-``cta | gpu | sys`` of the op's attributes (Triton's defaults ``acq_rel``/``gpu``), as Triton's
-``AtomicRMWOpConversion`` emits them. The predicate is the element's mask AND "this thread owns
-the element": in broadcast layouts (and for scalar pointers, thread 0) a replicated element is
-updated once, never once per copy; duplicate registers within a thread are issued once too.
+Each element is one ``atom`` (PTX ISA 9.7.13.5 "atom") with the semantics ``relaxed | acquire |
+release | acq_rel`` and the scope ``cta | gpu | sys`` of the op's attributes (Triton's defaults
+``acq_rel``/``gpu``). The qualifiers are spelled in the order Triton's inline PTX uses
+(``LoadStoreOpToLLVM.cpp``; ptxas takes them in any order): ``@p atom.global.gpu.acq_rel.op.type
+d, [a], b;`` for ``tt.atomic_rmw`` (scope, then semantics), ``@p atom.global.acq_rel.gpu.cas.bN``
+for ``tt.atomic_cas`` (semantics, then scope), and ``atom.acq_rel.gpu.global.cas.b16`` in the
+sm_80 bf16 add loop (the order LLVM's NVPTX printer uses for the loop Triton gets there).
+
+The predicate is the element's mask AND "this thread owns the element": in broadcast layouts
+(and for scalar pointers, thread 0) a replicated element is updated once, never once per copy;
+duplicate registers within a thread are issued once too.
 
 Op -> PTX (PTX ISA 9.7.13.5): ``add`` -> ``.add.u32/.u64``; ``fadd`` -> ``.add.f32``/``.f64``,
 ``.add.noftz.f16`` (sm_70+), ``.add.noftz.bf16`` (sm_90+; on sm_80 a ``atom.cas.b16`` loop);
@@ -110,7 +115,7 @@ def _cas_loop_bf16_add(kl, ptr, pred, val, qual):
             "mov.b32 %f1, {0, $2};\n\t"
             "add.f32 %f2, %f0, %f1;\n\t"
             "cvt.rn.bf16.f32 %h1, %f2;\n\t"
-            f"atom.global{qual}.cas.b16 %h2, [ $1 + 0 ], %h0, %h1;\n\t"
+            f"atom{qual}.global.cas.b16 %h2, [ $1 + 0 ], %h0, %h1;\n\t"
             "setp.ne.b16 %p0, %h2, %h0;\n\t"
             "mov.b16 %h0, %h2;\n\t"
             "@%p0 bra RETRY${:uid};\n\t"
@@ -192,8 +197,8 @@ def lower(kl, op) -> None:
         raise UnsupportedError("atomics on pointers are not supported", op.loc)
     sem = _SEM.get(op.attributes.get("sem", "acq_rel") or "acq_rel", ".acq_rel")
     scope = _SCOPE.get(op.attributes.get("scope", "gpu") or "gpu", ".gpu")
-    qual = sem + scope
     bits = _bits(elem_t)
+    qual = sem + scope if is_cas else scope + sem
     if is_cas:
         if bits not in (16, 32, 64):
             raise UnsupportedError("atomic_cas needs 16, 32 or 64-bit elements", op.loc)
@@ -225,7 +230,7 @@ def lower(kl, op) -> None:
             pred = ir.Constant(I1, 1)
         vals = [_as_int(b, o[r], bits) for o in operands]
         if text_op == "cas-loop":
-            old = _cas_loop_bf16_add(kl, ptrs[r], pred, vals[0], qual)
+            old = _cas_loop_bf16_add(kl, ptrs[r], pred, vals[0], sem + scope)
         else:
             old = _atom(kl, text_op, ptrs[r], pred, vals, bits, qual)
         out.append(_from_int(b, old, lt))

@@ -15,7 +15,11 @@ One instruction per (M tile, N tile, K tile), K innermost (PTX ISA 9.7.14.5.14 m
 ``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (fp32 inputs with
 ``inputPrecision = tf32``; the raw fp32 registers are passed, as Triton 3.6 does: the tensor
 core ignores their 13 low mantissa bits)
-and ``mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`` (int8).
+``mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16`` (fp16 inputs, ``out_dtype = float16``:
+the accumulator is two f16x2 registers, slots 0-1 and 2-3) and
+``mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32`` (int8; ``.satfinite`` as Triton's
+``MMAv2.cpp`` emits it: an int32 sum that overflows is clamped to the int32 range, which with
+int8 inputs takes K > 131072).
 
 **FMA** (blocked parent; Triton's FMADotOpToLLVM): every thread holds whole rows of A and whole
 columns of B for its result elements (``dot_op`` with a blocked parent) and computes
@@ -117,12 +121,14 @@ def instr_for(in_t, out_t, precision: str) -> tuple[str, int]:
 
     Raises UnsupportedError for types mma.sync does not take."""
     name = in_t.name if isinstance(in_t, FloatType) else f"i{in_t.width}"
+    if name == "f16" and out_t == FloatType("f16"):
+        return "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", 16
     if name in ("f16", "bf16") and out_t == FloatType("f32"):
         return f"mma.sync.aligned.m16n8k16.row.col.f32.{name}.{name}.f32", 16
     if name == "f32" and out_t == FloatType("f32") and precision == "tf32":
         return "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8
     if name == "i8" and out_t == IntType(32):
-        return "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 32
+        return "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 32
     raise UnsupportedError(f"mma.sync does not take {name} inputs with {out_t} results "
                            f"(inputPrecision {precision})")
 
@@ -139,6 +145,43 @@ def _pack_word(kl, elems, in_t):
     for i, e in enumerate(elems):
         v = b.insert_element(v, e, I32(i))
     return b.bitcast(v, I32)
+
+
+def _mma_asm(text: str, out_t):
+    """(inline asm, accumulator registers) of one mma.sync: four f32/s32 accumulators, or two
+    f16x2 words for an fp16 accumulator (PTX ISA 9.7.14.5.8, m16n8k16 C/D fragments)."""
+    if out_t == FloatType("f16"):
+        ct, cc, n = I32, "r", 2
+    else:
+        ct, cc, n = (F32, "f", 4) if isinstance(out_t, FloatType) else (I32, "r", 4)
+    d = ", ".join(f"${i}" for i in range(n))
+    c = ", ".join(f"${i}" for i in range(n + 6, 2 * n + 6))
+    cons = ",".join([f"={cc}"] * n + ["r"] * 6 + [str(i) for i in range(n)])
+    fty = ir.FunctionType(ir.LiteralStructType([ct] * n), [I32] * 6 + [ct] * n)
+    return ir.InlineAsm(fty, f"{text} {{{d}}}, {{${n}, ${n + 1}, ${n + 2}, ${n + 3}}}, "
+                             f"{{${n + 4}, ${n + 5}}}, {{{c}}};", cons), n
+
+
+def _pack_acc(b, vals, n_acc):
+    """Accumulator slots 0-3 as the instruction's registers (f16 pairs packed into i32)."""
+    if n_acc == 4:
+        return vals
+    words = []
+    for lo, hi in ((0, 1), (2, 3)):
+        v = ir.Constant(ir.VectorType(F16, 2), None)
+        v = b.insert_element(b.insert_element(v, vals[lo], I32(0)), vals[hi], I32(1))
+        words.append(b.bitcast(v, I32))
+    return words
+
+
+def _unpack_acc(b, regs, n_acc):
+    if n_acc == 4:
+        return regs
+    out = []
+    for w in regs:
+        v = b.bitcast(w, ir.VectorType(F16, 2))
+        out += [b.extract_element(v, I32(0)), b.extract_element(v, I32(1))]
+    return out
 
 
 def _lower_mma(kl, op) -> None:
@@ -172,15 +215,10 @@ def _lower_mma(kl, op) -> None:
     b_words = {key: [_pack_word(kl, [d[j][e] for e in range(kw)], in_t) for j in range(2)]
                for key, d in b_frag.items()}
     n_k = a_t.shape[1] // kin
-    ct = F32 if isinstance(out_t, FloatType) else I32
-    cc = "f" if ct == F32 else "r"
-    cons = ",".join([f"={cc}"] * 4 + ["r"] * 6 + ["0", "1", "2", "3"])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([ct] * 4), [I32] * 6 + [ct] * 4),
-                       f"{text} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, "
-                       f"{{$10, $11, $12, $13}};", cons)
+    asm, n_acc = _mma_asm(text, out_t)
     out = [None] * tc.num_regs
     for (tm, tn), d in c_frag.items():
-        acc = [d[s] for s in range(4)]
+        acc = _pack_acc(b, [d[s] for s in range(4)], n_acc)
         for tk in range(n_k):
             try:
                 args = a_words[(tm, tk)] + b_words[(tk, tn)] + acc
@@ -188,7 +226,8 @@ def _lower_mma(kl, op) -> None:
                 raise UnsupportedError("tt.dot: operand layouts do not match the MMA result "
                                        "layout", op.loc) from None
             res = b.call(asm, args)
-            acc = [b.extract_value(res, i) for i in range(4)]
+            acc = [b.extract_value(res, i) for i in range(n_acc)]
+        acc = _unpack_acc(b, acc, n_acc)
         for s, regs in slots[(tm, tn)].items():
             for r in regs:
                 out[r] = acc[s]

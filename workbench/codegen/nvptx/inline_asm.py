@@ -23,6 +23,8 @@ from .types import llvm_type
 def _bits(t: ir.Type) -> int:
     if isinstance(t, ir.IntType):
         return t.width
+    if isinstance(t, ir.PointerType):   # a global address, passed as is ("l")
+        return 64
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(t)]
 
 

@@ -11,6 +11,14 @@ elements; a group becomes one inline-PTX ``@p ld.global.v4.b32`` (or ``.v2``, ``
   the first aligned to ``vec * bytes``; the mask constant over the group;
 * ``vec * bytes <= 16`` (128-bit accesses; PTX ISA 9.7.9.8 ld, vector forms).
 
+Cache modifiers and eviction policies are spelled as Triton's ``LoadStoreOpToLLVM.cpp`` does
+(PTX ISA 9.7.9.8 ld, 9.7.9.10 st, 9.7.9.17 createpolicy): ``ld.global.ca``/``.cg`` (``.cv``
+and ``.cs`` loads are plain loads there too), ``st.global.wb``/``.cg``/``.cs``/``.wt``;
+``evict_first``/``evict_last`` add ``.L1::evict_<p>.L2::cache_hint`` with a 64-bit policy made
+by ``createpolicy.fractional.L2::evict_<p>.b64 pol, 1.0``. PTX has no form with both a cache
+operator and an L1 eviction priority (ptxas refuses it, and Triton's text with it), so with a
+cache modifier only the L2 hint is kept (``ld.global.cg.L2::cache_hint``).
+
 Stores skip duplicate registers and threads holding copies of another thread's elements
 (broadcast layouts), so each element is written once.
 """
@@ -139,7 +147,26 @@ def _ptx_type(word_bits, nwords, total_bits):
     return base if nwords == 1 else f"v{nwords}.{base}"
 
 
-def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
+_LD_COP = {"ca": ".ca", "cg": ".cg"}
+_ST_COP = {"wb": ".wb", "cg": ".cg", "cs": ".cs", "wt": ".wt"}
+
+
+def cache_hints(kl, op, is_load: bool) -> tuple[str, object]:
+    """``(qualifiers, policy)`` for a ``tt.load``/``tt.store``'s ``cache`` and ``evict``
+    attributes: the text after ``ld.global``/``st.global`` (``".cg"``,
+    ``".L1::evict_first.L2::cache_hint"``) and the i64 L2 policy operand (None without one)."""
+    cop = (_LD_COP if is_load else _ST_COP).get(op.attributes.get("cache") or "", "")
+    evict = op.attributes.get("evict") or ""
+    if evict not in ("evict_first", "evict_last"):
+        return cop, None
+    asm = ir.InlineAsm(ir.FunctionType(I64, []),
+                       f"createpolicy.fractional.L2::{evict}.b64 $0, 1.0;", "=l")
+    policy = kl.b.call(asm, [])
+    l1 = "" if cop else f".L1::{evict}"
+    return f"{cop}{l1}.L2::cache_hint", policy
+
+
+def _load_group(kl, ptr, pred, other_elems, elem_t, vec, hints=("", None)):
     b = kl.b
     wbits = _word_bits(max(byte_size(elem_t) * 8, 8), vec)
     total = max(byte_size(elem_t) * 8, 8) * vec
@@ -166,8 +193,14 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
         prefix = f"@${addr + 1} "
         cons.append("b")
         args.append(pred)
-    lines.append(f"{prefix}ld.global.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, "
-                 f"[ ${addr} + 0 ];")
+    qual, policy = hints
+    pol = ""
+    if policy is not None:
+        pol = f", ${len(args) + nwords}"
+        cons.append("l")
+        args.append(policy)
+    lines.append(f"{prefix}ld.global{qual}.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, "
+                 f"[ ${addr} + 0 ]{pol};")
     wt = ir.IntType(wbits)
     rty = wt if nwords == 1 else ir.LiteralStructType([wt] * nwords)
     asm = ir.InlineAsm(ir.FunctionType(rty, [a.type for a in args]), "\n\t".join(lines),
@@ -177,7 +210,7 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec):
     return unpack_words(b, words, elem_t, vec)
 
 
-def _store_group(kl, ptr, pred, elems, elem_t, vec):
+def _store_group(kl, ptr, pred, elems, elem_t, vec, hints=("", None)):
     b = kl.b
     wbits = _word_bits(max(byte_size(elem_t) * 8, 8), vec)
     total = max(byte_size(elem_t) * 8, 8) * vec
@@ -191,8 +224,15 @@ def _store_group(kl, ptr, pred, elems, elem_t, vec):
         prefix = f"@${nwords + 1} "
         cons.append("b")
         args.append(pred)
+    qual, policy = hints
+    pol = ""
+    if policy is not None:
+        pol = f", ${len(args)}"
+        cons.append("l")
+        args.append(policy)
     regs = ", ".join(f"${i}" for i in range(nwords))
-    text = f"{prefix}st.global.{_ptx_type(wbits, nwords, total)} [ ${nwords} + 0 ], {{ {regs} }};"
+    text = (f"{prefix}st.global{qual}.{_ptx_type(wbits, nwords, total)} [ ${nwords} + 0 ], "
+            f"{{ {regs} }}{pol};")
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text,
                        ",".join(cons), side_effect=True)
     b.call(asm, args)
@@ -244,6 +284,7 @@ def lower(kl, op) -> None:
     vec, _dim = vector_width(kl, ptr_v, mask_v)
     regs = kl.layout(ptr_v.type).regs if isinstance(ptr_v.type, TensorType) else ((0,),)
     b = kl.b
+    hints = cache_hints(kl, op, is_load)
     if is_load:
         others = kl.get(other_v) if other_v is not None else None
         if others is not None and len(others) == 1 and len(ptrs) > 1:
@@ -259,7 +300,7 @@ def lower(kl, op) -> None:
             seen[regs[g]] = g
             pred = masks[g] if masks is not None else None
             oth = others[g:g + vec] if (others is not None and pred is not None) else None
-            out[g:g + vec] = _load_group(kl, ptrs[g], pred, oth, elem_t, vec)
+            out[g:g + vec] = _load_group(kl, ptrs[g], pred, oth, elem_t, vec, hints)
         kl.set(op.result, out)
         return
     vals = kl.get(op.operands[1])
@@ -272,7 +313,7 @@ def lower(kl, op) -> None:
             continue
         stored.add(regs[g])
         pred = and_optional(b, owner, masks[g] if masks is not None else None)
-        _store_group(kl, ptrs[g], pred, vals[g:g + vec], elem_t, vec)
+        _store_group(kl, ptrs[g], pred, vals[g:g + vec], elem_t, vec, hints)
 
 
 __all__ = ["lower", "vector_width", "I1", "I16", "I64"]
