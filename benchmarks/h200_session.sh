@@ -14,15 +14,16 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 git log -1 --format='commit %h %s' 2>/dev/null || true
 # The gpu-marked tests run as three processes at once (backends; kernels and fidelity; the
 # rest); with SUITE=<Triton 3.6 checkout> Triton's tutorials and test_core sample run on the
-# CUDA backend beside them (benchmarks/h200_triton_suite.sh, logs in $out/suite).
-T="timeout 500 python -m pytest -q -m gpu -p no:cacheprovider --continue-on-collection-errors"
+# CUDA backend beside them (benchmarks/h200_triton_suite.sh, logs in $out/suite). TEST_SECS and
+# SUITE_SECS (default 500, 480) bound the test processes and each suite process.
+T="timeout ${TEST_SECS:-500} python -m pytest -q -m gpu -p no:cacheprovider --continue-on-collection-errors"
 T="$T --timeout 150 -rf"
 $T tests/backends > "$out/gpu_tests1.txt" 2>&1 &
 $T tests/kernels tests/fidelity > "$out/gpu_tests2.txt" 2>&1 &
 $T tests --ignore=tests/backends --ignore=tests/kernels --ignore=tests/fidelity \
     > "$out/gpu_tests3.txt" 2>&1 &
 if [ -n "${SUITE:-}" ]; then
-  bash benchmarks/h200_triton_suite.sh "$SUITE" "$out/suite" 480 > "$out/suite.txt" 2>&1 &
+  bash benchmarks/h200_triton_suite.sh "$SUITE" "$out/suite" "${SUITE_SECS:-480}" > "$out/suite.txt" 2>&1 &
 fi
 wait
 for f in "$out"/gpu_tests[123].txt; do
