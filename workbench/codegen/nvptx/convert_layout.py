@@ -18,7 +18,7 @@ from __future__ import annotations
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, TensorType
 from ...layouts import LinearLayout
-from .cvt_lower import lower_planned, plan_for
+from .cvt_lower import emitted_plan, lower_planned, plan_for
 from .smem_access import barrier, linear_index, load_value, record_access, slot, store_value
 from .threads import register_map, thread_layout
 from .types import byte_size
@@ -90,7 +90,7 @@ def lower_convert_swizzled(kl, op) -> None:
     """Store the source registers into Triton's conversion buffer and load the destination's,
     one round at a time (:mod:`.cvt_lower`)."""
     src_t, dst_t = op.operands[0].type, op.result.type
-    plan = plan_for(src_t, dst_t, kl.arch)
+    plan = emitted_plan(plan_for(src_t, dst_t, kl.arch), src_t, dst_t)
     kl.need_shared(scratch_bytes(op))
     st, ld = lower_planned(kl, op, plan)
     eb = byte_size(src_t.element)

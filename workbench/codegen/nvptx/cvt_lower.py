@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir
 
-from .cvt_swizzle import Flat, SmemPlan, flat_of, plan_conversion, preimage
+from .cvt_swizzle import Flat, SmemPlan, flat_of, plan_conversion, plan_ldst, preimage
 from .smem_access import barrier, slot, vector_load, vector_store
 from .types import I32, byte_size
 
@@ -231,6 +231,27 @@ def plan_for(src_t, dst_t, arch: int) -> SmemPlan:
     return plan_conversion(fs, fd, byte_size(src_t.element) * 8, arch)
 
 
+def emitted_plan(plan: SmemPlan, src_t, dst_t) -> SmemPlan:
+    """The plan the lowering emits. Triton sizes the scratch by ``plan`` (which may pair
+    ``ldmatrix``/``stmatrix``); those instructions are not emitted here yet, and plain
+    ``st/ld.shared`` on a buffer shaped for them may lose their vectors, so the plain-access
+    plan (``optimalSwizzlingLdSt``) is emitted instead when its round fits the same scratch
+    and it needs no more instructions."""
+    if plan.instr == (0, 0):
+        return plan
+    from .threads import thread_layout
+    fs, _ = flat_of(thread_layout(src_t))
+    fd, _ = flat_of(thread_layout(dst_t))
+    alt = plan_ldst(fs, fd, byte_size(src_t.element) * 8)
+    if alt.tile_bits > plan.tile_bits:
+        return plan
+    eb = byte_size(src_t.element)
+
+    def instructions(p: SmemPlan) -> int:  # st + ld instructions per thread
+        return sum(1 << len(side(thread_layout(t), p, eb).rest) for t in (src_t, dst_t))
+    return alt if instructions(alt) <= instructions(plan) else plan
+
+
 def lower_planned(kl, op, plan: SmemPlan) -> tuple:
     """Emit the conversion of ``op`` through the planned buffer; returns the (store, load)
     :class:`Side` s (for the access report)."""
@@ -256,4 +277,5 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
     return st, ld
 
 
-__all__ = ["Side", "accesses", "address_map", "lower_planned", "plan_for", "side", "warp_sync"]
+__all__ = ["Side", "accesses", "address_map", "emitted_plan", "lower_planned", "plan_for", "side",
+           "warp_sync"]
