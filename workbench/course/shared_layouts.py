@@ -87,8 +87,9 @@ def compare_layouts(records: list, shape, dtype) -> list:
     not fit the tile."""
     swizzled = _buffer(records[0]["layout"], shape)
     # a conversion buffer has no order: the plain/padded rows take the load's (destination's)
-    order = tuple(getattr(swizzled, "order", None)
-                  or getattr(parse(records[-1]["access_layout"]), "order", (1, 0)))
+    order = getattr(swizzled, "order", None) or \
+        getattr(parse(records[-1]["access_layout"]), "order", None) or (1, 0)
+    order = tuple(order)
     eb = dtype_bytes(dtype)
     choices = [("plain", SwizzledSharedLayout(1, 1, 1, order), None),
                ("padded", PaddedLines(max(4 // eb, 1), order), eb),
