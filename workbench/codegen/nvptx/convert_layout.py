@@ -95,9 +95,13 @@ def lower_convert_swizzled(kl, op) -> None:
     st, ld = lower_planned(kl, op, plan)
     eb = byte_size(src_t.element)
     ll = _plan_layout(plan, tuple(src_t.shape))
-    for what, s, t in (("st.shared", st, src_t), ("ld.shared", ld, dst_t)):
-        record_access(kl, op, f"ttg.convert_layout ({what}, {s.vec * eb} B/lane)", ll,
-                      t.encoding, tuple(src_t.shape), src_t.element, s.vec * eb)
+    mat = getattr(ld, "mat_regs", None)
+    load = "ld.shared" if mat is None else \
+        f"ldmatrix.x{1 << len(mat)}{'.trans' if ld.trans else ''}"
+    for what, vb, t in (("st.shared", st.vec * eb, src_t),
+                        (load, 4 if mat is not None else ld.vec * eb, dst_t)):
+        record_access(kl, op, f"ttg.convert_layout ({what}, {vb} B/lane)", ll,
+                      t.encoding, tuple(src_t.shape), src_t.element, vb)
 
 
 def lower_convert(kl, op) -> None:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir
 
+from .cvt_ldmatrix import emit as emit_ldmatrix
+from .cvt_ldmatrix import matrix_load
 from .cvt_swizzle import Flat, SmemPlan, flat_of, plan_conversion, plan_ldst, preimage
 from .smem_access import barrier, slot, vector_load, vector_store
 from .types import I32, byte_size
@@ -240,12 +242,16 @@ def emitted_plan(plan: SmemPlan, src_t, dst_t) -> SmemPlan:
     if plan.instr == (0, 0):
         return plan
     from .threads import thread_layout
+    eb = byte_size(src_t.element)
+    if plan.instr[0] == 0 and matrix_load(side(thread_layout(dst_t), plan, eb),
+                                          plan.instr[1] == 2, eb * 8,
+                                          plan.tile_bits) is not None:
+        return plan
     fs, _ = flat_of(thread_layout(src_t))
     fd, _ = flat_of(thread_layout(dst_t))
     alt = plan_ldst(fs, fd, byte_size(src_t.element) * 8)
     if alt.tile_bits > plan.tile_bits:
         return plan
-    eb = byte_size(src_t.element)
 
     def instructions(p: SmemPlan) -> int:  # st + ld instructions per thread
         return sum(1 << len(side(thread_layout(t), p, eb).rest) for t in (src_t, dst_t))
@@ -261,6 +267,9 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
     s_tl, d_tl = kl.layout(src_t), kl.layout(dst_t)
     st, ld = side(s_tl, plan, eb), side(d_tl, plan, eb)
     warp_only = warp_sync(st.flat, ld.flat)
+    mat = None
+    if plan.instr[1] in (1, 2):
+        mat = matrix_load(ld, plan.instr[1] == 2, eb * 8, plan.tile_bits)
     src = kl.get(op.operands[0])
     got: dict = {}
     for rnd in range(1 << len(plan.reps)):
@@ -268,13 +277,16 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
             _sync(kl, warp_only)
         _emit(kl, st, plan, rnd, elem_t, src)
         _sync(kl, warp_only)
-        got.update(_emit(kl, ld, plan, rnd, elem_t))
+        if mat is not None:
+            got.update(emit_ldmatrix(kl, mat, rnd, plan.tile_bits, elem_t, eb))
+        else:
+            got.update(_emit(kl, ld, plan, rnd, elem_t))
     kept_mask = 0
     for i in range(d_tl.num_regs.bit_length() - 1):
         if any(d_tl.regs[1 << i]):
             kept_mask |= 1 << i
     kl.set(op.result, [got[r & kept_mask] for r in range(d_tl.num_regs)])
-    return st, ld
+    return st, (mat if mat is not None else ld)
 
 
 __all__ = ["Side", "accesses", "address_map", "emitted_plan", "lower_planned", "plan_for", "side",
