@@ -100,7 +100,11 @@ def test_matmul_pipeline_ptx(arch, stages):
     assert f"!ttg.memdesc<{slots}x128x32xf16" in ttgir
     assert c.metadata.shared >= slots * 2 * 128 * 32 * 2
     acc = c.extra["shared_accesses"]
-    assert all(a["conflict_degree"] == 1.0 for a in acc), acc
+    # the pipeline's buffers are conflict-free; the epilogue's conversion buffer is Triton's
+    # (its 16-byte loads of the 128x128 fp32 tile meet 2-way conflicts there too)
+    assert all(a["conflict_degree"] == 1.0 for a in acc
+               if not a["op"].startswith("ttg.convert_layout")), acc
+    assert all(a["conflict_degree"] <= 2.0 for a in acc), acc
 
 
 # the tutorial matmul: loop-carried pointers advanced by a loop-invariant offset --------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..layouts import SwizzledSharedLayout, bank_conflicts
+from ..layouts import LinearLayout, SwizzledSharedLayout, bank_conflicts
 from ..layouts.banks import PaddedRowMajor, dtype_bytes
 from ..layouts.parse import parse
 
@@ -67,6 +67,16 @@ class LayoutRow:
         return max((a[3] for a in self.accesses), default=1.0)
 
 
+def _buffer(text: str, shape):
+    """A recorded buffer: an encoding's text, or a conversion buffer printed as a
+    LinearLayout (``offset=N -> (a, b)`` lines), rebuilt as that LinearLayout."""
+    rows = re.findall(r"offset=\d+ -> \(([^)]*)\)", text)
+    if not rows:
+        return parse(text)
+    bases = [[int(x) for x in r.split(",")] for r in rows]
+    return LinearLayout({"offset": bases}, {f"dim{i}": int(n) for i, n in enumerate(shape)})
+
+
 def compare_layouts(records: list, shape, dtype) -> list:
     """``[plain, padded, swizzled]`` :class:`LayoutRow` for one conversion's shared accesses.
 
@@ -75,8 +85,11 @@ def compare_layouts(records: list, shape, dtype) -> list:
     ``layout``, ``access_layout``, ``vector_bytes``); ``shape``: the tile (2-D, powers of
     two); ``dtype``: its element type (``"fp32"``...). Raises LayoutError for layouts that do
     not fit the tile."""
-    swizzled = parse(records[0]["layout"])
-    order = tuple(getattr(swizzled, "order", (1, 0)))
+    swizzled = _buffer(records[0]["layout"], shape)
+    # a conversion buffer has no order: the plain/padded rows take the load's (destination's)
+    order = getattr(swizzled, "order", None) or \
+        getattr(parse(records[-1]["access_layout"]), "order", None) or (1, 0)
+    order = tuple(order)
     eb = dtype_bytes(dtype)
     choices = [("plain", SwizzledSharedLayout(1, 1, 1, order), None),
                ("padded", PaddedLines(max(4 // eb, 1), order), eb),

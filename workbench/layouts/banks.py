@@ -27,6 +27,7 @@ import numpy as np
 from .convert import to_linear
 from .encodings import Encoding, NVMMASharedLayout, SwizzledSharedLayout
 from .errors import LayoutError
+from .linear import LinearLayout
 
 NUM_BANKS = 32
 BANK_BYTES = 4
@@ -88,17 +89,21 @@ class PaddedRowMajor:
 def shared_offsets(shared, shape: Sequence[int]) -> np.ndarray:
     """Element offset in shared memory of every element of the tile: int64 array of ``shape``.
 
-    ``shared`` is a :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout` or
-    :class:`PaddedRowMajor`. Raises LayoutError for anything else or a layout that does not
+    ``shared`` is a :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout`,
+    :class:`PaddedRowMajor` or a LinearLayout from in-dim ``offset`` to the tensor's dims.
+    Raises LayoutError for anything else or a layout that does not
     cover the tile exactly once.
     """
     shape = tuple(int(s) for s in shape)
     if isinstance(shared, PaddedRowMajor):
         return shared.offsets(shape)
-    if not isinstance(shared, (SwizzledSharedLayout, NVMMASharedLayout)):
+    if isinstance(shared, LinearLayout) and shared.in_dims == ("offset",):
+        ll = shared  # a conversion buffer: offset -> tensor coordinates
+    elif not isinstance(shared, (SwizzledSharedLayout, NVMMASharedLayout)):
         raise LayoutError(f"shared must be a swizzled_shared, nvmma_shared or PaddedRowMajor "
                           f"layout, got {shared!r}")
-    ll = to_linear(shared, shape)
+    else:
+        ll = to_linear(shared, shape)
     n = ll.in_dim_size("offset")
     pts = ll.apply_array(offset=np.arange(n))
     out = np.full(shape, -1, np.int64)
