@@ -80,7 +80,7 @@ class ControlFlowMixin:
                                  f"shape {list(cond.shape)}",
                                  "use tl.where(cond, a, b) to choose elementwise")
             cond = self.sem.wrap(self.builder.create(
-                "tt.reshape", [cond.handle], [cond.dtype.to_ir()]).result, cond.dtype)
+                "tt.unsplat", [cond.handle], [cond.dtype.to_ir()]).result, cond.dtype)
         return self.sem.cast(cond, dt.int1)
 
     def _branch(self, stmts, scope, cont=None):

@@ -90,8 +90,7 @@ def reshape(input, *shape, can_reorder=False, _semantic=None):
     if not shape:
         if x.numel != 1:
             raise LanguageError("reshape to a scalar needs a 1-element tile")
-        return _semantic.wrap(_semantic.builder.create(
-            "tt.reshape", [x.handle], [ir_type(x.dtype)], {}).result, x.dtype)
+        return unsplat(x, _semantic)
     shape = validate_block_shape(shape)
     n = 1
     for s in shape:
@@ -107,6 +106,16 @@ def reshape(input, *shape, can_reorder=False, _semantic=None):
 
 def _t(x, sem):
     return sem.to_tensor(unwrap(x))
+
+
+def unsplat(x, sem):
+    """The element of a one-element tile ``x`` as a scalar (``tt.unsplat``, as Triton 3.6's
+    ``_unsplat`` in ``language/core.py``); a scalar is returned as it is."""
+    if not x.shape:
+        return x
+    assert x.numel == 1, x.shape
+    return sem.wrap(sem.builder.create("tt.unsplat", [x.handle], [ir_type(x.dtype)],
+                                       {}).result, x.dtype)
 
 
 def _log2(n: int) -> int:
@@ -161,7 +170,7 @@ def split(a, _semantic=None):
     op = sem.builder.create("tt.split", [a.handle], [ir_type(a.dtype, shape)] * 2)
     lo, hi = (sem.wrap(r, a.dtype, shape) for r in op.results)
     if scalar:
-        lo, hi = (reshape(v, (), _semantic=sem) for v in (lo, hi))
+        lo, hi = unsplat(lo, sem), unsplat(hi, sem)
     return lo, hi
 
 
@@ -295,7 +304,7 @@ def item(input, _semantic=None):
         return x
     if x.numel != 1:
         raise LanguageError(f"item() needs a tile of one element, got shape {list(x.shape)}")
-    return reduce_tiles(x, None, lambda s, a, b: a, _semantic)
+    return unsplat(x, _semantic)
 
 
 @builtin

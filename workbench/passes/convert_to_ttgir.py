@@ -148,6 +148,9 @@ class _Converter:
             return
         if name in SHAPE_OPS and self.visit_shape(op):
             return
+        if name == "tt.unsplat":  # reads the element in whatever layout it has (no convert)
+            self.set_layout(op.result, None)
+            return
         self.visit_default(op)
 
     def visit_shape(self, op: Operation) -> bool:

@@ -43,7 +43,7 @@ from .work_model import (
 )
 
 _PASS_THROUGH = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
-                 "tt.trans", "ttg.convert_layout", "tt.bitcast")
+                 "tt.unsplat", "tt.trans", "ttg.convert_layout", "tt.bitcast")
 _INT_EVAL = {
     "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
     "arith.muli": lambda a, b: a * b,

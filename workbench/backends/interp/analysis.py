@@ -20,7 +20,7 @@ from ...ir.types import is_ptr
 
 ALL = -1  # "any parameter" in loaded/stored sets
 
-_PTR_PASS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
+_PTR_PASS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.unsplat",
              "tt.trans", "ttg.convert_layout", "tt.bitcast", "tt.join", "tt.cat", "tt.split",
              "arith.select"}
 _NO_BATCH = {"tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.call", "ttg.local_alloc",

@@ -51,8 +51,8 @@ class CompiledFunction:
         return found
 
 
-_PURE_SHAPE = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans",
-               "tt.join", "tt.cat"}
+_PURE_SHAPE = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.unsplat",
+               "tt.trans", "tt.join", "tt.cat"}
 
 
 class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):

@@ -54,6 +54,16 @@ def tt_reshape(comp, op):
     return reshape
 
 
+def tt_unsplat(comp, op):
+    """The element of a one-element tile: drop its dims (the leading program dim stays)."""
+    s, r = comp.slot(op.operands[0]), comp.slot(op.result)
+
+    def unsplat(env, s=s, r=r):
+        x = env[s]
+        env[r] = x.reshape(x.shape[:1])
+    return unsplat
+
+
 def tt_trans(comp, op):
     s, r = comp.slot(op.operands[0]), comp.slot(op.result)
     perm = (0,) + tuple(int(o) + 1 for o in op.attributes["order"])

@@ -39,6 +39,7 @@ ALIGN = 64
 #: ops lowered by a function of another module: name -> ``f(lowering, op)``
 _LOWER = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
           "tt.split": tile_ops.lower_split, "tt.cat": tile_ops.lower_cat,
+          "tt.unsplat": tile_ops.lower_unsplat,
           "tt.histogram": tile_ops.lower_histogram, "tt.gather": tile_ops.lower_gather,
           "tt.print": debug_ops.lower_print,
           "tt.assert": debug_ops.lower_assert, "gpu.barrier": lambda lw, op: None,

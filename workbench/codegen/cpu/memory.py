@@ -33,7 +33,7 @@ ERR_FIELDS = 12
 #: error-record slots the launcher sets for host calls: launch token, worker index
 TOKEN, WORKER = 10, 11
 _PASS_THROUGH = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
-                 "tt.reshape", "tt.bitcast"}
+                 "tt.reshape", "tt.unsplat", "tt.bitcast"}
 
 
 def provenance(func: Operation) -> dict:

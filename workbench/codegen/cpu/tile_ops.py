@@ -9,6 +9,7 @@
   between GPUs and sequential numpy.
 - ``tt.join``: a new minor dim of size 2 (``out[..., 0] = lhs``, ``out[..., 1] = rhs``), written
   into one buffer; ``tt.split`` of a buffer is two strided views (no copy).
+- ``tt.unsplat``: the element of a one-element tile (evaluated at index 0, no loop).
 - ``tt.cat``: ``lhs`` then ``rhs`` along dim 0 (Triton may reorder; we keep the order).
 - ``tt.histogram [src, mask?]``: ``out[v] += 1`` for each active ``v`` of the 1-D ``src`` with
   ``0 <= v < nbins`` (other values are ignored, as in the interpreter).
@@ -25,7 +26,16 @@ from .control import _inline_combine
 from .debug_ops import check_all
 from .irtypes import tensor_of
 from .llvmtypes import I64, const, storage_type
-from .tiles import Buffer, loop_nest
+from .tiles import ZERO, Buffer, Splat, loop_nest
+
+
+def lower_unsplat(lw, op: Operation) -> None:
+    """``tt.unsplat`` (see the module docstring)."""
+    src = lw.tile(op.operands[0])
+    if isinstance(src, Splat):
+        lw.env[op.result] = src.value
+        return
+    lw.env[op.result] = lw.elems().get(src, (ZERO,) * len(src.shape))
 
 
 def lower_scan(lw, op: Operation) -> None:

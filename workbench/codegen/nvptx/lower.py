@@ -301,6 +301,13 @@ def _splat(kl, op):
     kl.set(op.result, [v] * _nregs(kl, op.result.type))
 
 
+def _unsplat(kl, op):
+    """``tt.unsplat``: in any distributed layout every register of every thread of a
+    one-element tensor holds that element (coordinates wrap modulo the shape), so the first
+    register is the scalar; no data moves (Triton's ``UnsplatOpConversion`` does the same)."""
+    kl.set(op.result, kl.get(op.operands[0])[:1])
+
+
 def _remap(kl, op, project):
     src_t, dst_t = op.operands[0].type, op.result.type
     m = register_map(kl.layout(src_t), kl.layout(dst_t), project)
@@ -420,6 +427,7 @@ _STRUCTURAL = {
     "tt.get_num_programs": _program_id,
     "tt.make_range": _make_range,
     "tt.splat": _splat,
+    "tt.unsplat": _unsplat,
     "tt.broadcast": _broadcast,
     "tt.expand_dims": _expand_dims,
     "tt.addptr": _addptr,

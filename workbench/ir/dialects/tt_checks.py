@@ -17,6 +17,13 @@ def splat(op, ctx) -> None:
         fail(op, f"splats a scalar to a tensor of it; got {src} -> {t}")
 
 
+def unsplat(op, ctx) -> None:
+    src, t = op.operands[0].type, op.result.type
+    ok = isinstance(src, TensorType) and src.numel == 1 and t == src.element
+    if not ok:
+        fail(op, f"takes the element of a one-element tensor; got {src} -> {t}")
+
+
 def broadcast(op, ctx) -> None:
     s, t = op.operands[0].type, op.result.type
     ok = (isinstance(s, TensorType) and isinstance(t, TensorType) and s.rank == t.rank
