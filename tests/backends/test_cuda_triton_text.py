@@ -161,7 +161,7 @@ def test_hinted_copy_on_gpu(lc, le, sc, se):
     n = 301
     x = rng.standard_normal(512).astype(np.float32)
     out = wcuda.to_device(np.full(512, np.nan, np.float32))
-    hinted_copy_k[(1,)](wcuda.to_device(x), out, n, LC=lc, LE=le, SC=sc, SE=se)
+    hinted_copy_k[(1,)](out, wcuda.to_device(x), n, LC=lc, LE=le, SC=sc, SE=se)  # dst, src
     got = out.to_numpy()
     np.testing.assert_array_equal(got[:n], x[:n] * 2.0)
     assert np.isnan(got[n:]).all()

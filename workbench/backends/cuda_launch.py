@@ -43,7 +43,8 @@ import threading
 #: struct codes of one 8-byte value slot per parameter kind (workbench.backends.cuda.param_kind)
 SLOT_CODES = {"ptr": "Q", "i64": "q", "u64": "Q", "i32": "i4x", "u32": "I4x",
               "i16": "h6x", "u16": "H6x", "i8": "b7x", "u8": "B7x", "i1": "B7x",
-              "f32": "f4x", "fp32": "f4x", "f64": "d", "fp64": "d", "tma": "128s"}
+              "f32": "f4x", "fp32": "f4x", "f64": "d", "fp64": "d", "tma": "128s",
+              "f16": "e6x", "fp16": "e6x", "bf16": "H6x"}
 #: bytes of a value of each kind that is not one 8-byte slot (aligned to 64 bytes)
 _WIDE = {"tma": 128}
 _MASKS = {"i64": 2 ** 64 - 1, "u64": 2 ** 64 - 1, "i32": 2 ** 32 - 1, "u32": 2 ** 32 - 1,
@@ -51,6 +52,15 @@ _MASKS = {"i64": 2 ** 64 - 1, "u64": 2 ** 64 - 1, "i32": 2 ** 32 - 1, "u32": 2 *
 #: the unsigned code of a masked int kind (values are taken modulo 2**bits, as C casts do)
 _UNSIGNED = {"i64": "Q", "i32": "I4x", "i16": "H6x", "i8": "B7x", "i1": "B7x"}
 HEADER_SLOTS = 9
+
+
+def _bf16_bits(x: float) -> int:
+    """The bf16 bit pattern of ``x``: its float32 rounded to nearest even on the upper 16 bits
+    (a NaN stays a quiet NaN)."""
+    (u,) = struct.unpack("<I", struct.pack("<f", x))
+    if (u & 0x7FFFFFFF) > 0x7F800000:
+        return (u >> 16) | 0x40
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def _layout(kinds, code) -> tuple[str, list, int]:
@@ -263,6 +273,9 @@ class PackedLaunch:
                 elif kind in _MASKS:
                     vals.append(int(a) & _MASKS[kind])
                     codes.append(_UNSIGNED.get(kind, SLOT_CODES[kind]))
+                elif kind == "bf16":
+                    vals.append(_bf16_bits(float(a)))
+                    codes.append("H6x")
                 else:
                     vals.append(float(a))
                     codes.append(SLOT_CODES[kind])
