@@ -62,3 +62,21 @@ def test_interpreter_error_is_what_the_interpreter_raises(monkeypatch):
     assert InterpreterError is CompilationError
     with pytest.raises(InterpreterError, match="not_defined_anywhere"):
         uses_unknown_name[(1,)](np.zeros(1, dtype=np.float32))
+
+
+@wb.jit
+def convert_to_dst(src, dst, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(dst + i, tl.load(src + i).to(dst.dtype.element_ty))
+
+
+def test_reinterpret_with_torch_dtypes(backend):
+    # Triton's test_conversions passes torch dtypes to reinterpret
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng()
+    x = rng.standard_normal(64).astype(np.float32) * 300
+    src = torch.from_numpy(x)
+    dst = torch.empty(64, dtype=torch.float16)
+    convert_to_dst[(1,)](wb.reinterpret(src, torch.float32),
+                         wb.reinterpret(dst, torch.float16), BLOCK=64)
+    np.testing.assert_array_equal(dst.numpy(), x.astype(np.float16))

@@ -206,7 +206,8 @@ def _reinterpreted(w) -> ArrayInfo:
         raise ArrayTypeError(f"reinterpret wraps an array, not {type(w.base).__name__}")
     short = getattr(w.dtype, "short_name", None)  # a tl dtype: "fp8e4nv", "u32"...
     if short not in SHORT_TO_NUMPY:
-        short = _short_dtype(getattr(w.dtype, "name", str(w.dtype)))
+        # a torch dtype (``torch.float32``) is named as torch prints it
+        short = _short_dtype(getattr(w.dtype, "name", str(w.dtype).replace("torch.", "")))
     return dataclasses.replace(info, dtype=short, obj=w)
 
 
