@@ -9,10 +9,17 @@ from workbench.backends.cuda_launch import SLOT_CODES, _bf16_bits
 
 
 @wb.jit
-def add_scalars(x_ptr, out_ptr, h, b, BLOCK: tl.constexpr):
+def add_scalars(x_ptr, out_ptr, h: tl.float16, b: tl.bfloat16, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, x + h.to(tl.float32) + b.to(tl.float32))
+
+
+def test_annotated_half_parameters_compile_to_16_bit_params():
+    k = wb.compile(add_scalars, "*fp32", "*fp32", "fp16", "bf16", target="cuda:90", BLOCK=128)
+    loads = [ln.split()[0] for ln in k.asm["ptx"].splitlines()
+             if "ld.param" in ln and ("param_2]" in ln or "param_3]" in ln)]
+    assert loads == ["ld.param.b16", "ld.param.b16"], loads
 
 
 def test_half_kinds_have_slots_and_bf16_rounds_to_nearest_even():
@@ -31,6 +38,5 @@ def test_half_scalars_reach_the_kernel():
     rng = np.random.default_rng()
     x = torch.from_numpy(rng.standard_normal(128).astype(np.float32)).cuda()
     out = torch.zeros_like(x)
-    k = wb.compile(add_scalars, "*fp32", "*fp32", "fp16", "bf16", target="cuda:90", BLOCK=128)
-    k[(1,)](x, out, 1.5, -2.25)
+    add_scalars[(1,)](x, out, 1.5, -2.25, BLOCK=128)   # annotated: passed as fp16 and bf16
     np.testing.assert_array_equal(out.cpu().numpy(), x.cpu().numpy() + np.float32(-0.75))
