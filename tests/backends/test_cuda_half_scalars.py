@@ -39,4 +39,5 @@ def test_half_scalars_reach_the_kernel():
     x = torch.from_numpy(rng.standard_normal(128).astype(np.float32)).cuda()
     out = torch.zeros_like(x)
     add_scalars[(1,)](x, out, 1.5, -2.25, BLOCK=128)   # annotated: passed as fp16 and bf16
-    np.testing.assert_array_equal(out.cpu().numpy(), x.cpu().numpy() + np.float32(-0.75))
+    want = (x.cpu().numpy() + np.float32(1.5)) + np.float32(-2.25)   # the kernel's order
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
