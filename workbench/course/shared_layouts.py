@@ -67,7 +67,7 @@ class LayoutRow:
         return max((a[3] for a in self.accesses), default=1.0)
 
 
-def _buffer(text: str, shape):
+def conversion_buffer(text: str, shape):
     """A recorded buffer: an encoding's text, or a conversion buffer printed as a
     LinearLayout (``offset=N -> (a, b)`` lines), rebuilt as that LinearLayout."""
     rows = re.findall(r"offset=\d+ -> \(([^)]*)\)", text)
@@ -85,7 +85,7 @@ def compare_layouts(records: list, shape, dtype) -> list:
     ``layout``, ``access_layout``, ``vector_bytes``); ``shape``: the tile (2-D, powers of
     two); ``dtype``: its element type (``"fp32"``...). Raises LayoutError for layouts that do
     not fit the tile."""
-    swizzled = _buffer(records[0]["layout"], shape)
+    swizzled = conversion_buffer(records[0]["layout"], shape)
     # a conversion buffer has no order: the plain/padded rows take the load's (destination's)
     order = getattr(swizzled, "order", None) or \
         getattr(parse(records[-1]["access_layout"]), "order", None) or (1, 0)
