@@ -1,8 +1,8 @@
 """Lesson 5 (shared memory and bank conflicts) in a real browser: opened in JupyterLab and run
 as a student gets it: the lesson's own cells assert that the conversion's planned buffer is
-conflict-free (and a plain buffer is not) and draw the bank view, and every check says "not yet right" in words; then with the first exercise
-answered its check says it is right and as good as the solution (read from the page's data
-attributes)."""
+conflict-free (and a plain buffer is not) and draw the bank view, and every check says "not
+yet right" in words; then with the first exercise answered its check says it is right and as
+good as the solution (read from the page's data attributes)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -105,21 +105,19 @@ assert swizzled.wavefronts < padded.wavefronts < plain.wavefronts"""),
 Conflicts still come from buffers that are not a conversion's plan. In real Triton (3.6, which
 compiles for an H200 with no GPU) a `tl.dot` in exact fp32 runs on FMAs, and for the third
 exercise's kernel (`c = a @ b.T`) Triton stages both operands in **plain** shared buffers
-(`vec = 1, perPhase = 1, maxPhase = 1`, visible in its ttgir) in the order they were loaded:
-b's rows are K-contiguous, so K is the buffer's fastest dimension, while the FMA's lanes walk
-N. The same bank analysis applied to Triton's layouts counts those reads' conflicts. The
-workbench converts the operands instead, and its table below shows its own figures for them
-(the check's figures are the workbench's). (The Triton part needs
-`pip install "tile-workbench[triton]"`; without it, the cell says so.)"""),
+(`vec = 1, perPhase = 1, maxPhase = 1`, visible in its ttgir) in the order they were loaded.
+The workbench's bank tools, applied to those layouts: a's slab is read along K, its fastest
+dimension, in 16-byte vectors, conflict-free; b's rows are K-contiguous too, so K is its
+buffer's fastest dimension, while the FMA's lanes walk N, each a multiple of 32 words after
+the last: 16 lanes on one bank. (The workbench's CUDA backend converts these operands through
+the conversion plan instead. This part needs `pip install "tile-workbench[triton]"`; without
+it, the cell says so.)"""),
     ("code", """from workbench.course.lessons import l05_shared   # the course's own kernels
 from workbench.course.shared_layouts import shared_reads_in, triton_ttgir
 sig = ("*fp32:16",) * 3 + ("i32:16",) * 3
-ours = wb.compile(l05_shared.matmul_nt, *sig, target="cuda:90", BM=32, BN=32, BK=32)
-for r in shared_accesses(ours):
-    print(f"workbench {r['op']:42s} {r['wavefronts']:5d} wavefronts, {r['conflict_degree']:g}-way")
 try:
     for r in shared_reads_in(triton_ttgir(l05_shared.matmul_nt, *sig, BM=32, BN=32, BK=32)):
-        print(f"Triton    local_load {r['shape']} from {r['layout']}: {r['vector_bytes']} B/lane, "
+        print(f"Triton local_load {r['shape']} from {r['layout']}: {r['vector_bytes']} B/lane, "
               f"{r['wavefronts']} wavefronts, {r['conflict_degree']:g}-way")
 except wb.errors.ToolMissingError as e:
     print(f"skipped: real Triton is not installed here ({str(e).splitlines()[0]})")"""),
