@@ -6,7 +6,8 @@ laid out three ways, with each access's wavefronts and bank-conflict degree.
   maxPhase = 1, order}>``;
 * ``padded``: one 4-byte word of padding after every line of the buffer (CUDA's
   ``t[64][65]``); the padding breaks 16-byte alignment, so each lane moves 4 bytes;
-* ``swizzled``: the compiler's choice, the layout code generation uses.
+* ``swizzled``: the conversion's planned buffer (Triton 3.6's ``optimalSwizzling``, which the
+  CUDA backend emits), rebuilt from its record by :func:`conversion_buffer`.
 
 Every figure comes from :func:`workbench.layouts.bank_conflicts` (the analysis code generation
 records); the access layouts are the ones the compiler recorded for the conversion.
@@ -68,8 +69,13 @@ class LayoutRow:
 
 
 def conversion_buffer(text: str, shape):
-    """A recorded buffer: an encoding's text, or a conversion buffer printed as a
-    LinearLayout (``offset=N -> (a, b)`` lines), rebuilt as that LinearLayout."""
+    """The shared buffer of a record (``record["layout"]`` of
+    :func:`workbench.viz.shared_report.shared_accesses`) for a tile of ``shape`` (2-D, powers
+    of two): an encoding's text is parsed; a conversion buffer, printed as a LinearLayout (one
+    ``offset=N -> (a, b)`` line per offset bit: the element that bit selects), is rebuilt as
+    that LinearLayout (``offset`` -> ``dim0``, ``dim1``), which
+    :func:`workbench.layouts.bank_conflicts` and :func:`workbench.viz.banks_picture` take.
+    Raises LayoutError (from the parser) for text that is neither."""
     rows = re.findall(r"offset=\d+ -> \(([^)]*)\)", text)
     if not rows:
         return parse(text)
