@@ -1,8 +1,8 @@
 """Lesson 5 (shared memory and bank conflicts) in a real browser: opened in JupyterLab and run
-as a student gets it: the lesson's own cells assert the compiler's 2-way conflict and draw the
-bank view, and every check says "not yet right" in words; then the first exercise is answered
-in the page and its two cells run again: its check says it is right and as good as the
-solution (read from the page's data attributes)."""
+as a student gets it: the lesson's own cells assert that the conversion's planned buffer is
+conflict-free (and a plain buffer is not) and draw the bank view, and every check says "not
+yet right" in words; then with the first exercise answered its check says it is right and as
+good as the solution (read from the page's data attributes)."""
 from __future__ import annotations
 
 import time
@@ -27,7 +27,7 @@ def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
     try:
         assert page.state["unrun"] == 0, page.state
         # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
-        # compiler's 2-way conflict held; the bank view is on the page
+        # conversion's conflict-free buffer held; the bank view is on the page
         assert page.page.evaluate(BANKS_JS) >= 1
         checks = page.page.evaluate(CHECKS_JS)
         assert len(checks) == 3, checks

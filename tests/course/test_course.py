@@ -47,15 +47,7 @@ def test_every_exercise_is_complete():
         exercise("vector_addd")
 
 
-#: lesson 5's slow variants relied on the pre-Triton conversion swizzle (see
-#: tests/course/test_lessons.py STALE)
-STALE_SLOW = {"matmul_nt", "transpose_fp16", "transpose_wide"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        reason="Triton's conversion buffer removes this slow variant's bank conflicts",
-        strict=True)) if n in STALE_SLOW else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_slow_solution_is_right_and_gets_the_advice(name):
     e = EXERCISES[name]
     report = check(name, e.slow)

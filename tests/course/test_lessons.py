@@ -12,17 +12,6 @@ from workbench.course import solution
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks" / "course").glob("*.ipynb"))
-#: lessons whose narrative no longer holds (reason in the marker)
-STALE = {"05_shared_memory_banks": (
-    "lesson 5 was written around the conversion swizzle the CUDA backend chose before it "
-    "took Triton 3.6's buffer plan (optimalSwizzling): that plan moves the whole transposed "
-    "tile and the 32x32 fp32 slab without bank conflicts, so the lesson's slow variants are "
-    "no longer conflicted and its 2-way example is gone; the lesson needs new slow variants")}
-
-
-def _lessons():
-    return [pytest.param(p, marks=pytest.mark.xfail(reason=STALE[p.stem], strict=True))
-            if p.stem in STALE else p for p in LESSONS]
 
 
 def _run(nb, tmp_path, monkeypatch):
@@ -51,7 +40,7 @@ def test_there_are_lessons():
     assert len(LESSONS) >= 3
 
 
-@pytest.mark.parametrize("path", _lessons(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_lesson_with_stubs_fails_in_words(path, tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     _run(nb, tmp_path, monkeypatch)
@@ -62,7 +51,7 @@ def test_lesson_with_stubs_fails_in_words(path, tmp_path, monkeypatch):
         assert "Traceback" not in html, name
 
 
-@pytest.mark.parametrize("path", _lessons(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_lesson_with_solutions_passes(path, tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:

@@ -6,7 +6,8 @@ laid out three ways, with each access's wavefronts and bank-conflict degree.
   maxPhase = 1, order}>``;
 * ``padded``: one 4-byte word of padding after every line of the buffer (CUDA's
   ``t[64][65]``); the padding breaks 16-byte alignment, so each lane moves 4 bytes;
-* ``swizzled``: the compiler's choice, the layout code generation uses.
+* ``swizzled``: the conversion's planned buffer (Triton 3.6's ``optimalSwizzling``, which the
+  CUDA backend emits), rebuilt from its record by :func:`conversion_buffer`.
 
 Every figure comes from :func:`workbench.layouts.bank_conflicts` (the analysis code generation
 records); the access layouts are the ones the compiler recorded for the conversion.
@@ -67,9 +68,14 @@ class LayoutRow:
         return max((a[3] for a in self.accesses), default=1.0)
 
 
-def _buffer(text: str, shape):
-    """A recorded buffer: an encoding's text, or a conversion buffer printed as a
-    LinearLayout (``offset=N -> (a, b)`` lines), rebuilt as that LinearLayout."""
+def conversion_buffer(text: str, shape):
+    """The shared buffer of a record (``record["layout"]`` of
+    :func:`workbench.viz.shared_report.shared_accesses`) for a tile of ``shape`` (2-D, powers
+    of two): an encoding's text is parsed; a conversion buffer, printed as a LinearLayout (one
+    ``offset=N -> (a, b)`` line per offset bit: the element that bit selects), is rebuilt as
+    that LinearLayout (``offset`` -> ``dim0``, ``dim1``), which
+    :func:`workbench.layouts.bank_conflicts` and :func:`workbench.viz.banks_picture` take.
+    Raises LayoutError (from the parser) for text that is neither."""
     rows = re.findall(r"offset=\d+ -> \(([^)]*)\)", text)
     if not rows:
         return parse(text)
@@ -85,7 +91,7 @@ def compare_layouts(records: list, shape, dtype) -> list:
     ``layout``, ``access_layout``, ``vector_bytes``); ``shape``: the tile (2-D, powers of
     two); ``dtype``: its element type (``"fp32"``...). Raises LayoutError for layouts that do
     not fit the tile."""
-    swizzled = _buffer(records[0]["layout"], shape)
+    swizzled = conversion_buffer(records[0]["layout"], shape)
     # a conversion buffer has no order: the plain/padded rows take the load's (destination's)
     order = getattr(swizzled, "order", None) or \
         getattr(parse(records[-1]["access_layout"]), "order", None) or (1, 0)

@@ -1,15 +1,17 @@
 """Lesson 5, shared memory and bank conflicts: tiles that cross threads go through shared
-memory (a ``ttg.convert_layout`` lowered to ``st.shared`` then ``ld.shared``, or a dot
-operand), and the compiler's report lists each access with its wavefronts and bank-conflict
-degree (:func:`workbench.layouts.bank_conflicts`, the numbers code generation uses).
+memory (a ``ttg.convert_layout`` lowered to ``st.shared`` then ``ld.shared`` or ``ldmatrix``),
+and the compiler's report lists each access with its wavefronts and bank-conflict degree
+(:func:`workbench.layouts.bank_conflicts`, the numbers code generation records).
 
-Triton gives a kernel no pointer into shared memory: the compiler picks the buffer's swizzle.
-What a kernel decides is *which tiles* cross shared memory: their shape and element type. For
-some shapes no swizzle the compiler tries serves both the store and the load in one wavefront
-per phase. Each good solution here moves its tile in pieces whose conversion the compiler
-serves conflict-free; each slow one is right but moves the whole tile at once, and the
-report shows a 2-way conflict and more wavefronts (the figures are the workbench compiler's
-for cuda:90; Triton's own swizzle choice may differ).
+Triton gives a kernel no pointer into shared memory. A conversion's buffer is planned by the
+lowering (Triton 3.6's ``optimalSwizzling``, which the CUDA backend follows): the widest vector
+both register layouts hold contiguously, then a swizzle that serves every warp's store and load
+without bank conflicts, and the whole tile in one round of scratch. What a kernel decides is
+which tiles cross shared memory and how often: their shape, their element type, how many
+conversions (each one a store, a barrier and a load). The exercises weigh those costs with the
+checker's figures for cuda:90: a 16 KB buffer against two 8 KB ones (``transpose_wide``), two
+conversions and their barriers where one 4 KB conversion does (``transpose_fp16``), and a dot
+operand's conversion per K step of 16 against one per K step of 32 (``matmul_nt``).
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def transpose_whole(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @jit
-def transpose_fp16(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+def transpose_fp16_halves(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     for h in tl.static_range(2):
         cols = tl.program_id(1) * BN + h * (BN // 2) + tl.arange(0, BN // 2)
@@ -50,7 +52,7 @@ def transpose_fp16(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @jit
-def transpose_fp16_whole(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+def transpose_fp16(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     cols = tl.program_id(1) * BN + tl.arange(0, BN)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
@@ -59,8 +61,8 @@ def transpose_fp16_whole(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexp
 
 
 @jit
-def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr):
+def matmul_nt_half_slabs(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr,
+                         BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     acc = tl.zeros((BM, BN), tl.float32)
@@ -76,8 +78,8 @@ def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 
 
 @jit
-def matmul_nt_wide(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                   BK: tl.constexpr):
+def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     acc = tl.zeros((BM, BN), tl.float32)
@@ -125,13 +127,19 @@ def _make_matmul_nt(rng, size) -> Case:
                 program_of=lambda i: (i // n // 32, i % n // 32))
 
 
-CONFLICT = "bank-conflicted"
+SCRATCH = "bytes of shared memory where"
+BARRIERS = "barriers where the solution waits"
 HALVES = ("rows = tl.program_id(0) * BM + tl.arange(0, BM)\n"
           "for h in tl.static_range(2):\n"
           "    cols = tl.program_id(1) * BN + h * (BN // 2) + tl.arange(0, BN // 2)\n"
           "    mask = (rows[:, None] < M) & (cols[None, :] < N)\n"
           "    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)\n"
           "    tl.store(out_ptr + cols[None, :] * M + rows[:, None], x, mask=mask)")
+WHOLE = ("rows = tl.program_id(0) * BM + tl.arange(0, BM)\n"
+         "cols = tl.program_id(1) * BN + tl.arange(0, BN)\n"
+         "mask = (rows[:, None] < M) & (cols[None, :] < N)\n"
+         "x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)\n"
+         "tl.store(out_ptr + cols[None, :] * M + rows[:, None], x, mask=mask)")
 TRANSPOSE_STUB = '''@wb.jit
 def {name}(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     # TODO: {todo}
@@ -140,43 +148,44 @@ def {name}(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 EXERCISES = (
     Exercise(
-        name="transpose_wide", lesson=5, title="A 64 x 64 fp32 transpose without bank conflicts",
+        name="transpose_wide", lesson=5, title="A 64 x 64 fp32 transpose in 8 KB of shared memory",
         task="out = x.T for a row-major fp32 M x N x; program (pid_m, pid_n) moves the "
-             "BM x BN = 64 x 64 tile at (pid_m * BM, pid_n * BN). Make the compiler's "
-             "shared-memory table show no conflict.",
+             "BM x BN = 64 x 64 tile at (pid_m * BM, pid_n * BN), with both the load from x "
+             "and the store to out coalesced, through at most 8 KB of shared memory.",
         params=("x_ptr", "out_ptr", "M", "N", "BM", "BN"),
         stub=TRANSPOSE_STUB.format(
             name="transpose_wide",
             todo="move the tile (masked) so that both the load from x and the store to out "
-                 "are coalesced; then read the compile report's shared-memory table"),
-        solution=transpose_wide, slow=transpose_whole, slow_advice=CONFLICT,
+                 "are coalesced; then read the compile report's shared memory and its "
+                 "shared-memory table"),
+        solution=transpose_wide, slow=transpose_whole, slow_advice=SCRATCH,
         make=_make_transpose(np.float32, 64, 64), sizes=((100, 70), (128, 192), (512, 1024)),
-        hints=("Start with lesson 4's transpose; then look at the shared-memory table of "
-               "its compile report (which access is conflicted, and how many wavefronts).",
+        hints=("Start with lesson 4's transpose; then look at its compile report: the "
+               "shared memory it needs and the conversion's rows in the shared-memory table.",
                "A coalesced transpose converts the tile's layout through shared memory, and "
-               "the compiler chooses a swizzle for that buffer. For a whole 64 x 64 fp32 tile "
-               "no swizzle it tries serves the 4-byte stores in one wavefront: 2-way. Two "
-               "64 x 32 halves (a `tl.static_range(2)` loop over the columns) each convert "
-               "conflict-free, with fewer wavefronts in all.",
+               "the conversion's buffer holds the whole tile at once: 64 x 64 x 4 B = 16 KB "
+               "per program, conflict-free. Two 64 x 32 halves (a `tl.static_range(2)` loop "
+               "over the columns) reuse one 8 KB buffer: the same wavefronts, two more "
+               "barriers, half the shared memory.",
                HALVES)),
     Exercise(
-        name="transpose_fp16", lesson=5, title="An fp16 transpose: 2-byte elements",
+        name="transpose_fp16", lesson=5, title="An fp16 transpose: 2-byte elements and ldmatrix",
         task="out = x.T for a row-major fp16 M x N x; program (pid_m, pid_n) moves the "
-             "BM x BN = 32 x 64 tile at (pid_m * BM, pid_n * BN), conflict-free.",
+             "BM x BN = 32 x 64 tile at (pid_m * BM, pid_n * BN), coalesced, with as few "
+             "barriers as the solution.",
         params=("x_ptr", "out_ptr", "M", "N", "BM", "BN"),
         stub=TRANSPOSE_STUB.format(
             name="transpose_fp16",
-            todo="as transpose_wide, for fp16 elements: check which shared access is "
-                 "conflicted and what moving the tile in pieces changes"),
-        solution=transpose_fp16, slow=transpose_fp16_whole, slow_advice=CONFLICT,
+            todo="as transpose_wide, for fp16 elements: read the shared-memory table (which "
+                 "instructions move the tile, how many bytes per lane) and count the barriers"),
+        solution=transpose_fp16, slow=transpose_fp16_halves, slow_advice=BARRIERS,
         make=_make_transpose(np.float16, 32, 64), sizes=((50, 90), (64, 128), (256, 512)),
-        hints=("Two fp16 elements share one 4-byte bank word: lanes that read neighbouring "
-               "halves of one word do not conflict, lanes that read different words of one "
-               "bank do.",
-               "For the whole 32 x 64 fp16 tile the compiler's buffer serves the 8-byte loads "
-               "in two wavefronts per phase (the shared-memory table says 2-way); as two "
-               "32 x 32 halves each conversion is conflict-free.",
-               HALVES)),
+        hints=("Two fp16 elements share one 4-byte bank word; the conversion's plan stores "
+               "8 of them (16 bytes) per lane and reads them back transposed with ldmatrix.",
+               "The whole 32 x 64 fp16 tile needs 4 KB of shared memory: small enough to move "
+               "in one conversion (one barrier before its loads). Cutting it in halves as in "
+               "transpose_wide saves 2 KB and costs two more barriers.",
+               WHOLE)),
     Exercise(
         name="matmul_nt", lesson=5,
         title="c = a @ b.T in exact fp32: an operand through shared memory",
@@ -187,21 +196,21 @@ EXERCISES = (
         stub='''@wb.jit
 def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
               BK: tl.constexpr):
-    # TODO: a K loop; load a (BM x k-slab) tile of a and a (BN x k-slab) tile of b, and
+    # TODO: a K loop; load a (BM x BK) tile of a and a (BN x BK) tile of b, and
     # tl.dot(a, tl.trans(b), acc, input_precision="ieee"); check the shared-memory table
     pass
 ''',
-        solution=matmul_nt, slow=matmul_nt_wide, slow_advice=CONFLICT,
+        solution=matmul_nt, slow=matmul_nt_half_slabs, slow_advice=BARRIERS,
         make=_make_matmul_nt, sizes=((40, 24, 50), (64, 96, 128), (128, 64, 128)),
         hints=("b's rows are K-contiguous; tl.trans gives the dot its (k, n) view without "
                "moving data in memory, but the dot's operand layout still comes through "
                "shared memory.",
-               "With exact fp32 the dot runs on FMAs and each operand tile is converted "
-               "through shared memory to the layout the FMAs read. For b's 32 x 32 slab "
-               "the conversion's 8-byte stores are 2-way conflicted; a 32 x 16 slab (step K "
-               "by BK // 2) converts conflict-free. The same FLOPs; the table's wavefronts "
-               "per K column barely change, but no request is served twice.",
-               "for k in range(0, K, BK // 2):\n    rk = k + tl.arange(0, BK // 2)\n"
+               "With exact fp32 the dot runs on FMAs and each K step converts both operand "
+               "slabs through shared memory: a store, a barrier, a load. Slabs of BK = 32 "
+               "columns need half the K steps of 16-column ones, so half the barriers, for "
+               "the same wavefronts per program (the price: more registers per thread).",
+               "for k in range(0, K, BK):\n    rk = k + tl.arange(0, BK)\n"
+               "    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=..., other=0.0)\n"
                "    b = tl.load(b_ptr + rn[:, None] * K + rk[None, :], mask=..., other=0.0)\n"
                "    acc = tl.dot(a, tl.trans(b), acc, input_precision=\"ieee\")")),
 )
