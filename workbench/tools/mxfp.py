@@ -32,20 +32,19 @@ def _shape(size) -> tuple:
     return tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
 
 
-class MXFP4Tensor:
-    """E2M1 codes (``.data``: uint8, one code in the low 4 bits of each byte).
-
-    ``MXFP4Tensor(data=t)`` encodes the float tensor ``t`` (see :meth:`encode`);
-    ``MXFP4Tensor(size=(m, n), device=d)`` makes an empty one for :meth:`random`.
-    Raises ValueError when neither is given, TypeError when ``data`` is not a torch tensor."""
+class _Codes:
+    """What both code tensors share: made from ``data`` (a float torch tensor, encoded by the
+    subclass's ``encode``) or from a ``size`` to fill with ``random``. Raises ValueError when
+    neither is given, TypeError when ``data`` is not a torch tensor."""
 
     def __init__(self, data=None, size=None, device=None):
         torch = _torch()
         self.device = device
         self.data: Any = None
+        name = type(self).__name__
         if data is not None:
             if not isinstance(data, torch.Tensor):
-                raise TypeError(f"MXFP4Tensor data must be a torch tensor, not "
+                raise TypeError(f"{name} data must be a torch tensor, not "
                                 f"{type(data).__name__}")
             self.device = data.device
             self.size = tuple(data.shape)
@@ -53,7 +52,18 @@ class MXFP4Tensor:
         elif size is not None:
             self.size = _shape(size)
         else:
-            raise ValueError("give MXFP4Tensor the data to encode or the size to fill")
+            raise ValueError(f"give {name} the data to encode or the size to fill")
+
+    def encode(self, values):  # pragma: no cover - each subclass has its own
+        raise NotImplementedError
+
+
+class MXFP4Tensor(_Codes):
+    """E2M1 codes (``.data``: uint8, one code in the low 4 bits of each byte).
+
+    ``MXFP4Tensor(data=t)`` encodes the float tensor ``t`` (see :meth:`encode`);
+    ``MXFP4Tensor(size=(m, n), device=d)`` makes an empty one for :meth:`random`.
+    Raises ValueError when neither is given, TypeError when ``data`` is not a torch tensor."""
 
     def random(self) -> "MXFP4Tensor":
         """Fill ``.data`` with codes drawn uniformly from all 16 (both zeros included, from
@@ -118,26 +128,10 @@ class MXFP4Tensor:
         return codes.narrow(dim, 0, int(original_shape[dim])).to(torch.uint8)
 
 
-class MXScaleTensor:
+class MXScaleTensor(_Codes):
     """E8M0 scale codes (``.data``: uint8). ``MXScaleTensor(data=t)`` encodes the float
     tensor ``t`` (see :meth:`encode`); ``MXScaleTensor(size=..., device=...)`` makes an empty
     one for :meth:`random`. Raises as :class:`MXFP4Tensor`."""
-
-    def __init__(self, data=None, size=None, device=None):
-        torch = _torch()
-        self.device = device
-        self.data: Any = None
-        if data is not None:
-            if not isinstance(data, torch.Tensor):
-                raise TypeError(f"MXScaleTensor data must be a torch tensor, not "
-                                f"{type(data).__name__}")
-            self.device = data.device
-            self.size = tuple(data.shape)
-            self.data = self.encode(data)
-        elif size is not None:
-            self.size = _shape(size)
-        else:
-            raise ValueError("give MXScaleTensor the data to encode or the size to fill")
 
     def random(self, low=None, high=None) -> "MXScaleTensor":
         """Fill ``.data`` with exponent codes drawn uniformly from ``[lo, hi]`` (never the NaN
