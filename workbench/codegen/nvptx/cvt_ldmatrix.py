@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from .cvt_swizzle import deposit, xor_image
 from .memory import unpack_words
 from .smem_access import smem_base
 from .types import I32
@@ -102,27 +103,13 @@ def issues(m: MatrixLoad) -> list:
     out = []
     x = 1 << len(m.mat_regs)
     for g in range(1 << len(m.rest)):
-        bits = 0
-        for j, i in enumerate(m.rest):
-            if g >> j & 1:
-                bits |= 1 << i
-        off = 0
-        for i in range(len(m.reg_img)):
-            if bits >> i & 1:
-                off ^= m.reg_img[i]
+        bits = deposit(g, m.rest)
+        off = xor_image(bits, m.reg_img)
         words = []
         for j in range(x):
-            wb = bits
-            for q, i in enumerate(m.mat_regs):
-                if j >> q & 1:
-                    wb |= 1 << i
-            elems = []
-            for e in range(m.per_word if not m.trans else 2):
-                eb = wb
-                for q, i in enumerate(m.word_regs):
-                    if e >> q & 1:
-                        eb |= 1 << i
-                elems.append(_reg(m, eb))
+            wb = bits | deposit(j, m.mat_regs)
+            elems = [_reg(m, wb | deposit(e, m.word_regs))
+                     for e in range(m.per_word if not m.trans else 2)]
             words.append(elems)
         out.append((off, words))
     return out

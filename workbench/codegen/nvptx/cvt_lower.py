@@ -25,7 +25,16 @@ from llvmlite import ir
 
 from .cvt_ldmatrix import emit as emit_ldmatrix
 from .cvt_ldmatrix import matrix_load
-from .cvt_swizzle import Flat, SmemPlan, flat_of, plan_conversion, plan_ldst, preimage
+from .cvt_swizzle import (
+    Flat,
+    SmemPlan,
+    deposit,
+    flat_of,
+    plan_conversion,
+    plan_ldst,
+    preimage,
+    xor_image,
+)
 from .smem_access import barrier, slot, vector_load, vector_store
 from .types import I32, byte_size
 
@@ -111,21 +120,9 @@ def accesses(s: Side, plan: SmemPlan) -> list:
     """Per access: (round, constant shared offset, [original register per vector element])."""
     out = []
     for m in range(1 << len(s.rest)):
-        bits = 0
-        for j, i in enumerate(s.rest):
-            if m >> j & 1:
-                bits |= 1 << i
-        img = 0
-        for i in range(len(s.reg_img)):
-            if bits >> i & 1:
-                img ^= s.reg_img[i]
-        elems = []
-        for e in range(s.vec):
-            eb = bits
-            for j, i in enumerate(s.vec_regs):
-                if e >> j & 1:
-                    eb |= 1 << i
-            elems.append(_reg_index(s, eb))
+        bits = deposit(m, s.rest)
+        img = xor_image(bits, s.reg_img)
+        elems = [_reg_index(s, bits | deposit(e, s.vec_regs)) for e in range(s.vec)]
         out.append((img >> plan.tile_bits, img & ((1 << plan.tile_bits) - 1), elems))
     return out
 

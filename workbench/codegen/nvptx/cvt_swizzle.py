@@ -67,6 +67,26 @@ def _log2(x: int) -> int:
     return x.bit_length() - 1
 
 
+def deposit(value: int, positions) -> int:
+    """The bits of ``value`` placed at ``positions`` (bit j of ``value`` goes to bit
+    ``positions[j]``): the register index of one combination of free register bits."""
+    out = 0
+    for j, i in enumerate(positions):
+        if value >> j & 1:
+            out |= 1 << i
+    return out
+
+
+def xor_image(bits: int, images) -> int:
+    """The xor of ``images[i]`` over the set bits ``i`` of ``bits`` (a linear map over GF(2)
+    applied to a register index)."""
+    out = 0
+    for i, v in enumerate(images):
+        if bits >> i & 1:
+            out ^= v
+    return out
+
+
 def rref(vectors, dim: int) -> list:
     """Reduced row echelon form over GF(2) of the bit vectors ``vectors`` (``dim`` bits),
     each pivot at its row's lowest set bit; zero rows dropped."""
