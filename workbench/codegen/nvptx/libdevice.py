@@ -39,7 +39,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
-from . import elementwise, libdevice_more, mathlib
+from . import elementwise, libdevice_link, libdevice_more, mathlib
 from .types import F32, F64
 
 _INTR1 = {"sqrt": "llvm.sqrt", "sqrt_rn": "llvm.sqrt", "floor": "llvm.floor",
@@ -203,6 +203,18 @@ def _fit_int(b, v, lt):
     return b.trunc(v, lt)
 
 
+def _call_libdevice(kl, op, symbol: str) -> None:
+    """Call NVIDIA's own ``symbol`` (linked from libdevice's bitcode when the module is
+    compiled, :mod:`.libdevice_link`) register by register, with the operands' LLVM types."""
+    from .types import llvm_type
+    if not symbol.startswith("__nv_"):
+        raise UnsupportedError(f"extern function {symbol!r} is not a libdevice function", op.loc)
+    in_ts = [llvm_type(v.type.scalar) for v in op.operands]
+    fn = kl.intrinsic(symbol, llvm_type(op.result.type.scalar), in_ts)
+    regs, n = elementwise.broadcast_operands(kl, op)
+    kl.set(op.result, [kl.b.call(fn, [r[i] for r in regs]) for i in range(n)])
+
+
 def lower(kl, op) -> None:
     """Lower ``tt.extern_elementwise {symbol}`` register by register (module docstring)."""
     symbol = str(op.attributes.get("symbol", ""))
@@ -210,6 +222,8 @@ def lower(kl, op) -> None:
     out_t = op.result.type.scalar
     is_float = bool(in_ts) and isinstance(in_ts[0], FloatType)
     name = resolve(symbol, is_float)
+    if name is None and libdevice_link.path() is not None:
+        return _call_libdevice(kl, op, symbol)
     if name is None:
         kinds = "float" if is_float else "integer"
         raise UnsupportedError(

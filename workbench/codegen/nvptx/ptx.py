@@ -11,6 +11,7 @@ import threading
 
 import llvmlite.binding as llvm
 
+from . import libdevice_link
 from .lower import TRIPLE
 
 _INIT_LOCK = threading.Lock()
@@ -54,6 +55,8 @@ def optimise(llir_text: str, arch: int, opt: int = 3,
     mod = llvm.parse_assembly(llir_text)
     mod.triple = TRIPLE
     mod.data_layout = str(tm.target_data)
+    if libdevice_link.needed(llir_text):   # __nv_* functions we do not compute ourselves
+        libdevice_link.link_into(mod, TRIPLE, str(tm.target_data))
     mod.verify()
     if opt > 0:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt)
