@@ -114,6 +114,13 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("tile-workbench"))
 
 
+def cuda_home() -> Path:
+    """The CUDA toolkit folder: ``$CUDA_HOME``, else ``$CUDA_PATH``, else ``/usr/local/cuda``
+    (the toolkit's conventions; used to find its ``nvvm/libdevice``). Read at each call."""
+    return Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or
+                "/usr/local/cuda")
+
+
 def _known(name: str) -> None:
     if name not in SETTINGS:
         raise KeyError(f"{name} is not a workbench setting; add it to config.SETTINGS")

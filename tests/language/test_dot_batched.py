@@ -70,7 +70,9 @@ def test_batched_dot_tf32_rounds_inputs(backend, rng):
     exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
     err = np.abs(out - exact)
     scale = np.matmul(np.abs(a), np.abs(b)).astype(np.float64)
-    assert np.all(err <= 2.0 ** -10 * scale + 1e-5)  # TF32: 10 mantissa bits
+    # TF32 keeps 10 mantissa bits and drops the rest (toward zero): each factor is off by up
+    # to 2**-10 of itself, so a product by up to 2 * 2**-10
+    assert np.all(err <= 2.0 ** -9 * scale + 1e-5)
     assert err.max() > 16 * 2.0 ** -23 * scale.max()  # and not the full fp32 product
 
 

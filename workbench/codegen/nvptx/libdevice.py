@@ -207,8 +207,6 @@ def _call_libdevice(kl, op, symbol: str) -> None:
     """Call NVIDIA's own ``symbol`` (linked from libdevice's bitcode when the module is
     compiled, :mod:`.libdevice_link`) register by register, with the operands' LLVM types."""
     from .types import llvm_type
-    if not symbol.startswith("__nv_"):
-        raise UnsupportedError(f"extern function {symbol!r} is not a libdevice function", op.loc)
     in_ts = [llvm_type(v.type.scalar) for v in op.operands]
     fn = kl.intrinsic(symbol, llvm_type(op.result.type.scalar), in_ts)
     regs, n = elementwise.broadcast_operands(kl, op)
@@ -222,7 +220,7 @@ def lower(kl, op) -> None:
     out_t = op.result.type.scalar
     is_float = bool(in_ts) and isinstance(in_ts[0], FloatType)
     name = resolve(symbol, is_float)
-    if name is None and libdevice_link.path() is not None:
+    if name is None and libdevice_link.defines(symbol):
         return _call_libdevice(kl, op, symbol)
     if name is None:
         kinds = "float" if is_float else "integer"

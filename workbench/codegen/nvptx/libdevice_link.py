@@ -21,6 +21,8 @@ from functools import lru_cache
 
 import llvmlite.binding as llvm
 
+from ...config import cuda_home
+
 #: where libdevice is looked for, relative to site-packages, then to $CUDA_HOME
 _WHEEL_GLOBS = ("nvidia/cu*/nvvm/libdevice/libdevice.*.bc", "nvidia/cuda_nvcc/nvvm/libdevice/"
                 "libdevice.*.bc", "triton/backends/nvidia/lib/libdevice.*.bc")
@@ -38,8 +40,7 @@ def path() -> str | None:
             found = sorted(glob.glob(os.path.join(root, pattern)))
             if found:
                 return found[-1]
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    found = sorted(glob.glob(os.path.join(home, "nvvm", "libdevice", "libdevice.*.bc")))
+    found = sorted(glob.glob(os.path.join(cuda_home(), "nvvm", "libdevice", "libdevice.*.bc")))
     return found[-1] if found else None
 
 
@@ -47,9 +48,20 @@ def path() -> str | None:
 def _bitcode() -> bytes:
     p = path()
     if p is None:
-        raise FileNotFoundError("libdevice.10.bc not found")
+        raise FileNotFoundError("no libdevice bitcode is installed (see path())")
     with open(p, "rb") as f:
         return f.read()
+
+
+@lru_cache(maxsize=1)
+def _defined() -> frozenset:
+    return frozenset(f.name for f in llvm.parse_bitcode(_bitcode()).functions
+                     if not f.is_declaration)
+
+
+def defines(symbol: str) -> bool:
+    """Whether the installed libdevice defines the function ``symbol`` (False without one)."""
+    return path() is not None and symbol in _defined()
 
 
 def needed(llir_text: str) -> bool:
