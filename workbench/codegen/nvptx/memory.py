@@ -194,11 +194,7 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec, hints=("", None)):
         cons.append("b")
         args.append(pred)
     qual, policy = hints
-    pol = ""
-    if policy is not None:
-        pol = f", ${len(args) + nwords}"
-        cons.append("l")
-        args.append(policy)
+    pol = _policy_operand(cons, args, policy, nwords)
     lines.append(f"{prefix}ld.global{qual}.{_ptx_type(wbits, nwords, total)} {{ {regs} }}, "
                  f"[ ${addr} + 0 ]{pol};")
     wt = ir.IntType(wbits)
@@ -208,6 +204,17 @@ def _load_group(kl, ptr, pred, other_elems, elem_t, vec, hints=("", None)):
     res = b.call(asm, args)
     words = [res] if nwords == 1 else [b.extract_value(res, i) for i in range(nwords)]
     return unpack_words(b, words, elem_t, vec)
+
+
+def _policy_operand(cons: list, args: list, policy, outputs: int) -> str:
+    """Append the L2 cache-policy operand (``createpolicy``'s 64-bit value, constraint ``l``)
+    when there is one; returns its text for the instruction (``", $n"``, numbered after the
+    ``outputs`` result registers), or ``""``."""
+    if policy is None:
+        return ""
+    cons.append("l")
+    args.append(policy)
+    return f", ${len(args) - 1 + outputs}"
 
 
 def _store_group(kl, ptr, pred, elems, elem_t, vec, hints=("", None)):
@@ -225,11 +232,7 @@ def _store_group(kl, ptr, pred, elems, elem_t, vec, hints=("", None)):
         cons.append("b")
         args.append(pred)
     qual, policy = hints
-    pol = ""
-    if policy is not None:
-        pol = f", ${len(args)}"
-        cons.append("l")
-        args.append(policy)
+    pol = _policy_operand(cons, args, policy, 0)
     regs = ", ".join(f"${i}" for i in range(nwords))
     text = (f"{prefix}st.global{qual}.{_ptx_type(wbits, nwords, total)} [ ${nwords} + 0 ], "
             f"{{ {regs} }}{pol};")
