@@ -238,7 +238,10 @@ class Options:
     ``WORKBENCH_CUDA_TMA=0`` sets it); ``launch_pdl``: launch with programmatic dependent
     launch (CUDA ``cuLaunchKernelEx`` with the programmatic stream serialization attribute,
     sm_90 and later; elsewhere it has no effect and a CUDA compile report says so), so the
-    kernel may start while the previous one finishes (``tl.extra.cuda.gdc_wait``).
+    kernel may start while the previous one finishes (``tl.extra.cuda.gdc_wait``);
+    ``num_ctas``: Triton's CTAs per program (a thread-block cluster on sm_90; power of two, at
+    most 16). Every target here runs a program on one CTA, which computes the same values; a
+    CUDA compile report says so when ``num_ctas`` is not 1.
     """
 
     num_warps: int = 4
@@ -249,12 +252,17 @@ class Options:
     cuda_mma: str = "auto"
     cuda_tma: bool = True
     launch_pdl: bool = False
+    num_ctas: int = 1
 
     def __post_init__(self):
         nw = self.num_warps
         if not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
             raise ValueError(f"num_warps must be a power of two, got {nw!r} (a GPU block "
                              "holds at most 1024 threads: 32 warps)")
+        nc = self.num_ctas
+        if not isinstance(nc, int) or nc < 1 or nc > 16 or nc & (nc - 1):
+            raise ValueError(f"num_ctas must be a power of two from 1 to 16 (CTAs in a "
+                             f"thread-block cluster), got {nc!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
         if self.cuda_mma not in CUDA_MMA_CHOICES:

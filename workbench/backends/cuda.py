@@ -212,6 +212,11 @@ class CudaBackend(Backend):
         if tma_note:
             notes.append(tma_note)
         notes += gdc_notes(mod, arch)
+        if options.num_ctas != 1:
+            notes.append(f"num_ctas={options.num_ctas}: each program runs on one CTA here "
+                         "(thread-block clusters are not modelled), which computes the same "
+                         f"values; Triton would split the program's tiles over a cluster of "
+                         f"{options.num_ctas} CTAs (CGALayout in its ttgir)")
         pdl = bool(getattr(options, "launch_pdl", False))
         if pdl and arch < 90:
             notes.append(f"launch_pdl has no effect on sm_{arch}: programmatic dependent "

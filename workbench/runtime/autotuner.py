@@ -44,9 +44,9 @@ def _dtype_text(dt) -> str:
 
 class Config:
     """One autotuning configuration (Triton's ``triton.Config``): ``kwargs`` (meta-parameter
-    name -> value, passed as constexprs), ``num_warps``, ``num_stages``, ``num_ctas`` (only 1
-    exists here), ``maxnreg`` (recorded), ``pre_hook`` (called with the full argument dict
-    before each launch with this config)."""
+    name -> value, passed as constexprs), ``num_warps``, ``num_stages``, ``num_ctas`` (each
+    program runs on one CTA here; see Options), ``maxnreg`` (recorded), ``pre_hook`` (called
+    with the full argument dict before each launch with this config)."""
 
     def __init__(self, kwargs, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
                  maxnreg=None, pre_hook=None):

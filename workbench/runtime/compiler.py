@@ -159,10 +159,9 @@ def _check_extern_libs(fn, libs) -> None:
 
 
 def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, Options]:
-    """Separate launch/compile options (``num_warps``, ``num_stages``, ``enable_fp_fusion``,
-    ``debug``, ``bounds_check``; ``num_ctas`` must be 1; ``extern_libs`` may name only
-    libdevice; :data:`IGNORED_OPTIONS` are dropped)
-    from parameter kwargs; returns
+    """Separate launch/compile options (the fields of Options: ``num_warps``, ``num_stages``,
+    ``num_ctas``, ``enable_fp_fusion``, ``debug``, ``bounds_check``, ...; ``extern_libs`` may
+    name only libdevice; :data:`IGNORED_OPTIONS` are dropped) from parameter kwargs; returns
     ``(param_kwargs, options)``. Raises :class:`LaunchError` for a bad option value."""
     params, overrides = {}, {}
     for k, v in kwargs.items():
@@ -174,10 +173,6 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
             continue
         elif k == "extern_libs" and k not in param_names:
             _check_extern_libs(fn, v)
-        elif k == "num_ctas":
-            if v != 1:
-                raise launch_error(fn, f"num_ctas={v!r} is not supported; only 1 CTA per "
-                                       "program exists here", "Drop num_ctas.")
         else:
             params[k] = v  # bind_arguments reports the unknown name
     if not overrides:
