@@ -140,3 +140,12 @@ def test_the_runtime_hands_the_allocator_to_kernels_that_need_scratch(monkeypatc
         return launcher.get_allocator()
     assert contextvars.Context().run(inside) is alloc
     assert contextvars.Context().run(launcher.get_allocator) is None
+
+
+def test_scratch_from_host_memory_is_refused_before_launch():
+    torch = pytest.importorskip("torch", reason="torch tensors as allocator buffers")
+    from workbench.backends.descriptors import _address
+    from workbench.errors import LaunchError
+    with pytest.raises(LaunchError, match="torch tensor on cpu.*device='cuda'"):
+        _address(torch.empty(128, dtype=torch.int8))
+    assert _address(12345) == 12345

@@ -137,8 +137,15 @@ class ScratchLauncher:
 
 def _address(buf) -> int:
     """The device address of an allocator's buffer: ``data_ptr()`` (torch), the CUDA array
-    interface (CuPy, ``DeviceArray``) or an int. Raises LaunchError for anything else."""
+    interface (CuPy, ``DeviceArray``) or an int. Raises LaunchError for anything else and for a
+    torch tensor that is not on a CUDA device (its address would fault in the kernel)."""
     from ..errors import LaunchError
+    device = getattr(buf, "device", None)
+    if hasattr(buf, "data_ptr") and getattr(device, "type", "cuda") != "cuda":
+        raise LaunchError(f"the allocator returned a torch tensor on {device}, but the "
+                          "kernel's device-side tensor descriptors live in GPU memory: "
+                          "allocate on the GPU (torch.empty(size, dtype=torch.int8, "
+                          "device='cuda'))")
     if hasattr(buf, "data_ptr"):
         return int(buf.data_ptr())
     cai = getattr(buf, "__cuda_array_interface__", None)

@@ -178,7 +178,7 @@ requires_tma = pytest.mark.skipif(not supports_tma(), reason=tma_skip_msg())
 
 
 def default_alloc_fn(size: int, align: int, _stream):
-    return torch.empty(size, dtype=torch.int8, device="cpu")
+    return torch.empty(size, dtype=torch.int8, device="cuda" if is_cuda() else "cpu")
 
 
 def _fresh_knobs_impl(skipped_attr=None):
