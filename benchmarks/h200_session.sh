@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One device call that checks and measures the CUDA backend on a GPU machine:
 #   the gpu-marked tests, benchmarks/gpu.py (against Triton), the launch overhead and its
-#   breakdown. Run from the repository root: bash benchmarks/h200_session.sh [OUTDIR]
+#   breakdown, the first launch in a fresh process (benchmarks/first_launch.py). Run from the repository root: bash benchmarks/h200_session.sh [OUTDIR]
 # OUTDIR (default: $OUT, else ./h200-out) receives gpu_tests[123].txt, gpu_table.txt,
-# launch_overhead.txt and launch_profile.txt; the last lines of each are also printed.
+# launch_overhead.txt, launch_profile.txt and first_launch.txt; the last lines of each are also printed.
 # Modules the GPU machine lacks (IPython, nbformat, filecheck) only stop collecting the CPU-only
 # test files that need them, hence --continue-on-collection-errors.
 set -u
@@ -37,3 +37,5 @@ python benchmarks/launch_overhead.py --n 20000 > "$out/launch_overhead.txt" 2>&1
 tail -8 "$out/launch_overhead.txt"
 python benchmarks/launch_profile.py --n 20000 > "$out/launch_profile.txt" 2>&1
 tail -20 "$out/launch_profile.txt"
+python benchmarks/first_launch.py > "$out/first_launch.txt" 2>&1
+tail -6 "$out/first_launch.txt"
