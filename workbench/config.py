@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .errors import TargetError
 
@@ -128,12 +128,26 @@ def _known(name: str) -> None:
 
 class Settings:
     """The values set from Python over the environment: ``overrides`` maps a name of
-    :data:`SETTINGS` to a bool (on/off settings) or a str (text settings); ``generation``
-    counts changes (the launch caches key on it). One instance, :data:`settings`."""
+    :data:`SETTINGS` to a bool (on/off settings) or a str (text settings); ``hooks`` maps a
+    Triton runtime hook's name (``launch_enter_hook``, ... :mod:`workbench.runtime.hooks`) to
+    the callable set; ``generation`` counts changes (the launch caches key on it). One
+    instance, :data:`settings`."""
 
     def __init__(self) -> None:
         self.overrides: dict[str, bool | str] = {}
+        self.hooks: dict[str, Any] = {}
         self.generation = 0
+
+    def set_hook(self, name: str, fn) -> None:
+        """Set runtime hook ``name`` to the callable ``fn`` (None removes it). Raises
+        TypeError when ``fn`` is neither."""
+        if fn is None:
+            self.hooks.pop(name, None)
+        elif not callable(fn):
+            raise TypeError(f"{name} must be a callable or None, not {fn!r}")
+        else:
+            self.hooks[name] = fn
+        self.generation += 1
 
     def set(self, name: str, value) -> None:
         """Override setting ``name`` with ``value`` (bool for on/off settings, else str);
@@ -152,13 +166,13 @@ class Settings:
             self.overrides[name] = os.fspath(value)
         self.generation += 1
 
-    def snapshot(self) -> dict:
-        """A copy of the overrides, for :meth:`restore`."""
-        return dict(self.overrides)
+    def snapshot(self) -> tuple:
+        """A copy of the overrides and hooks, for :meth:`restore`."""
+        return dict(self.overrides), dict(self.hooks)
 
-    def restore(self, saved: dict) -> None:
-        """Put back overrides taken by :meth:`snapshot`."""
-        self.overrides = dict(saved)
+    def restore(self, saved: tuple) -> None:
+        """Put back overrides and hooks taken by :meth:`snapshot`."""
+        self.overrides, self.hooks = dict(saved[0]), dict(saved[1])
         self.generation += 1
 
 

@@ -26,8 +26,12 @@ knob                               setting (environment variable)  Triton's vari
 ``workbench.cpu_prefer_256``       ``WORKBENCH_CPU_PREFER_256``    (none)
 =================================  ==============================  ===========================
 
-Triton's other knobs (hooks, IR dumps and overrides, AMD, proton, build, redis) have no
-meaning here: reading or setting one raises AttributeError saying so (Triton's source:
+``runtime.launch_enter_hook``, ``launch_exit_hook``, ``jit_cache_hook`` and
+``jit_post_compile_hook`` hold callables (``config.settings.hooks``), called as Triton calls
+them (:mod:`workbench.runtime.hooks`).
+
+Triton's other knobs (load and stage hooks, IR dumps and overrides, AMD, proton, build, redis)
+have no meaning here: reading or setting one raises AttributeError saying so (Triton's source:
 ``python/triton/knobs.py``).
 """
 from __future__ import annotations
@@ -45,7 +49,8 @@ class Env:
 
 env = Env()
 
-_HOOK = "the workbench has no launch or compile hooks"
+_HOOK = ("the backends load a kernel while compiling it and run no separate stage "
+         "hooks; the launch and compile hooks are knobs.runtime's")
 _DUMP = "compiled stages are kept on the kernel (kernel.asm[stage]) and in the disk cache"
 
 
@@ -89,6 +94,29 @@ class Knob:
         config.settings.set(self.key, None)
 
 
+class HookKnob:
+    """A runtime hook knob (``launch_enter_hook``, ...): a callable or None, kept in
+    ``config.settings.hooks`` and called as Triton calls it (:mod:`workbench.runtime.hooks`)."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.key = ""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = self.key = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        return config.settings.hooks.get(self.name)
+
+    def __set__(self, obj, value) -> None:
+        config.settings.set_hook(self.name, None if isinstance(value, Env) else value)
+
+    def __delete__(self, obj) -> None:
+        config.settings.set_hook(self.name, None)
+
+
 class _CacheDir(Knob):
     def get(self) -> str:
         return str(config.cache_dir())
@@ -117,9 +145,9 @@ class base_knobs:
 
     @property
     def knob_descriptors(self) -> dict:
-        """name -> :class:`Knob` for every knob of this set."""
+        """name -> :class:`Knob` (or :class:`HookKnob`) for every knob of this set."""
         return {k: v for cls in reversed(type(self).__mro__) for k, v in vars(cls).items()
-                if isinstance(v, Knob)}
+                if isinstance(v, (Knob, HookKnob))}
 
     @property
     def knobs(self) -> dict:
@@ -131,21 +159,26 @@ class base_knobs:
         return type(self)()
 
     def reset(self):
-        """Drop what was set on this set's knobs (back to the environment); returns self."""
+        """Drop what was set on this set's knobs (back to the environment; hooks unset);
+        returns self."""
         for knob in self.knob_descriptors.values():
-            config.settings.set(knob.key, None)
+            knob.__delete__(self)
         return self
 
     @contextlib.contextmanager
     def scope(self):
         """On exit, put back the values this set's knobs had been given on entry."""
-        keys = [k.key for k in self.knob_descriptors.values()]
-        saved = {k: config.settings.overrides.get(k) for k in keys}
+        knobs = list(self.knob_descriptors.values())
+        saved = [config.settings.hooks.get(k.key) if isinstance(k, HookKnob)
+                 else config.settings.overrides.get(k.key) for k in knobs]
         try:
             yield
         finally:
-            for k, v in saved.items():
-                config.settings.set(k, v)
+            for k, v in zip(knobs, saved, strict=True):
+                if isinstance(k, HookKnob):
+                    config.settings.set_hook(k.key, v)
+                else:
+                    config.settings.set(k.key, v)
 
     def __getattr__(self, name):
         raise AttributeError(self._why(name))
@@ -164,15 +197,18 @@ class base_knobs:
 
 class runtime_knobs(base_knobs):
     """Launch-time settings: ``interpret`` (every launch on the interpreter), ``debug``
-    (compile ``device_assert``)."""
+    (compile ``device_assert``); the hooks ``launch_enter_hook``, ``launch_exit_hook``,
+    ``jit_cache_hook``, ``jit_post_compile_hook`` (:mod:`workbench.runtime.hooks`)."""
 
     interpret = Knob("WORKBENCH_INTERPRET")
     debug = Knob("WORKBENCH_DEBUG")
+    launch_enter_hook = HookKnob()
+    launch_exit_hook = HookKnob()
+    jit_cache_hook = HookKnob()
+    jit_post_compile_hook = HookKnob()
     _absent = {"override_arch": "give the target per compile: workbench.compile(..., "
                                 "target='cuda:80') or %%tilekernel --target",
-               **{h: _HOOK for h in ("launch_enter_hook", "launch_exit_hook",
-                                     "kernel_load_start_hook", "kernel_load_end_hook",
-                                     "jit_cache_hook", "jit_post_compile_hook",
+               **{h: _HOOK for h in ("kernel_load_start_hook", "kernel_load_end_hook",
                                      "add_stages_inspection_hook")}}
 
 
@@ -186,7 +222,9 @@ class compilation_knobs(base_knobs):
                "enable_asan": "the CPU backend checks every access (WORKBENCH_BOUNDS_CHECK)",
                "front_end_debugging": "frontend errors always point at the kernel's line",
                "allow_non_constexpr_globals": "globals must be tl.constexpr, as in Triton",
-               "instrumentation_mode": _HOOK, "listener": _HOOK}
+               "instrumentation_mode": "the workbench has no instrumentation passes",
+               "listener": "the workbench has no compile listener; see "
+                           "knobs.runtime.jit_post_compile_hook"}
 
 
 class cache_knobs(base_knobs):

@@ -109,6 +109,18 @@ class CompiledKernel:
         self.extra["gpu_figures"] = "cuda:90"
 
     @property
+    def hash(self) -> str:
+        """Triton's ``kernel.hash``: the hex SHA-256 naming this kernel's disk-cache entry
+        (source, specialisation, options, target, compiler version); for a kernel not made
+        by a ``@jit`` function, the SHA-256 of its stages' text."""
+        jit_fn = getattr(self, "jit_fn", None)
+        if jit_fn is not None:
+            from .disk_cache import cache_key
+            return cache_key(jit_fn, self.spec, self.options, self.target)
+        import hashlib
+        return hashlib.sha256("\n".join(str(t) for t in self.asm.values()).encode()).hexdigest()
+
+    @property
     def stages(self) -> list[str]:
         """Stage names in pipeline order: ``["source", "ttir", ...backend stages]``."""
         return list(self.asm)
@@ -141,7 +153,9 @@ class CompiledKernel:
         specialisation: same types, a pointer or int compiled as divisible by 16 must be, an
         int compiled as the constant 1 must be 1, arrays on this kernel's device.
         Raises :class:`LaunchError` otherwise. Returns ``self``."""
-        fast = self._fast_binder()
+        from ..config import settings
+        from .hooks import launch
+        fast = self._fast_binder() if not settings.hooks else None
         hit = fast.key(args, kwargs) if fast is not None else None
         if hit is not None:
             try:
@@ -164,7 +178,8 @@ class CompiledKernel:
         meta = dict(values, num_warps=self.options.num_warps,
                     num_stages=self.options.num_stages)
         runtime = flat_runtime(self.spec.args, bound.per_param)
-        self.launch(normalize_grid(grid, meta, self.fn), runtime)
+        launch(self, normalize_grid(grid, meta, self.fn), runtime, values,
+               getattr(self, "jit_fn", None))
         if hit:  # these argument types fit: later launches with the same key skip the checks
             if len(self._fits) >= 1024:
                 self._fits.clear()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from ..config import OPTION_ENV, Options, Target, env_flag, env_reader
+from ..config import OPTION_ENV, Options, Target, env_flag, env_reader, settings
 from ..errors import CompilationError, LaunchError, user_facing
+from . import hooks
 from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
@@ -214,7 +215,7 @@ class JITFunction:
         ToolMissingError (the target cannot run here)."""
         fast = self._fast
         hit = None
-        if fast is not None and not warmup:
+        if fast is not None and not warmup and not settings.hooks:
             hit = fast.key(args, kwargs)
             if hit is not None:
                 try:
@@ -233,7 +234,9 @@ class JITFunction:
         if not warmup:
             meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
             grid3 = normalize_grid(grid, meta, self.fn)
-        kernel = self.compile_for(bound.spec, options, target)
+        kernel = self._compile_hooked(bound.spec, options, target, warmup)
+        if kernel is None:  # the jit_cache_hook asked to skip the compile
+            return None
         if self._fast is None:
             self._fast = FastBinder(self.params, self.no_specialize_names(),
                                     self.no_align_names())
@@ -244,8 +247,37 @@ class JITFunction:
             except TypeError:  # an unhashable option value: never on the fast path
                 pass
         if grid3 is not None:
-            kernel.launch(grid3, bound.runtime_args)
+            hooks.launch(kernel, grid3, bound.runtime_args, values, self)
         return kernel
+
+    def _compile_hooked(self, spec, options: Options, target, warmup: bool):
+        """:meth:`compile_for`, with ``knobs.runtime.jit_cache_hook`` called before a compile
+        (a true result skips it: returns None) and ``jit_post_compile_hook`` after, as
+        Triton's ``JITFunction._do_compile``."""
+        if not settings.hooks or (spec.key(), options, str(target)) in self.cache:
+            return self.compile_for(spec, options, target)
+        if hooks.call_compile_hook("jit_cache_hook", self, spec, options, target, warmup):
+            return None
+        kernel = self.compile_for(spec, options, target)
+        hooks.call_compile_hook("jit_post_compile_hook", self, spec, options, target, warmup)
+        return kernel
+
+    @user_facing
+    def preload(self, specialization_data: str) -> CompiledKernel | None:
+        """Compile the specialisation described by ``specialization_data`` (the JSON text a
+        compile hook got as ``compile["specialization_data"]``), as Triton's ``preload``;
+        returns the kernel (None when ``jit_cache_hook`` skips the compile). Raises
+        LaunchError when the text is not one of this kernel's."""
+        spec, options, target = hooks.parse_specialization_data(self, specialization_data)
+        return self._compile_hooked(spec, options, target, True)
+
+    @property
+    def device_caches(self) -> dict:
+        """Triton's per-device caches, ``device -> (kernel cache, ...)``: the workbench keeps
+        one in-memory cache (:attr:`cache`) for every device, so each device's first item is
+        it."""
+        import collections
+        return collections.defaultdict(lambda: (self.cache, {}, None, None, None))
 
     @user_facing
     def run_recorded(self, *args, grid, recorder, **kwargs) -> CompiledKernel:
