@@ -1,10 +1,11 @@
 """Every end-to-end kernel that runs on the CPU here also compiles to PTX for sm_80 and
 sm_90, and ptxas assembles it when installed. The check reuses exactly the specialisations the
-test launched."""
+test launched (skipping an fp8 format the target refuses, as Triton does)."""
 from __future__ import annotations
 
 import pytest
 
+from workbench.errors import CompilationError
 from workbench.runtime.jit import JITFunction
 
 
@@ -27,7 +28,12 @@ def ptx_for_every_cpu_kernel(request):
     have_ptxas = find_tool("ptxas") is not None
     for jf, spec, options in _launched_cpu_specs(request.module):
         for target in ("cuda:80", "cuda:90"):
-            compiled = jf.compile_for(spec, options, target)
+            try:
+                compiled = jf.compile_for(spec, options, target)
+            except CompilationError as e:  # a dtype the target refuses, as Triton does
+                if "not supported in this architecture" in str(e):
+                    continue
+                raise
             assert ".entry" in compiled.asm["ptx"], (jf.fn.__name__, target)
             if have_ptxas:
                 assert "cubin" in compiled.asm, (jf.fn.__name__, target, compiled.extra)

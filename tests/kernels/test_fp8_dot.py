@@ -90,3 +90,23 @@ def test_ttir_dot_on_fp8_prints_as_triton():
     line = next(x for x in c.asm["ttir"].splitlines() if "maxNumImpreciseAcc" in x)
     assert "tt.dot" in line and "maxNumImpreciseAcc = 32" in line
     assert "tensor<16x32xf8E4M3FN> * tensor<32x16xf8E5M2> -> tensor<16x16xf32>" in line
+
+
+@pytest.mark.parametrize("name, arch, refused", [
+    ("float8e5", 80, False), ("float8e4nv", 80, True), ("float8e4nv", 90, False),
+    ("float8e4b8", 90, True), ("float8e5b16", 90, True)])
+def test_cuda_targets_take_triton_s_fp8_dot_formats(name, arch, refused):
+    args = (np.zeros((16, 32), ML[name]), np.zeros((32, 16), ML[name]),
+            np.zeros((16, 16), np.float32))
+
+    def compile_():
+        return wb.compile(fp8_matmul, *args, target=f"cuda:{arch}", M=16, N=16, K=32,
+                          OUT=tl.float32, IMPRECISE=0)
+    if not refused:
+        assert ".entry" in compile_().asm["ptx"]
+        return
+    with pytest.raises(CompilationError, match=f"not supported in this architecture "
+                                               f"\\(sm_{arch}\\)") as info:
+        compile_()
+    assert "tl.dot(a, b, out_dtype=OUT" in str(info.value)
+    assert "not supported in this architecture" in str(info.value.__cause__)

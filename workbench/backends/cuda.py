@@ -175,7 +175,7 @@ class CudaBackend(Backend):
         from ..passes.decompose_scaled_dot import decompose_all
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
-        from ..passes.widen_fp8_dot import widen_fp8_dots
+        from ..passes.widen_fp8_dot import check_fp8_dots, widen_fp8_dots
 
         timings = getattr(ctx, "timings", None)
         if timings is None:
@@ -191,6 +191,7 @@ class CudaBackend(Backend):
             mod = lower_descriptors(ttir_module, clone_module)
             mod = clone_module(mod) if mod is ttir_module else mod
         mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
+        check_fp8_dots(mod, arch)
         mod = widen_fp8_dots(mod)  # fp8 tt.dot -> fp16 tensor-core dots
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []

@@ -174,13 +174,15 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
                             f"{list(b.shape)}")
     _check_dot_dtypes(a.dtype, b.dtype)
     k = a.shape[-1]
+    min_k = 32 if min(a.dtype.primitive_bitwidth, b.dtype.primitive_bitwidth) == 8 else 16
+    if k < min_k:  # Triton's words (language/semantic.py, dot's min_dot_size check)
+        raise LanguageError(f"Input shapes should have M >= 1, N >= 1 and K >= {min_k} "
+                            f"(tl.dot on tensor cores; 8-bit inputs need K >= 32), got K = {k}")
     imprecise = 0
     if a.dtype.is_fp8() or b.dtype.is_fp8():
         a, b, imprecise = fp8_dot_operands(sem, a, b, k, max_num_imprecise_acc)
     elif a.dtype != b.dtype:
         raise LanguageError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
-    if k < (32 if a.dtype.primitive_bitwidth == 8 else 16):
-        raise LanguageError(f"tl.dot needs K >= 16 (32 for 8-bit inputs), got K = {k}")
     prec = _precision(input_precision, allow_tf32)
     out_dtype = unwrap(out_dtype)
     ret = dt.int32 if a.dtype.is_int() else (
