@@ -30,3 +30,18 @@ def test_out_of_range_ints_raise_overflow(value):
     assert isinstance(info.value, LaunchError)
     assert isinstance(info.value, ArgumentOverflowError)
     assert "value" in str(info.value) and "int64 or uint64" in str(info.value)
+
+
+@wb.jit
+def _bool_param(x_ptr, v: "tl.uint1"):
+    tl.store(x_ptr + v, v)
+
+
+@pytest.mark.parametrize("value", [0, 1, 2, 3, np.int64(5)])
+def test_an_int_for_a_bool_parameter_passes_its_low_bit(backend, value):
+    # Triton spells the 1-bit type bool, int1, uint1, i1 or u1; its launcher passes the low bit
+    x = np.zeros(2, np.float32)
+    k = _bool_param[(1,)](x, value)
+    bit = int(value) & 1
+    assert x.tolist() == [0.0, float(bit)]
+    assert "%v: i1" in k.asm["ttir"] and "arith.extui %v" in k.asm["ttir"]

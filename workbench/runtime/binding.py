@@ -32,7 +32,7 @@ from .specialization import (
 )
 
 _NO_DEFAULT = inspect.Parameter.empty
-_INT_RANGES = {"i1": (0, 1), "i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
+_INT_RANGES = {"i8": (-2 ** 7, 2 ** 7), "i16": (-2 ** 15, 2 ** 15),
                "i32": (-2 ** 31, 2 ** 31), "i64": (-2 ** 63, 2 ** 63), "u8": (0, 2 ** 8),
                "u16": (0, 2 ** 16), "u32": (0, 2 ** 32), "u64": (0, 2 ** 64)}
 
@@ -50,6 +50,10 @@ class Param:
     fixed_type: str | None = None
 
 
+#: Triton's spellings of the 1-bit type in annotations (``_utils.type_canonicalisation_dict``)
+_BOOL_NAMES = {"bool": "i1", "int1": "i1", "uint1": "i1", "u1": "i1", "i1": "i1"}
+
+
 def _annotation_kind(ann):
     """("constexpr", None), ("type", "i64") or (None, None) for a parameter annotation."""
     if ann is _NO_DEFAULT or ann is None:
@@ -59,7 +63,7 @@ def _annotation_kind(ann):
         if text.split(".")[-1] == "constexpr":
             return "constexpr", None
         short = text.split(".")[-1]
-        short = NUMPY_TO_SHORT.get(short, short)
+        short = _BOOL_NAMES.get(short) or NUMPY_TO_SHORT.get(short, short)
         base = short.lstrip("*")
         if base in SHORT_TO_NUMPY:
             return "type", short
@@ -197,11 +201,16 @@ def _scalar(p: Param, v, hints: bool, align: bool = True):
         return ArgSpec(p.name, "scalar", p.fixed_type or "i1"), bool(v)
     if isinstance(v, np.integer):
         typ = p.fixed_type or NUMPY_TO_SHORT[v.dtype.name]
-        return _int_spec(p, int(v), typ, hints, align), int(v)
+        v = int(v)
+        if typ == "i1":  # an int given to a bool parameter: its low bit, never specialised
+            return ArgSpec(p.name, "scalar", "i1"), bool(v & 1)
+        return _int_spec(p, v, typ, hints, align), v
     if isinstance(v, int):
         typ = p.fixed_type or scalar_type_of(v)
         if typ.startswith("fp"):
             return ArgSpec(p.name, "scalar", typ), float(v)
+        if typ == "i1":  # an int given to a bool parameter: its low bit, never specialised
+            return ArgSpec(p.name, "scalar", "i1"), bool(v & 1)
         return _int_spec(p, v, typ, hints, align), v
     if isinstance(v, np.floating):
         ftyp = p.fixed_type or NUMPY_TO_SHORT.get(v.dtype.name)
