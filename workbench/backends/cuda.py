@@ -173,9 +173,10 @@ class CudaBackend(Backend):
         from ..codegen.nvptx.inline_asm import gdc_notes
         from ..codegen.nvptx.scratch import scratch_bytes
         from ..passes.decompose_scaled_dot import decompose_all
+        from ..passes.fp8_support import check_fp8_types
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
-        from ..passes.widen_fp8_dot import check_fp8_dots, widen_fp8_dots
+        from ..passes.widen_fp8_dot import widen_fp8_dots
 
         timings = getattr(ctx, "timings", None)
         if timings is None:
@@ -184,6 +185,7 @@ class CudaBackend(Backend):
         device = limits.gpu_limits(arch)
         _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
+        check_fp8_types(ttir_module, arch)
         use_tma, tma_note = tma_choice(ttir_module, options, arch)
         if use_tma:
             mod = clone_module(ttir_module)
@@ -191,7 +193,6 @@ class CudaBackend(Backend):
             mod = lower_descriptors(ttir_module, clone_module)
             mod = clone_module(mod) if mod is ttir_module else mod
         mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
-        check_fp8_dots(mod, arch)
         mod = widen_fp8_dots(mod)  # fp8 tt.dot -> fp16 tensor-core dots
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []

@@ -8,16 +8,11 @@ path (mma.sync m16n8k16, or wgmma on ``cuda:90``) instead of FMA. Triton does th
 widening for MMA v2 on GPUs without fp8 tensor cores (sm_80; its
 ``TritonGPUAccelerateMatmul`` decomposition); on sm_90 it keeps fp8 operands for wgmma's
 ``e5m2``/``e4m3`` forms, which this backend does not emit (PTX ISA 9.7.15.5.2 lists them).
-Sums are the same up to the order of the fp32 accumulation.
-
-Which fp8 formats a CUDA dot takes follows Triton's NVIDIA backend (``supported_fp8_dtypes``
-in ``third_party/nvidia/backend/compiler.py``): ``fp8e5`` everywhere, ``fp8e4nv`` from sm_89;
-the ``FNUZ`` formats (``fp8e5b16``, ``fp8e4b8``) are AMD's and no CUDA target takes them.
-:func:`check_fp8_dots` refuses the others at the dot's line, with Triton's words.
+Sums are the same up to the order of the fp32 accumulation. (Which formats a CUDA target
+takes at all: :mod:`.fp8_support`.)
 """
 from __future__ import annotations
 
-from ..errors import CompilationError
 from ..ir.core import Operation
 from ..ir.types import FloatType, TensorType
 from .values import block_of
@@ -53,26 +48,4 @@ def widen_fp8_dots(module: Operation) -> Operation:
     return module
 
 
-_NAMES = {"f8E5M2FNUZ": "fp8e5b16", "f8E4M3FNUZ": "fp8e4b8", "f8E4M3FN": "fp8e4nv"}
-
-
-def check_fp8_dots(module: Operation, arch: int) -> None:
-    """Raise CompilationError (at the dot's line, the cause saying "not supported in this
-    architecture" as Triton's does) for a ``tt.dot`` in ``module`` whose operand is an fp8
-    format sm_``arch`` does not take (module docstring)."""
-    from ..language.core import LanguageError
-    for dot in (o for o in module.walk() if o.name == "tt.dot"):
-        for v in dot.operands[:2]:
-            name = getattr(getattr(v.type, "element", None), "name", None)
-            if name not in _NAMES or (name == "f8E4M3FN" and arch >= 89):
-                continue
-            what = f"type {_NAMES[name]} not supported in this architecture (sm_{arch})"
-            err = CompilationError(f"tl.dot: {what}", dot.loc,
-                                   "fp8e5 works on every CUDA target, fp8e4nv from sm_89 "
-                                   "(cuda:90); fp8e5b16 and fp8e4b8 are AMD's formats")
-            err.__cause__ = LanguageError(f"{what}. The supported fp8 dtypes are "
-                                          f"{'fp8e4nv, ' if arch >= 89 else ''}fp8e5")
-            raise err
-
-
-__all__ = ["check_fp8_dots", "widen_fp8_dots"]
+__all__ = ["widen_fp8_dots"]
