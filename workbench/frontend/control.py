@@ -64,6 +64,13 @@ class ControlFlowMixin:
 
     def visit_If(self, node):
         cond = ce.unwrap(self.visit(node.test))
+        if ce.is_const(cond) and self.caller is not None and \
+                contains_return(node.body + node.orelse) and \
+                isinstance(node.test, ast.Name) and node.test.id in self.scope.lifted:
+            # Triton makes a name bound to a number a tensor: a runtime if, whose returning
+            # and falling-off paths merge (the latter as ub.poison)
+            self.early_return_if(node, self.sem.to_tensor(cond))
+            return
         if ce.is_const(cond):
             self.visit_stmts(node.body if cond else node.orelse)
             return
@@ -174,6 +181,12 @@ class ControlFlowMixin:
         cont = list(self.continuation)
         then_block, _, _, ret_a = self._branch(node.body, self.scope, cont)
         else_block, _, _, ret_b = self._branch(node.orelse, self.scope, cont)
+        if (ret_a is None) != (ret_b is None) and self.caller is not None:
+            # a @jit helper falls off its end on one path: Triton returns ub.poison there
+            if ret_a is None:
+                ret_b, ret_a = self._poison_pair(ret_b, else_block, then_block)
+            else:
+                ret_a, ret_b = self._poison_pair(ret_a, then_block, else_block)
         if ret_a is None and ret_b is None:
             self._emit_if(cond, then_block, else_block, [], [])
         elif ret_a is None or ret_b is None:
@@ -186,6 +199,18 @@ class ControlFlowMixin:
                                     carry.flatten(b))
             self.ret = carry.unflatten(a, results) if carry.is_runtime(a) else a
         self.returned = True
+
+    def _poison_pair(self, ret, block, other_block):
+        """``(ret as tensors at the end of block, the same structure of ub.poison values at
+        the end of other_block)``: what a helper returns on the path that falls off its
+        end (Triton's ``code_generator.py`` ends a function with ``ret(create_poison)``)."""
+        ret = self._materialize(ce.unwrap(ret), block, None)
+        leaves = []
+        with self.builder.at_end_of(other_block):
+            for v in carry.flatten(ret):
+                op = self.builder.create("ub.poison", [], [v.handle.type])
+                leaves.append(self.sem.wrap(op.result, v.dtype, v.shape))
+        return ret, carry.unflatten(ret, leaves)
 
     def _materialize(self, v, block, other):
         """A compile-time number as a tensor (typed like ``other`` when it is one) at the end

@@ -13,6 +13,8 @@ What it does, repeated to a fixed point on every ``tt.func``:
 * ``tt.splat`` of a constant -> dense constant; ``tt.broadcast``/``tt.expand_dims``/
   ``ttg.convert_layout`` of a splat -> splat, of a constant -> constant; no-op broadcasts and
   conversions vanish; ``tt.addptr`` with a zero offset -> the pointer;
+* ``scf.if`` with a constant condition is replaced by the ops of the branch it takes; a result
+  one branch yields as ``ub.poison`` is the other branch's value when that is defined outside;
 * ``scf.for`` iter args that carry the same value in every iteration are removed
   (:mod:`workbench.passes.loop_args`);
 * ops left without uses are erased (MLIR's greedy driver does the same).
@@ -281,6 +283,56 @@ def _reshaping(op: Operation, pool: ConstantPool) -> bool:
     return False
 
 
+def fold_constant_if(op: Operation) -> bool:
+    """Replace ``scf.if`` on a constant condition by the ops of the branch it takes (moved
+    before it) and its results by that branch's yielded values; True when it did."""
+    c = const_value(op.operands[0])
+    if c is None:
+        return False
+    region = op.regions[0 if c else 1]
+    outer = block_of(op)
+    yielded: list[Value] = []
+    if region.blocks:
+        block = region.blocks[0]
+        term = block.terminator
+        for inner in [o for o in block.ops if o is not term]:
+            block.ops.remove(inner)
+            outer.insert_before(op, inner)
+        yielded = list(term.operands) if term is not None else []
+    for r, v in zip(op.results, yielded, strict=True):
+        r.replace_all_uses_with(v)
+    op.erase()
+    return True
+
+
+def _inside(v: Value, op: Operation) -> bool:
+    d = v.defining_op
+    while d is not None:
+        if d is op:
+            return True
+        d = d.parent_op()
+    return False
+
+
+def fold_poison_results(op: Operation) -> bool:
+    """An ``scf.if`` result that one branch yields as ``ub.poison`` and the other as a value
+    defined outside the ``if`` is that value (MLIR folds ``select(c, x, poison)`` to ``x``);
+    True when a result was replaced."""
+    if len(op.regions) != 2 or not all(r.blocks for r in op.regions):
+        return False
+    ys = [r.blocks[0].terminator.operands for r in op.regions]
+    changed = False
+    for i, r in enumerate(op.results):
+        a, b = ys[0][i], ys[1][i]
+        for p, other in ((a, b), (b, a)):
+            poison = p.defining_op is not None and p.defining_op.name == "ub.poison"
+            if poison and r.uses and not _inside(other, op):
+                r.replace_all_uses_with(other)
+                changed = True
+                break
+    return changed
+
+
 def canonicalize_function(func: Operation) -> bool:
     """Run the rewrites on one ``tt.func`` to a fixed point; True when anything changed."""
     changed_any = False
@@ -291,6 +343,9 @@ def canonicalize_function(func: Operation) -> bool:
             if op.parent is not None and op is not func:
                 if op.name == "scf.for":
                     changed |= fold_invariant_iter_args(op) > 0
+                if op.name == "scf.if":
+                    changed |= fold_constant_if(op) or fold_poison_results(op)
+                    continue
                 changed |= canonicalize_op(op, pool)
         changed |= erase_dead_ops(func) > 0
         changed_any |= changed

@@ -32,9 +32,8 @@ def check_fp8_types(module: Operation, arch: int) -> None:
     """Raise CompilationError for the first use, in ``module`` (ttir), of an fp8 format
     sm_``arch`` does not take (module docstring): a kernel parameter (at the ``def``) or an
     op's result (at its line), as Triton refuses such a type wherever it appears
-    (``dtype.to_ir``); the error's cause gives Triton's words, "type ... not supported in this
-    architecture. The supported fp8 dtypes are ..."."""
-    from ..language.core import LanguageError
+    (``dtype.to_ir``); the error's cause is Triton's ValueError, "type ... not supported in
+    this architecture. The supported fp8 dtypes are ..."."""
     found = None
     for op in module.walk():
         if op.name == "tt.func":
@@ -54,7 +53,7 @@ def check_fp8_types(module: Operation, arch: int) -> None:
     err = CompilationError(what, op.loc, "CUDA targets take fp8e5 and fp8e4b15, and fp8e4nv "
                                          "from sm_89 (cuda:90); fp8e5b16 and fp8e4b8 are AMD's "
                                          "formats")
-    err.__cause__ = LanguageError(f"type {name} not supported in this architecture. The "
+    err.__cause__ = ValueError(f"type {name} not supported in this architecture. The "
                                   f"supported fp8 dtypes are {supported}")
     raise err
 

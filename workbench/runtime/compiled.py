@@ -115,8 +115,7 @@ class CompiledKernel:
         by a ``@jit`` function, the SHA-256 of its stages' text."""
         jit_fn = getattr(self, "jit_fn", None)
         if jit_fn is not None:
-            from .disk_cache import cache_key
-            return cache_key(jit_fn, self.spec, self.options, self.target)
+            return jit_fn.kernel_hash(self.spec, self.options, self.target)
         import hashlib
         return hashlib.sha256("\n".join(str(t) for t in self.asm.values()).encode()).hexdigest()
 

@@ -188,6 +188,12 @@ class JITFunction:
         self.cache[key] = kernel
         return kernel
 
+    def kernel_hash(self, spec, options: Options, target) -> str:
+        """The hex SHA-256 naming the disk-cache entry of ``spec``/``options``/``target``
+        (Triton's ``CompiledKernel.hash``)."""
+        from .disk_cache import cache_key
+        return cache_key(self, spec, options, target)
+
     def _bind(self, args, kwargs):
         from .compiler import split_options
         params = self.params

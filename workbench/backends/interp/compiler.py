@@ -124,10 +124,10 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):
             return None
         if name == "tt.elementwise_inline_asm":
             raise cuda_only("tl.inline_asm_elementwise", "the interpreter", op.loc)
-        if name == "arith.constant":
+        if name in ("arith.constant", "ub.poison"):  # poison: any value does; zeros
             r = op.result
             t = r.type
-            val = constant_array(op.attributes["value"], t)
+            val = constant_array(op.attributes.get("value", 0), t)
             self.template[self.slot(r)] = np.broadcast_to(
                 val.reshape((1,) * (1 + len(shape_of(t)))), (1,) + shape_of(t)).copy()
             return None

@@ -22,6 +22,7 @@ from ...ir.core import Operation, Value
 from ...ir.dialects.tt import is_grid_dependency_control
 from ...ir.types import PointerType, TensorType
 from ...passes.axis_info import AxisInfoAnalysis
+from ..poison import Poison
 from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
 from .debuginfo import DebugInfo
 from .irtypes import tensor_of
@@ -208,7 +209,8 @@ class KernelLowering:
             self.lower_leaf(op)
 
     def lower_leaf(self, op: Operation) -> None:
-        """``tt.return``, constants, program ids and ranges; UnsupportedError for the rest."""
+        """``tt.return``, constants (``ub.poison`` too), program ids and ranges;
+        UnsupportedError for the rest."""
         name = op.name
         if name == "tt.return":
             if op.operands:
@@ -217,6 +219,10 @@ class KernelLowering:
         elif name == "arith.constant":
             t = op.result.type
             c = const(t.scalar, op.attributes["value"])
+            self.env[op.result] = Splat(t.shape, t.element, c) if isinstance(t, TensorType) else c
+        elif name == "ub.poison":
+            t = op.result.type
+            c = Poison(value_type(t.scalar))
             self.env[op.result] = Splat(t.shape, t.element, c) if isinstance(t, TensorType) else c
         elif name in ("tt.get_program_id", "tt.get_num_programs"):
             axis = int(op.attributes["axis"])

@@ -22,6 +22,7 @@ from llvmlite import ir
 from ...errors import CompilationError, UnsupportedError
 from ...ir.types import TensorDescType, TensorType
 from ...passes.insert_barriers import insert_barriers
+from ..poison import Poison
 from . import (
     async_copy,
     atomics,
@@ -283,6 +284,11 @@ def _constant(kl, op):
     kl.set(op.result, [c] * _nregs(kl, t))
 
 
+def _poison(kl, op):
+    t = op.result.type
+    kl.set(op.result, [Poison(llvm_type(t.scalar))] * _nregs(kl, t))
+
+
 def _program_id(kl, op):
     axis = "xyz"[op.attributes["axis"]]
     sreg = "ctaid" if op.name == "tt.get_program_id" else "nctaid"
@@ -424,6 +430,7 @@ def _if(kl, op):
 
 _STRUCTURAL = {
     "arith.constant": _constant,
+    "ub.poison": _poison,
     "tt.get_program_id": _program_id,
     "tt.get_num_programs": _program_id,
     "tt.make_range": _make_range,
