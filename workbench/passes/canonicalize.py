@@ -318,9 +318,10 @@ def fold_poison_results(op: Operation) -> bool:
     """An ``scf.if`` result that one branch yields as ``ub.poison`` and the other as a value
     defined outside the ``if`` is that value (MLIR folds ``select(c, x, poison)`` to ``x``);
     True when a result was replaced."""
-    if len(op.regions) != 2 or not all(r.blocks for r in op.regions):
+    terms = [r.blocks[0].terminator if r.blocks else None for r in op.regions]
+    if len(terms) != 2 or terms[0] is None or terms[1] is None:
         return False
-    ys = [r.blocks[0].terminator.operands for r in op.regions]
+    ys = [terms[0].operands, terms[1].operands]
     changed = False
     for i, r in enumerate(op.results):
         a, b = ys[0][i], ys[1][i]
