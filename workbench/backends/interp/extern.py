@@ -4,7 +4,9 @@ Float functions compute in float64 and round once to the result type (so they ar
 accurate as libdevice); integer and predicate functions work on the integer bits. Symbols are
 matched after dropping the ``__nv_`` prefix and, for the single-precision spellings, a trailing
 ``f`` (``__nv_powf`` -> ``pow``; the double predicates drop a ``d``: ``__nv_isnand``).
-Unknown symbols raise NotImplementedError at compile time.
+Symbols beyond the C library's names (rounding-mode arithmetic and conversions, the inverse
+error functions, integer intrinsics, bit reinterpretations) live in :mod:`.extern_round` and
+:mod:`.extern_more`. Unknown symbols raise NotImplementedError at compile time.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 
 from ...codegen.cpu.bessel import bessel_i_numpy
 from ...ir.types import FloatType, IntType, Type
+from . import extern_more, extern_round
 from .dtypes import float_value, from_float, np_dtype, unsigned
 
 
@@ -116,7 +119,15 @@ def _lookup(symbol: str, table: dict):
 
 def extern_fn(symbol: str, in_types: list, out: Type):
     """A numpy function for libdevice ``symbol`` with IR operand types ``in_types`` and result
-    type ``out``. Raises NotImplementedError for symbols not in the tables above."""
+    type ``out``. Raises NotImplementedError for symbols not in the tables above.
+
+    Symbols spelled as libdevice's rounding-mode arithmetic and conversions go to
+    :mod:`.extern_round`, those in :data:`.extern_more.FUNCS` (matched by full name) there."""
+    name = symbol[5:] if symbol.startswith("__nv_") else symbol
+    exact = extern_round.lookup(name) or extern_more.FUNCS.get(name)
+    if exact is not None:
+        odt_ = np_dtype(out)
+        return lambda *xs: np.asarray(exact(*xs)).astype(odt_, copy=False)
     is_float_in = bool(in_types) and isinstance(in_types[0].scalar, FloatType)
     odt = np_dtype(out)
     if is_float_in:

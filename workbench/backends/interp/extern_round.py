@@ -1,0 +1,198 @@
+"""libdevice arithmetic in a fixed rounding mode and the rounding conversions, exactly.
+
+``__nv_{f,d}{add,sub,mul,div,rcp,sqrt}_{rn,rz,rd,ru}``, ``__nv_fma{f,}_<r>``, ``__nv_frsqrt_rn``
+and ``__nv_<src>2<dst>_<r>`` (CUDA Math API, "Single/Double Precision Intrinsics" and "Type
+Casting Intrinsics"; IEEE 754-2008 section 4.3 for the rounding directions). The reference
+is exact: each element's real result is a ``fractions.Fraction`` (or, for ``sqrt`` and
+``rsqrt``, an exact comparison against rational candidates) rounded once to fp32 or fp64 in
+the requested direction. Special values follow IEEE 754: NaN and infinite results pass
+through; an exact zero sum is -0 in round-down (section 6.3). Float-to-integer conversions
+round in the mode, then saturate to the destination range; NaN converts to 0 (PTX ISA,
+``cvt``: "saturation for float-to-integer conversions is the default"). Element loops run
+in Python (this path is for correctness, not speed).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+MODES = ("rn", "rz", "rd", "ru")
+_ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "rcp": 1, "sqrt": 1, "fma": 3}
+
+
+def _step(r, up: bool):
+    fmt = type(r)
+    return np.nextafter(r, fmt(np.inf) if up else fmt(-np.inf))
+
+
+def _pick(lo, hi, above_mid: int, mode: str, positive: bool):
+    """The neighbour ``lo`` < real < ``hi`` that ``mode`` selects; ``above_mid`` is the sign
+    of (real - midpoint) for round-to-nearest (ties to the even significand)."""
+    if mode == "rd" or (mode == "rz" and positive):
+        return lo
+    if mode == "ru" or mode == "rz":
+        return hi
+    if above_mid != 0:
+        return hi if above_mid > 0 else lo
+    bits = np.array(lo).view(np.uint32 if type(lo) is np.float32 else np.uint64)
+    return lo if int(bits) % 2 == 0 else hi
+
+
+def round_fraction(q: Fraction, fmt, mode: str):
+    """``q`` (a nonzero finite rational) rounded to ``fmt`` (np.float32 or np.float64) in
+    ``mode``; overflow gives the largest finite value or infinity as IEEE 754 section 7.4
+    says for that direction."""
+    info = np.finfo(fmt)
+    big = Fraction(float(info.max))
+    positive = q > 0
+    if abs(q) > big:
+        ulp = Fraction(2) ** (int(info.maxexp) - int(info.nmant) - 1)
+        to_inf = {"rn": abs(q) >= big + ulp / 2, "rz": False, "rd": not positive,
+                  "ru": positive}[mode]
+        return fmt(np.inf if positive else -np.inf) if to_inf else fmt(big if positive
+                                                                       else -big)
+    r = fmt(float(q))
+    fr = Fraction(float(r))
+    if fr == q:
+        return r
+    lo, hi = (r, _step(r, True)) if fr < q else (_step(r, False), r)
+    if mode == "rn":
+        mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+        return _pick(lo, hi, (q > mid) - (q < mid), mode, positive)
+    return _pick(lo, hi, 0, mode, positive)
+
+
+def round_monotone(approx: float, cmp: Callable[[Fraction], int], fmt, mode: str):
+    """The real ``y`` described by ``cmp(c) = sign(y - c)`` (exact, for rationals ``c``)
+    rounded to ``fmt`` in ``mode``, starting from ``approx`` (within a few ulps of ``y``);
+    ``y`` is positive, finite and not representable at the midpoints' precision."""
+    r = fmt(approx)
+    while cmp(Fraction(float(r))) < 0:
+        r = _step(r, False)
+    while cmp(Fraction(float(_step(r, True)))) >= 0:
+        r = _step(r, True)
+    if cmp(Fraction(float(r))) == 0:
+        return r
+    lo, hi = r, _step(r, True)
+    mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    return _pick(lo, hi, cmp(mid), mode, True)
+
+
+def _zero_sum_sign(terms, mode: str) -> float:
+    """The signed zero an exact-zero sum of ``terms`` gives (IEEE 754 section 6.3)."""
+    if all(t == 0 for t in terms) and len({bool(np.signbit(t)) for t in terms}) == 1:
+        return -0.0 if np.signbit(terms[0]) else 0.0
+    return -0.0 if mode == "rd" else 0.0
+
+
+def _arith(op: str, xs: list, fmt, mode: str):
+    """One element of ``op`` (add sub mul div rcp sqrt fma rsqrt) on floats ``xs``."""
+    f = [float(x) for x in xs]
+    if op == "sub":
+        op, f = "add", [f[0], -f[1]]
+    if op == "rcp":
+        op, f = "div", [1.0, f[0]]
+    with np.errstate(all="ignore"):
+        if op in ("sqrt", "rsqrt"):
+            x = f[0]
+            if not np.isfinite(x) or x <= 0:
+                return fmt(np.sqrt(x) if op == "sqrt" else 1.0 / np.sqrt(x))
+            fx = Fraction(x)
+            if op == "sqrt":
+                return round_monotone(np.sqrt(x), lambda c: (fx > c * c) - (fx < c * c),
+                                      fmt, mode)
+            return round_monotone(1.0 / np.sqrt(x),
+                                  lambda c: (1 > c * c * fx) - (1 < c * c * fx), fmt, mode)
+        rn = {"add": lambda: f[0] + f[1], "mul": lambda: f[0] * f[1],
+              "div": lambda: np.float64(f[0]) / np.float64(f[1]),
+              "fma": lambda: f[0] * f[1] + f[2]}[op]()
+        if not all(np.isfinite(f)) or (op == "div" and f[1] == 0):
+            return fmt(rn)
+    q = [Fraction(v) for v in f]
+    exact = {"add": lambda: q[0] + q[1], "mul": lambda: q[0] * q[1],
+             "div": lambda: q[0] / q[1], "fma": lambda: q[0] * q[1] + q[2]}[op]()
+    if exact == 0:
+        if op == "add":
+            return fmt(_zero_sum_sign(f, mode))
+        if op == "fma":
+            return fmt(_zero_sum_sign([f[0] * f[1], f[2]], mode))
+        return fmt(rn)  # a zero product or quotient: its sign is exact
+    return round_fraction(exact, fmt, mode)
+
+
+def arith_fn(op: str, fmt, mode: str):
+    """numpy function of the libdevice arithmetic ``op`` in ``mode`` on ``fmt`` arrays."""
+    def run(*xs):
+        xs = np.broadcast_arrays(*[np.asarray(x) for x in xs])
+        out = np.empty(xs[0].shape, fmt)
+        for i in np.ndindex(out.shape):
+            out[i] = _arith(op, [x[i] for x in xs], fmt, mode)
+        return out
+    return run
+
+
+# ---- conversions ------------------------------------------------------------------------------
+_INTS = {"int": (np.int32, np.int32), "uint": (np.uint32, np.int32), "ll": (np.int64, np.int64),
+         "ull": (np.uint64, np.int64)}
+_FLOATS = {"float": np.float32, "double": np.float64}
+
+
+def _float_to_int(x: np.ndarray, src, dst, mode: str) -> np.ndarray:
+    r = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}[mode](
+        x.astype(np.float64))
+    info = np.iinfo(dst)
+    out = np.zeros(x.shape, dtype=object)
+    for i in np.ndindex(x.shape):
+        v = r[i]
+        if np.isnan(v):
+            continue
+        out[i] = info.max if v >= info.max else info.min if v <= info.min else int(v)
+    return out.astype(dst)
+
+
+def _to_float(vals, fmt, mode: str) -> np.ndarray:
+    out = np.empty(np.shape(vals), fmt)
+    for i in np.ndindex(out.shape):
+        v = vals[i]
+        if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+            out[i] = fmt(v)
+        else:
+            q = Fraction(int(v)) if not isinstance(v, (float, np.floating)) else Fraction(
+                float(v))
+            out[i] = fmt(float(v)) if q == 0 else round_fraction(q, fmt, mode)
+    return out
+
+
+def convert_fn(src: str, dst: str, mode: str):
+    """numpy function of ``__nv_<src>2<dst>_<mode>`` (src/dst: float double int uint ll ull;
+    unsigned results come back in the signed dtype of the same width, as Triton types them)."""
+    if src in _FLOATS and dst in _INTS:
+        udst, sdst = _INTS[dst]
+        return lambda x: _float_to_int(x, _FLOATS[src], udst, mode).view(sdst)
+    fmt = _FLOATS[dst]
+    if src in _INTS:
+        usrc = _INTS[src][0]
+        return lambda x: _to_float(np.asarray(x).view(usrc).astype(object), fmt, mode)
+    return lambda x: _to_float(np.asarray(x, dtype=np.float64), fmt, mode)
+
+
+def lookup(name: str):
+    """The numpy function of libdevice symbol ``name`` (``__nv_`` dropped) when it is a
+    rounding-mode arithmetic or conversion symbol, else None."""
+    base, _, mode = name.rpartition("_")
+    if mode not in MODES:
+        return None
+    if "2" in base:
+        src, _, dst = base.partition("2")
+        if (src in _INTS or src in _FLOATS) and (dst in _INTS or dst in _FLOATS):
+            return convert_fn(src, dst, mode)
+        return None
+    if base == "frsqrt" and mode == "rn":
+        return arith_fn("rsqrt", np.float32, mode)
+    if base in ("fmaf", "fma"):
+        return arith_fn("fma", np.float32 if base == "fmaf" else np.float64, mode)
+    if base[:1] in ("f", "d") and base[1:] in _ARITY:
+        return arith_fn(base[1:], np.float32 if base[0] == "f" else np.float64, mode)
+    return None
