@@ -25,6 +25,11 @@ def _vec(f):
     return lambda x: u(x).astype(np.float64)
 
 
+def _vec2(f):  # IEEE remainder and friends: Python's math functions, elementwise
+    u = np.frompyfunc(f, 2, 1)
+    return lambda x, y: u(x, y).astype(np.float64)
+
+
 def _rint(x):
     return np.rint(x)  # numpy rounds half to even, like rintf / nearbyintf
 
@@ -42,7 +47,7 @@ FLOAT_FUNCS = {
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round, "rint": _rint,
     "nearbyint": _rint, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod,
-    "remainder": np.remainder, "hypot": np.hypot, "copysign": np.copysign, "fdim":
+    "remainder": _vec2(math.remainder), "hypot": np.hypot, "copysign": np.copysign, "fdim":
     lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf), "erfc": _vec(math.erfc),
     "lgamma": _vec(math.lgamma), "tgamma": _vec(math.gamma), "fma": lambda a, b, c: a * b + c,
     "div_rn": np.divide, "fdiv_rn": np.divide, "sqrt_rn": np.sqrt, "rcp": lambda x: 1.0 / x,
@@ -60,7 +65,7 @@ def _libm1(name: str):
     return _vec(fn)
 
 
-for _n in ("j0", "j1", "y0", "y1"):
+for _n in ("j0", "j1", "y0", "y1", "tgamma", "lgamma"):  # the same libm as the CPU backend
     FLOAT_FUNCS[_n] = _libm1(_n)
 FLOAT_FUNCS["cyl_bessel_i0"] = lambda x: bessel_i_numpy(0, x)
 FLOAT_FUNCS["cyl_bessel_i1"] = lambda x: bessel_i_numpy(1, x)

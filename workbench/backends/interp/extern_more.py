@@ -29,6 +29,7 @@ import ctypes.util
 import numpy as np
 
 from ...codegen.cpu import extern_special as special
+from .extern_round import arith_fn
 
 _OPS = special.NumpyOps()
 
@@ -212,6 +213,7 @@ FUNCS: dict = {
     "double2hiint": lambda x: (_u(np.asarray(x, np.float64)) >> np.uint64(32)).astype(
         np.uint32).view(np.int32),
     "hiloint2double": _hiloint,
+    "fmaf": arith_fn("fma", np.float32, "rn"), "fma": arith_fn("fma", np.float64, "rn"),
 }
 
 
