@@ -105,14 +105,35 @@ def directed(b, c, gt, lt, mode: str):
     return b.select(need, _step(b, c, b.not_(down)), c)
 
 
+def _plus_zero(b, v):
+    ity = I64 if v.type == DOUBLE else I32
+    return b.icmp_unsigned("==", b.bitcast(v, ity), ir.Constant(ity, 0))
+
+
 def _zero_sum(b, r, x, y, mode: str):
-    """Round-down's -0 for an exact zero sum ``x + y`` (not both +0 / -0 operands)."""
+    """Round-down's -0 for a zero sum ``x + y`` unless both operands are +0."""
     if mode != "rd":
         return r
     z = ir.Constant(r.type, 0.0)
-    both_zero = b.and_(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)),
-                       b.fcmp_ordered("==", y, ir.Constant(y.type, 0.0)))
-    return b.select(b.and_(b.fcmp_ordered("==", r, z), b.not_(both_zero)), b.fneg(z), r)
+    both_plus = b.and_(_plus_zero(b, x), _plus_zero(b, y))
+    return b.select(b.and_(b.fcmp_ordered("==", r, z), b.not_(both_plus)), b.fneg(z), r)
+
+
+def _expansion_sign(b, terms):
+    """(gt, lt) sign flags of the exact sum of ``terms`` (finite doubles, no overflow):
+    Shewchuk's Grow-Expansion makes a nonoverlapping expansion, whose sign is that of its
+    largest nonzero component."""
+    e = [terms[0]]
+    for t in terms[1:]:
+        q, grown = t, []
+        for comp in e:
+            q, h = two_sum(b, q, comp)
+            grown.append(h)
+        e = grown + [q]
+    top = ir.Constant(DOUBLE, 0.0)
+    for comp in e:
+        top = b.select(b.fcmp_ordered("!=", comp, ir.Constant(DOUBLE, 0.0)), comp, top)
+    return _sign(b, top)
 
 
 def _frexp(b, module, x):
@@ -193,18 +214,38 @@ def _f64_op(b, module, op, xs, mode):
         return _zero_sum(b, directed(b, c, gt, lt, mode), xs[0], xs[1], mode)
     if op == "fma":
         c = _fma(b, module, *xs)
-        p = b.fmul(xs[0], xs[1])
-        terms = [_fma(b, module, xs[0], xs[1], b.fneg(p))]
-        s1, e1 = two_sum(b, p, xs[2])
-        u, ue = two_sum(b, s1, b.fneg(c))
-        terms += [e1, ue, u]
-        for _ in range(3):  # VecSum sweeps: the last term becomes the (faithful) sum
-            for i in range(len(terms) - 1):
-                terms[i + 1], terms[i] = two_sum(b, terms[i], terms[i + 1])
-        gt, lt = _sign(b, terms[-1])
-        return _zero_sum(b, directed(b, c, gt, lt, mode), p, xs[2], mode)
+        gt, lt = _fma64_sign(b, module, xs, c)
+        return _zero_sum(b, directed(b, c, gt, lt, mode), b.fmul(xs[0], xs[1]), xs[2], mode)
     c, gt, lt = _f64_scaled(b, module, op, xs)
     return directed(b, c, gt, lt, mode)
+
+
+def _fma64_sign(b, module, xs, c):
+    """Sign flags of ``a*b + z - c`` for doubles: ``a*b = (P + Pe) * 2**E`` exactly from the
+    frexp mantissas, ``z - c = u + ue`` (TwoSum) scaled by ``2**-E``; an overflow of the
+    scaled ``u`` means ``u`` dominates. A non-finite ``c`` is exact unless it overflowed from
+    finite operands (then the exact value lies towards zero)."""
+    (ma, ea), (mb, eb) = _frexp(b, module, xs[0]), _frexp(b, module, xs[1])
+    e = b.add(ea, eb)
+    big_p = b.fmul(ma, mb)
+    pe = _fma(b, module, ma, mb, b.fneg(big_p))
+    u, ue = two_sum(b, xs[2], b.fneg(c))
+    su, sue = (_ldexp(b, module, v, b.neg(e)) for v in (u, ue))
+    gt, lt = _expansion_sign(b, [sue, pe, su, big_p])
+    fabs = lambda v: _call(b, module, "fabs", DOUBLE, v)  # noqa: E731
+    huge = b.fcmp_unordered(">", fabs(su), ir.Constant(DOUBLE, 2.0 ** 900))
+    ug, ul = _sign(b, u)
+    gt, lt = b.select(huge, ug, gt), b.select(huge, ul, lt)
+    inf = ir.Constant(DOUBLE, float("inf"))
+    finite_in = b.and_(b.and_(*[b.fcmp_ordered("<", fabs(x), inf) for x in xs[:2]]),
+                       b.fcmp_ordered("<", fabs(xs[2]), inf))
+    c_fin = b.fcmp_ordered("<", fabs(c), inf)
+    cg, cl = _sign(b, c)
+    over = b.and_(finite_in, b.not_(c_fin))
+    exact = b.and_(b.not_(finite_in), ir.Constant(I1, 1))
+    gt = b.select(over, cl, b.select(b.or_(exact, b.not_(c_fin)), ir.Constant(I1, 0), gt))
+    lt = b.select(over, cg, b.select(b.or_(exact, b.not_(c_fin)), ir.Constant(I1, 0), lt))
+    return gt, lt
 
 
 def _rsqrt_rn(b, module, x):
