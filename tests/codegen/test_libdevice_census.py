@@ -109,3 +109,10 @@ def test_cpu_matches_interpreter(sym, name, args, ret):
         got = J.cpu(sym, *xs)
         want = J.interp(sym, *xs)
     _same(got, want, ret, _is_exact(name), name in LOOSE)
+
+
+def test_a_symbol_outside_libdevice_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="__nv_frobnicatef"):
+        extern_fn("__nv_frobnicatef", [J.IR[dt.float32]], J.IR[dt.float32])
+    with pytest.raises(NotImplementedError, match="__nv_fadd_rx"):
+        extern_fn("__nv_fadd_rx", [J.IR[dt.float32]] * 2, J.IR[dt.float32])
