@@ -1,7 +1,8 @@
 """Test helper: every libdevice symbol compiled by the CPU backend's extern emitters into one
-LLVM module (a loop function per symbol), JIT-compiled once (unoptimised: IEEE
-semantics do not depend on the optimisation level, the kernels tests cover O3), callable on numpy arrays; and the
-interpreter's function for the same symbol. Used by the libdevice census and accuracy tests."""
+LLVM module (a loop function per symbol), JIT-compiled once (unoptimised: IEEE semantics do
+not depend on the optimisation level; the kernel tests cover O3), callable on numpy arrays;
+and the interpreter's function for the same symbol. Used by the libdevice census and accuracy
+tests."""
 from __future__ import annotations
 
 import ctypes
