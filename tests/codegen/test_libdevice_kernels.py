@@ -153,7 +153,9 @@ def test_cuda_libdevice_matches_the_interpreter(name, sym, args, ret):
     if ret not in (dt.float32, dt.float64) or _is_exact(name):
         np.testing.assert_array_equal(got, want, err_msg=sym)
         return
-    tol = (4 if ret == dt.float32 else 8) * (4 if name in LOOSE else 1)
+    # the CUDA Math API's largest documented bounds outside the Bessel/gamma functions are 6
+    # ulp (fp32) and 8 ulp (fp64, normcdfinv), plus the interpreter's own rounding error
+    tol = (7 if ret == dt.float32 else 11) * (4 if name in LOOSE else 1)
     sp = np.spacing(np.abs(want)).astype(np.float64)
     if name in LOOSE:
         sp = np.maximum(sp, np.spacing(want.dtype.type(1)))

@@ -108,6 +108,8 @@ def _arith(op: str, xs: list, fmt, mode: str):
         rn = {"add": lambda: f[0] + f[1], "mul": lambda: f[0] * f[1],
               "div": lambda: np.float64(f[0]) / np.float64(f[1]),
               "fma": lambda: f[0] * f[1] + f[2]}[op]()
+        if op == "fma" and np.isfinite(f[0]) and np.isfinite(f[1]) and np.isinf(f[2]):
+            return fmt(f[2])  # the exact product is finite, even where a*b overflows
         if not all(np.isfinite(f)) or (op == "div" and f[1] == 0):
             return fmt(rn)
     q = [Fraction(v) for v in f]

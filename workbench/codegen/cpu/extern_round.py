@@ -110,13 +110,16 @@ def _plus_zero(b, v):
     return b.icmp_unsigned("==", b.bitcast(v, ity), ir.Constant(ity, 0))
 
 
-def _zero_sum(b, r, x, y, mode: str):
-    """Round-down's -0 for a zero sum ``x + y`` unless both operands are +0."""
+def _zero_sum(b, c, gt, lt, x, y, mode: str):
+    """``c`` (the nearest sum ``x + y``) moved as ``mode`` says, and round-down's -0 when the
+    exact sum is zero (``c`` zero, neither flag) unless both operands are +0."""
+    r = directed(b, c, gt, lt, mode)
     if mode != "rd":
         return r
     z = ir.Constant(r.type, 0.0)
     both_plus = b.and_(_plus_zero(b, x), _plus_zero(b, y))
-    return b.select(b.and_(b.fcmp_ordered("==", r, z), b.not_(both_plus)), b.fneg(z), r)
+    exact_zero = b.and_(b.fcmp_ordered("==", c, z), b.not_(b.or_(gt, lt)))
+    return b.select(b.and_(exact_zero, b.not_(both_plus)), b.fneg(z), r)
 
 
 def _expansion_sign(b, terms):
@@ -152,7 +155,7 @@ def _f32_op(b, module, op, xs, mode):
         c = b.fadd(xs[0], xs[1])
         s, e = two_sum(b, d[0], d[1])
         gt, lt = _sign(b, b.fadd(b.fsub(s, b.fpext(c, DOUBLE)), e))
-        return _zero_sum(b, directed(b, c, gt, lt, mode), xs[0], xs[1], mode)
+        return _zero_sum(b, c, gt, lt, xs[0], xs[1], mode)
     if op == "mul":
         c = b.fmul(xs[0], xs[1])
         gt, lt = _sign(b, b.fsub(b.fmul(d[0], d[1]), b.fpext(c, DOUBLE)))
@@ -162,7 +165,7 @@ def _f32_op(b, module, op, xs, mode):
         p = b.fmul(d[0], d[1])
         s, e = two_sum(b, p, d[2])
         gt, lt = _sign(b, b.fadd(b.fsub(s, b.fpext(c, DOUBLE)), e))
-        return _zero_sum(b, directed(b, c, gt, lt, mode), p, d[2], mode)
+        return _zero_sum(b, c, gt, lt, p, d[2], mode)
     if op == "div":
         c = b.fdiv(xs[0], xs[1])
         q = b.fdiv(d[0], d[1])
@@ -211,11 +214,11 @@ def _f64_op(b, module, op, xs, mode):
         over = b.and_(finite, b.fcmp_ordered("==", _call(b, module, "fabs", DOUBLE, c), inf))
         cg, cl = _sign(b, c)
         gt, lt = b.select(over, cl, gt), b.select(over, cg, lt)
-        return _zero_sum(b, directed(b, c, gt, lt, mode), xs[0], xs[1], mode)
+        return _zero_sum(b, c, gt, lt, xs[0], xs[1], mode)
     if op == "fma":
         c = _fma(b, module, *xs)
         gt, lt = _fma64_sign(b, module, xs, c)
-        return _zero_sum(b, directed(b, c, gt, lt, mode), b.fmul(xs[0], xs[1]), xs[2], mode)
+        return _zero_sum(b, c, gt, lt, b.fmul(xs[0], xs[1]), xs[2], mode)
     c, gt, lt = _f64_scaled(b, module, op, xs)
     return directed(b, c, gt, lt, mode)
 
