@@ -25,17 +25,14 @@ def _vec(f):
     return lambda x: u(x).astype(np.float64)
 
 
-def _vec2(f):  # IEEE remainder and friends: Python's math functions, elementwise
-    u = np.frompyfunc(f, 2, 1)
-    return lambda x, y: u(x, y).astype(np.float64)
-
-
 def _rint(x):
     return np.rint(x)  # numpy rounds half to even, like rintf / nearbyintf
 
 
-def _round(x):  # C round(): half away from zero
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+def _round(x):  # C round(): half away from zero (exact: no x + 0.5, which rounds up
+    t = np.trunc(x)  # 0.49999999999999994 to 1)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
 FLOAT_FUNCS = {
@@ -47,8 +44,9 @@ FLOAT_FUNCS = {
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round, "rint": _rint,
     "nearbyint": _rint, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod,
-    "remainder": _vec2(math.remainder), "hypot": np.hypot, "copysign": np.copysign, "fdim":
-    lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf), "erfc": _vec(math.erfc),
+    "hypot": np.hypot, "copysign": np.copysign,
+    "fdim": lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf),
+    "erfc": _vec(math.erfc),
     "lgamma": _vec(math.lgamma), "tgamma": _vec(math.gamma), "fma": lambda a, b, c: a * b + c,
     "div_rn": np.divide, "fdiv_rn": np.divide, "sqrt_rn": np.sqrt, "rcp": lambda x: 1.0 / x,
     "saturate": lambda x: np.clip(x, 0.0, 1.0), "sinpi": lambda x: np.sin(np.pi * x),
@@ -56,15 +54,18 @@ FLOAT_FUNCS = {
     "ldexp": lambda x, e: np.ldexp(x, e), "scalbn": lambda x, e: np.ldexp(x, e),
 }
 
-def _libm1(name: str):
-    """The C library's double function ``name`` of one argument, elementwise."""
+
+def _libm1(name: str, nargs: int = 1):
+    """The C library's double function ``name`` of ``nargs`` arguments, elementwise."""
     import ctypes
     import ctypes.util
     fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
-    return _vec(fn)
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double] * nargs
+    u = np.frompyfunc(fn, nargs, 1)
+    return lambda *xs: u(*xs).astype(np.float64)
 
 
+FLOAT_FUNCS["remainder"] = _libm1("remainder", 2)  # IEEE remainder, as the CPU backend's
 for _n in ("j0", "j1", "y0", "y1", "tgamma", "lgamma"):  # the same libm as the CPU backend
     FLOAT_FUNCS[_n] = _libm1(_n)
 FLOAT_FUNCS["cyl_bessel_i0"] = lambda x: bessel_i_numpy(0, x)

@@ -13,8 +13,8 @@ Intrinsics", "Type Casting Intrinsics"):
 * ``norm3d``/``norm4d``/``rhypot``/``rnorm*`` scale by a power of two of the largest magnitude
   before summing squares (no spurious overflow), any infinite operand gives +inf;
 * ``fast_*`` compute the accurate function (libdevice's are approximations within the
-  documented error); ``saturatef`` clamps to [0, 1] with NaN -> 0; ``rcp64h`` is the reciprocal
-  of the operand with its low 32 bits cleared, low 32 bits of the result cleared;
+  documented error); ``saturatef`` clamps to [0, 1] with NaN and -0 -> +0; ``rcp64h`` is the
+  reciprocal of the operand with its low 32 bits cleared, low 32 bits of the result cleared;
 * integer intrinsics on the bits: ``ffs`` (1-based lowest set bit, 0 for 0), ``byte_perm``,
   ``mulhi``/``mul64hi`` (high half of the full product), ``mul24`` (low 32 bits of the product
   of the sign- or zero-extended low 24 bits), ``hadd``/``rhadd`` (``(x + y (+ 1)) >> 1`` without
@@ -184,7 +184,8 @@ def _nextafter(x, y):
 
 
 def _saturate(x):
-    return np.where(np.isnan(x), 0, np.clip(x, 0, 1)).astype(np.asarray(x).dtype)
+    with np.errstate(invalid="ignore"):  # NaN and -0 give +0
+        return np.where(x > 0, np.minimum(x, 1), 0).astype(np.asarray(x).dtype)
 
 
 FUNCS: dict = {

@@ -163,9 +163,9 @@ def _float_fn(b, module, name, xs):
                 "rnorm4df", "rhypot", "rhypotf"):
         return _norm(b, module, xs, name.startswith("r"))
     if name == "saturatef":
-        r = _intr(b, module, "minnum", _intr(b, module, "maxnum", x, ir.Constant(FLOAT, 0.0)),
-                  ir.Constant(FLOAT, 1.0))
-        return b.select(b.fcmp_unordered("uno", x, x), ir.Constant(FLOAT, 0.0), r)
+        r = _intr(b, module, "minnum", x, ir.Constant(FLOAT, 1.0))
+        return b.select(b.fcmp_ordered(">", x, ir.Constant(FLOAT, 0.0)), r,
+                        ir.Constant(FLOAT, 0.0))  # NaN and -0 give +0
     if name == "rcp64h":
         mask = ir.Constant(I64, 0xFFFFFFFF00000000)
         hi = b.bitcast(b.and_(b.bitcast(x, I64), mask), DOUBLE)
