@@ -124,10 +124,101 @@ def _arith(op: str, xs: list, fmt, mode: str):
     return round_fraction(exact, fmt, mode)
 
 
+# ---- vectorised fp32 (and fp64 add): the CPU backend's error-free transformations -------------
+def _two_sum(x, y):
+    s = x + y
+    bb = s - x
+    return s, (x - (s - bb)) + (y - bb)
+
+
+def _two_prod(x, y):
+    """Dekker's exact product (Veltkamp's split); operands well inside the double range."""
+    def split(v):
+        t = 134217729.0 * v
+        hi = t - (t - v)
+        return hi, v - hi
+    (xh, xl), (yh, yl) = split(x), split(y)
+    p = x * y
+    return p, ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+
+
+def _directed(c, d, mode: str):
+    """``c`` (nearest) moved one ulp as ``mode`` says; ``d`` has the sign of exact - c."""
+    if mode == "rn":
+        return c
+    inf = c.dtype.type(np.inf)
+    if mode == "rd":
+        return np.where(d < 0, np.nextafter(c, -inf), c)
+    if mode == "ru":
+        return np.where(d > 0, np.nextafter(c, inf), c)
+    return np.where((c > 0) & (d < 0), np.nextafter(c, -inf),
+                    np.where((c < 0) & (d > 0), np.nextafter(c, inf), c))
+
+
+def _rd_zero(r, c, d, x, y, mode):
+    """Round-down's -0 for an exact zero sum of ``x + y`` unless both are +0."""
+    if mode != "rd":
+        return r
+    plus = (x == 0) & ~np.signbit(x) & (y == 0) & ~np.signbit(y)
+    return np.where((c == 0) & (d == 0) & ~plus, -0.0, r).astype(r.dtype)
+
+
+def _fast(op: str, xs: list, fmt, mode: str):
+    """The vectorised result, or None where only the exact per-element path applies."""
+    if fmt is np.float64 and op != "add":
+        return None
+    f = [np.asarray(x, fmt) for x in xs]
+    d64 = [x.astype(np.float64) for x in f]
+    if op == "add":
+        c = f[0] + f[1]
+        s, e = _two_sum(d64[0], d64[1])
+        if fmt is np.float64:
+            d = np.where(np.isinf(c) & np.isfinite(d64[0]) & np.isfinite(d64[1]), -c, e)
+        else:
+            d = (s - c.astype(np.float64)) + e
+        return _rd_zero(_directed(c, d, mode), c, d, d64[0], d64[1], mode)
+    if op == "mul":
+        c = f[0] * f[1]
+        return _directed(c, d64[0] * d64[1] - c.astype(np.float64), mode)
+    if op == "fma":
+        p = d64[0] * d64[1]
+        s, e = _two_sum(p, d64[2])
+        odd = (s.view(np.uint64) & np.uint64(1)) == 1
+        to_odd = np.where((e != 0) & ~odd & np.isfinite(e), np.nextafter(s, s + 2 * e), s)
+        c = to_odd.astype(np.float32)  # round-to-odd then nearest: correct (53 >= 24 + 2)
+        d = (s - c.astype(np.float64)) + e
+        return _rd_zero(_directed(c, d, mode), c, d, p, d64[2], mode)
+    if op == "div":
+        c = f[0] / f[1]
+        q = d64[0] / d64[1]
+        p, pe = _two_prod(q, d64[1])
+        res = ((d64[0] - p) - pe) * np.sign(d64[1])
+    else:  # sqrt
+        c = np.sqrt(f[0])
+        q = np.sqrt(d64[0])
+        p, pe = _two_prod(q, q)
+        res = (d64[0] - p) - pe
+    t = q - c.astype(np.float64)
+    return _directed(c, np.where(t == 0, res, t), mode)
+
+
 def arith_fn(op: str, fmt, mode: str):
-    """numpy function of the libdevice arithmetic ``op`` in ``mode`` on ``fmt`` arrays."""
+    """numpy function of the libdevice arithmetic ``op`` in ``mode`` on ``fmt`` arrays
+    (vectorised for fp32 and fp64 add/sub, element by element with exact rationals for the
+    rest)."""
     def run(*xs):
         xs = np.broadcast_arrays(*[np.asarray(x) for x in xs])
+        if op in ("add", "sub", "mul", "div", "rcp", "sqrt", "fma"):
+            ys = list(xs)
+            if op == "sub":
+                ys[1] = -np.asarray(ys[1])
+            if op == "rcp":
+                ys = [np.ones_like(ys[0]), ys[0]]
+            kind = {"sub": "add", "rcp": "div"}.get(op, op)
+            with np.errstate(all="ignore"):
+                fast = _fast(kind, ys, fmt, mode)
+            if fast is not None:
+                return fast.astype(fmt)
         out = np.empty(xs[0].shape, fmt)
         for i in np.ndindex(out.shape):
             out[i] = _arith(op, [x[i] for x in xs], fmt, mode)
