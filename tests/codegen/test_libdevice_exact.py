@@ -217,3 +217,23 @@ def test_rounding_conversions_are_exact(conv):
             for target in (J.cpu, J.interp):
                 got = target(sym, x)
                 np.testing.assert_array_equal(got.view(want.dtype), want, err_msg=sym)
+
+
+@pytest.mark.parametrize("fmt", [np.float32, np.float64], ids=["fp32", "fp64"])
+def test_fma_on_a_midpoint_rounds_once(fmt):
+    # a*b lies exactly halfway between two neighbours of fmt; a tiny c decides the nearest
+    # (rounding a*b + c first to a wider format and then to fmt would tie to even instead)
+    k = 12 if fmt is np.float32 else 26
+    a = np.full(8, 1 + 2.0 ** -k, fmt)
+    b = np.full(8, 1 + 2.0 ** -(k if fmt is np.float32 else k + 1), fmt)
+    tiny = 2.0 ** (-70 if fmt is np.float32 else -100)
+    c = np.array([tiny, -tiny, 0, tiny, -tiny, 0, 2 * tiny, -2 * tiny], fmt)
+    a[3:6], b[3:6] = -a[3:6], b[3:6]
+    for mode in MODES:
+        sym = f"__nv_fma{'f' if fmt is np.float32 else ''}_{mode}"
+        want = [ref_round(_exact("fma", v), fmt, mode) for v in zip(a, b, c, strict=True)]
+        for target in (J.cpu, J.interp):
+            _check(target(sym, a, b, c), want, (sym, target.__name__))
+            if mode == "rn":
+                plain = "__nv_fmaf" if fmt is np.float32 else "__nv_fma"
+                _check(target(plain, a, b, c), want, (plain, target.__name__))

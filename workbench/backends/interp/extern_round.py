@@ -2,14 +2,18 @@
 
 ``__nv_{f,d}{add,sub,mul,div,rcp,sqrt}_{rn,rz,rd,ru}``, ``__nv_fma{f,}_<r>``, ``__nv_frsqrt_rn``
 and ``__nv_<src>2<dst>_<r>`` (CUDA Math API, "Single/Double Precision Intrinsics" and "Type
-Casting Intrinsics"; IEEE 754-2008 section 4.3 for the rounding directions). The reference
+Casting Intrinsics"; IEEE 754-2008 section 4.3 for the rounding directions). The result
 is exact: each element's real result is a ``fractions.Fraction`` (or, for ``sqrt`` and
 ``rsqrt``, an exact comparison against rational candidates) rounded once to fp32 or fp64 in
 the requested direction. Special values follow IEEE 754: NaN and infinite results pass
 through; an exact zero sum is -0 in round-down (section 6.3). Float-to-integer conversions
 round in the mode, then saturate to the destination range; NaN converts to 0 (PTX ISA,
-``cvt``: "saturation for float-to-integer conversions is the default"). Element loops run
-in Python (this path is for correctness, not speed).
+``cvt``: "saturation for float-to-integer conversions is the default").
+
+fp32 arithmetic and fp64 add/sub are vectorised with the CPU backend's error-free
+transformations (TwoSum, Dekker's product; fma rounds the exact double-double sum to odd
+before the single rounding to fp32); fp64 mul/div/sqrt/fma, ``frsqrt_rn`` and the conversions
+loop over elements in Python with exact rationals.
 """
 from __future__ import annotations
 
@@ -184,7 +188,8 @@ def _fast(op: str, xs: list, fmt, mode: str):
         p = d64[0] * d64[1]
         s, e = _two_sum(p, d64[2])
         odd = (s.view(np.uint64) & np.uint64(1)) == 1
-        to_odd = np.where((e != 0) & ~odd & np.isfinite(e), np.nextafter(s, s + 2 * e), s)
+        towards = np.where(e > 0, np.inf, -np.inf)
+        to_odd = np.where((e != 0) & ~odd & np.isfinite(e), np.nextafter(s, towards), s)
         c = to_odd.astype(np.float32)  # round-to-odd then nearest: correct (53 >= 24 + 2)
         d = (s - c.astype(np.float64)) + e
         return _rd_zero(_directed(c, d, mode), c, d, p, d64[2], mode)

@@ -307,6 +307,8 @@ def emit(b: ir.IRBuilder, module: ir.Module, name: str, xs: list):
     """Emit libdevice symbol ``name`` (``__nv_`` dropped) on LLVM values ``xs`` when it is a
     rounding-mode arithmetic or conversion symbol; returns the value (fp32/fp64, or the
     integer of the destination width), or None for other names."""
+    if name == "fmaf":  # fused in single precision (fma in double, then rounding, is not)
+        return _fma(b, module, *xs)
     base, _, mode = name.rpartition("_")
     if mode not in MODES:
         return None
