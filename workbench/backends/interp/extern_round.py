@@ -12,8 +12,8 @@ round in the mode, then saturate to the destination range; NaN converts to 0 (PT
 
 fp32 arithmetic and fp64 add/sub are vectorised with the CPU backend's error-free
 transformations (TwoSum, Dekker's product; fma rounds the exact double-double sum to odd
-before the single rounding to fp32); fp64 mul/div/sqrt/fma, ``frsqrt_rn`` and the conversions
-loop over elements in Python with exact rationals.
+before the single rounding to fp32), and so are the conversions; fp64 mul/div/sqrt/fma and
+``frsqrt_rn`` loop over elements in Python with exact rationals.
 """
 from __future__ import annotations
 
@@ -237,30 +237,29 @@ _INTS = {"int": (np.int32, np.int32), "uint": (np.uint32, np.int32), "ll": (np.i
 _FLOATS = {"float": np.float32, "double": np.float64}
 
 
-def _float_to_int(x: np.ndarray, src, dst, mode: str) -> np.ndarray:
+def _float_to_int(x: np.ndarray, dst, mode: str) -> np.ndarray:
     r = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}[mode](
-        x.astype(np.float64))
+        np.asarray(x, np.float64))
     info = np.iinfo(dst)
-    out = np.zeros(x.shape, dtype=object)
-    for i in np.ndindex(x.shape):
-        v = r[i]
-        if np.isnan(v):
-            continue
-        out[i] = info.max if v >= info.max else info.min if v <= info.min else int(v)
-    return out.astype(dst)
+    top = 2.0 ** (info.bits - (1 if info.min < 0 else 0))  # first value beyond the range
+    with np.errstate(invalid="ignore"):
+        big, small = r >= top, r <= float(info.min)
+        mid = np.where(big | small | np.isnan(r), 0.0, r).astype(dst)
+    return np.where(big, info.max, np.where(small, info.min, mid)).astype(dst)
 
 
-def _to_float(vals, fmt, mode: str) -> np.ndarray:
-    out = np.empty(np.shape(vals), fmt)
-    for i in np.ndindex(out.shape):
-        v = vals[i]
-        if isinstance(v, (float, np.floating)) and not np.isfinite(v):
-            out[i] = fmt(v)
-        else:
-            q = Fraction(int(v)) if not isinstance(v, (float, np.floating)) else Fraction(
-                float(v))
-            out[i] = fmt(float(v)) if q == 0 else round_fraction(q, fmt, mode)
-    return out
+def _int_to_float(x: np.ndarray, usrc, fmt, mode: str) -> np.ndarray:
+    v = np.asarray(x).view(usrc)
+    c = v.astype(fmt)  # the host's conversion: round to nearest
+    if v.dtype.itemsize == 4:
+        d = v.astype(np.float64) - c.astype(np.float64)
+    else:  # the exact value as the TwoSum of its high and low 32-bit halves
+        shift = v.dtype.type(32)
+        hi = (v >> shift).astype(np.float64) * 2.0 ** 32
+        lo = (v & v.dtype.type(0xFFFFFFFF)).astype(np.float64)
+        s, e = _two_sum(hi, lo)
+        d = (s - c.astype(np.float64)) + e
+    return _directed(c, d, mode)
 
 
 def convert_fn(src: str, dst: str, mode: str):
@@ -268,12 +267,17 @@ def convert_fn(src: str, dst: str, mode: str):
     unsigned results come back in the signed dtype of the same width, as Triton types them)."""
     if src in _FLOATS and dst in _INTS:
         udst, sdst = _INTS[dst]
-        return lambda x: _float_to_int(x, _FLOATS[src], udst, mode).view(sdst)
+        return lambda x: _float_to_int(x, udst, mode).view(sdst)
     fmt = _FLOATS[dst]
     if src in _INTS:
-        usrc = _INTS[src][0]
-        return lambda x: _to_float(np.asarray(x).view(usrc).astype(object), fmt, mode)
-    return lambda x: _to_float(np.asarray(x, dtype=np.float64), fmt, mode)
+        return lambda x: _int_to_float(x, _INTS[src][0], fmt, mode)
+
+    def narrow(x):
+        x = np.asarray(x, np.float64)
+        with np.errstate(all="ignore"):
+            c = x.astype(fmt)
+            return _directed(c, x - c.astype(np.float64), mode)
+    return narrow
 
 
 def lookup(name: str):
