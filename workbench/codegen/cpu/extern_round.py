@@ -14,9 +14,10 @@ Floating-Point Arithmetic*, 2nd ed., sections 4.3 and 5.3):
   difference is exact (Sterbenz);
 * fp64 add: TwoSum; fp64 mul, div, sqrt: the operands are first split as ``m * 2**e``
   (``llvm.frexp``) so the residual of ``m_a * m_b`` (``m_a / m_b``, ``sqrt m``) never
-  underflows, and ``c`` is scaled by ``2**-e`` (exact) for the comparison; fp64 fma: the sign
-  of the four-term sum ``p_err + s_err + (s - c)`` after three TwoSum sweeps (exact unless the
-  rounding error of ``a*b`` lies below the smallest subnormal);
+  underflows, and ``c`` is scaled by ``2**-e`` (exact) for the comparison; fp64 fma:
+  ``a*b = (P + Pe) * 2**E`` exactly from the frexp mantissas, ``z - c`` as a TwoSum scaled by
+  ``2**-E``, and the sign of the four-term sum from Shewchuk's Grow-Expansion (a scaled term
+  that over- or underflows is one that dominates or cannot matter);
 * round-down of an exact zero sum gives -0 (IEEE 754 section 6.3);
 * float to integer: ``llvm.rint``/``trunc``/``floor``/``ceil``, then ``llvm.fpto[su]i.sat``
   (saturating, NaN -> 0, as PTX ``cvt``); int64 to float: the operand is the exact sum of its
