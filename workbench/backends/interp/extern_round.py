@@ -169,9 +169,12 @@ def _rd_zero(r, c, d, x, y, mode):
 
 def _fast(op: str, xs: list, fmt, mode: str):
     """The vectorised result, or None where only the exact per-element path applies."""
+    f = [np.asarray(x, fmt) for x in xs]
+    if fmt is np.float64 and mode == "rn" and op != "fma":  # the host's IEEE operation
+        return {"add": np.add, "mul": np.multiply, "div": np.divide,
+                "sqrt": np.sqrt}[op](*f)
     if fmt is np.float64 and op != "add":
         return None
-    f = [np.asarray(x, fmt) for x in xs]
     d64 = [x.astype(np.float64) for x in f]
     if op == "add":
         c = f[0] + f[1]
