@@ -4,7 +4,9 @@ Float functions compute in float64 and round once to the result type (so they ar
 accurate as libdevice); integer and predicate functions work on the integer bits. Symbols are
 matched after dropping the ``__nv_`` prefix and, for the single-precision spellings, a trailing
 ``f`` (``__nv_powf`` -> ``pow``; the double predicates drop a ``d``: ``__nv_isnand``).
-Unknown symbols raise NotImplementedError at compile time.
+Symbols beyond the C library's names (rounding-mode arithmetic and conversions, the inverse
+error functions, integer intrinsics, bit reinterpretations) live in :mod:`.extern_round` and
+:mod:`.extern_more`. Unknown symbols raise NotImplementedError at compile time.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 
 from ...codegen.cpu.bessel import bessel_i_numpy
 from ...ir.types import FloatType, IntType, Type
+from . import extern_more, extern_round
 from .dtypes import float_value, from_float, np_dtype, unsigned
 
 
@@ -26,8 +29,10 @@ def _rint(x):
     return np.rint(x)  # numpy rounds half to even, like rintf / nearbyintf
 
 
-def _round(x):  # C round(): half away from zero
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+def _round(x):  # C round(): half away from zero (exact: no x + 0.5, which rounds up
+    t = np.trunc(x)  # 0.49999999999999994 to 1)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
 FLOAT_FUNCS = {
@@ -39,8 +44,9 @@ FLOAT_FUNCS = {
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round, "rint": _rint,
     "nearbyint": _rint, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod,
-    "remainder": np.remainder, "hypot": np.hypot, "copysign": np.copysign, "fdim":
-    lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf), "erfc": _vec(math.erfc),
+    "hypot": np.hypot, "copysign": np.copysign,
+    "fdim": lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf),
+    "erfc": _vec(math.erfc),
     "lgamma": _vec(math.lgamma), "tgamma": _vec(math.gamma), "fma": lambda a, b, c: a * b + c,
     "div_rn": np.divide, "fdiv_rn": np.divide, "sqrt_rn": np.sqrt, "rcp": lambda x: 1.0 / x,
     "saturate": lambda x: np.clip(x, 0.0, 1.0), "sinpi": lambda x: np.sin(np.pi * x),
@@ -48,16 +54,19 @@ FLOAT_FUNCS = {
     "ldexp": lambda x, e: np.ldexp(x, e), "scalbn": lambda x, e: np.ldexp(x, e),
 }
 
-def _libm1(name: str):
-    """The C library's double function ``name`` of one argument, elementwise."""
+
+def _libm1(name: str, nargs: int = 1):
+    """The C library's double function ``name`` of ``nargs`` arguments, elementwise."""
     import ctypes
     import ctypes.util
     fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
-    return _vec(fn)
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double] * nargs
+    u = np.frompyfunc(fn, nargs, 1)
+    return lambda *xs: u(*xs).astype(np.float64)
 
 
-for _n in ("j0", "j1", "y0", "y1"):
+FLOAT_FUNCS["remainder"] = _libm1("remainder", 2)  # IEEE remainder, as the CPU backend's
+for _n in ("j0", "j1", "y0", "y1", "tgamma", "lgamma"):  # the same libm as the CPU backend
     FLOAT_FUNCS[_n] = _libm1(_n)
 FLOAT_FUNCS["cyl_bessel_i0"] = lambda x: bessel_i_numpy(0, x)
 FLOAT_FUNCS["cyl_bessel_i1"] = lambda x: bessel_i_numpy(1, x)
@@ -116,7 +125,15 @@ def _lookup(symbol: str, table: dict):
 
 def extern_fn(symbol: str, in_types: list, out: Type):
     """A numpy function for libdevice ``symbol`` with IR operand types ``in_types`` and result
-    type ``out``. Raises NotImplementedError for symbols not in the tables above."""
+    type ``out``. Raises NotImplementedError for symbols not in the tables above.
+
+    Symbols spelled as libdevice's rounding-mode arithmetic and conversions go to
+    :mod:`.extern_round`, those in :data:`.extern_more.FUNCS` (matched by full name) there."""
+    name = symbol[5:] if symbol.startswith("__nv_") else symbol
+    exact = extern_round.lookup(name) or extern_more.FUNCS.get(name)
+    if exact is not None:
+        odt_ = np_dtype(out)
+        return lambda *xs: np.asarray(exact(*xs)).astype(odt_, copy=False)
     is_float_in = bool(in_types) and isinstance(in_types[0].scalar, FloatType)
     odt = np_dtype(out)
     if is_float_in:

@@ -10,8 +10,11 @@ double functions, resolved in the process by MCJIT) and round once to the result
 the interpreter computes in float64 and rounds once. ``cyl_bessel_i0``/``i1`` are our own
 (:mod:`.bessel`); ``j0``/``j1``/``y0``/``y1`` are libm's. Predicates (``isnan``...) give 1/0 in
 the result type; integer functions (``abs``, ``min``/``max``, ``umin``/``umax``, ``popc``,
-``clz``, ``brev`` and their ``ll`` forms) work on the bits. Unknown symbols raise
-UnsupportedError at compile time.
+``clz``, ``brev`` and their ``ll`` forms) work on the bits. libdevice's own spellings beyond
+these (rounding-mode arithmetic and conversions, the inverse error functions, the integer
+intrinsics...) are emitted by :mod:`.extern_round`, :mod:`.extern_more` and
+:mod:`.extern_int`, matched by full name first. Unknown symbols raise UnsupportedError at
+compile time.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from ...errors import UnsupportedError
 from ...ir.types import FloatType
 from .bessel import ORDERS as BESSEL_I
 from .bessel import emit_bessel_i
+from .extern_more import emit as emit_more
+from .extern_round import emit as emit_round
 from .llvmtypes import DOUBLE, I32, fptrunc, value_type
 
 # name -> ("intr", llvm intrinsic) | ("libm", C function, nargs) | ("fn", python emitter)
@@ -160,6 +165,12 @@ def emit_extern(b: ir.IRBuilder, module: ir.Module, attrs: dict, args: list, ts:
     ``ts``; returns a value of IR scalar type ``res``."""
     symbol = str(attrs.get("symbol", ""))
     rt = value_type(res)
+    full = symbol[5:] if symbol.startswith("__nv_") else symbol
+    if args:
+        r = emit_round(b, module, full, list(args))
+        r = emit_more(b, module, full, list(args)) if r is None else r
+        if r is not None:
+            return _fit_int(b, r, rt) if isinstance(rt, ir.IntType) else r
     if ts and isinstance(ts[0], FloatType):
         name = _lookup(symbol, _FLOAT_NAMES)
         if name in _PRED:

@@ -14,9 +14,24 @@ for arithmetic in rounding mode ``r`` (rn, rz, rd, ru), ``__nv_<src>2<dst>_<r>``
 conversions, ``ll``/``u`` variants of the integer functions. Predicates (``isnan``,
 ``isinf``, ``finitef``, ``isfinited``) return int1 as Triton's do (libdevice gives int32).
 
-What each target computes: the interpreter and the CPU backend evaluate the symbols they know
-in float64 (numpy / the C library) and round once; the CUDA backend uses its own
-implementations. A symbol a target does not know raises an error at compile time naming it.
+What each target computes (all 313 symbols of TABLE are known to every target):
+
+* interpreter (``backends/interp/extern*.py``) and CPU backend (``codegen/cpu/extern*.py``):
+  math functions in float64 (numpy, the C library, or our own code for ``cyl_bessel_i0/i1``
+  and the error-function family ``erfinv``/``erfcinv``/``erfcx``/``normcdf``/``normcdfinv``,
+  written once for both in ``codegen/cpu/extern_special.py``), rounded once to the result
+  type; ``fast_*`` give the accurate function. The rounding-mode arithmetic
+  (``__nv_{f,d}{add,sub,mul,div,rcp,sqrt}_<r>``, ``__nv_fma{f,}_<r>``, ``__nv_frsqrt_rn``)
+  and conversions (``__nv_<src>2<dst>_<r>``) are exact: the interpreter rounds the exact
+  rational result, the CPU backend moves the host's round-to-nearest result by one ulp when
+  error-free transformations (TwoSum, fma residuals) show the exact value lies beyond it.
+  Float-to-integer conversions saturate, NaN -> 0 (PTX ``cvt``). Integer intrinsics
+  (``byte_perm``, ``[u]mulhi``, ``[u]mul64hi``, ``[u]mul24``, ``[u][r]hadd``, ``[u]sad``,
+  ``ffs``, ``clz``, ``popc``, ``brev``) and bit reinterpretations work on the bits.
+* CUDA backend: its own implementations of a subset, NVIDIA's ``libdevice.10.bc`` for the
+  rest (``codegen/nvptx/libdevice_link.py``).
+
+A symbol a target does not know raises an error at compile time naming it.
 """
 from __future__ import annotations
 
