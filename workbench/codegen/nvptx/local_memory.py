@@ -24,6 +24,7 @@ from ...errors import UnsupportedError
 from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
 from ...passes.allocate_shared import buffer_bytes
 from .ldmatrix import ldmatrix_load
+from .local_stmatrix import store_matrix
 from .smem_access import (
     buffer_pointer,
     contiguous_run,
@@ -87,7 +88,9 @@ def scratch_plan(func_op) -> dict:
 
 
 def lower_local_alloc(kl, op) -> None:
-    """``ttg.local_alloc %src``: store the registers into the buffer (skipping duplicates)."""
+    """``ttg.local_alloc %src``: store the registers into the buffer (skipping duplicates):
+    with ``stmatrix`` on sm_90 when the layout fits it, as Triton's ``LocalAllocOpConversion``
+    (:mod:`.local_stmatrix`), else vectorised ``st.shared``."""
     kl.set(op.result, [])
     if not op.operands:
         return
@@ -100,6 +103,9 @@ def lower_local_alloc(kl, op) -> None:
     limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
+    if kl.arch >= 90 and store_matrix(kl, op, enc, base, tl, regs, elem_t):
+        _fence_after(kl, op, enc)
+        return
     coords = kl.coords(src_t)
     seen = set()
     for g in range(0, tl.num_regs, v):
@@ -108,15 +114,20 @@ def lower_local_alloc(kl, op) -> None:
         seen.add(tl.regs[g])
         off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
         vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
+    _fence_after(kl, op, enc)
+    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
+                  src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
+
+
+def _fence_after(kl, op, enc) -> None:
+    """``fence.proxy.async`` after the stores into an ``#ttg.nvmma_shared`` buffer unless the
+    ttgir has its own fence next: wgmma and TMA read shared memory through the async proxy,
+    so these generic-proxy stores are ordered before them (PTX ISA 9.7.13.4 membar/fence); the
+    barrier before the reader makes them visible to the other threads."""
     nxt = _next_op(op)
     if isinstance(enc, NVMMASharedLayout) and \
             (nxt is None or nxt.name != "ttng.fence_async_shared"):
-        # wgmma reads shared memory through the async proxy: order these generic-proxy
-        # stores before it (PTX ISA 9.7.13.4 membar/fence: fence.proxy.async); the barrier
-        # before the wgmma makes them visible to the other threads.
         fence_proxy_async(kl)
-    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
-                  src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
 
 
 def _next_op(op):

@@ -267,8 +267,39 @@ def record_access(kl, op, what: str, enc, layout, shape, elem_t, vec_bytes: int)
         pass
 
 
+def _coords_text(vs) -> str:
+    return "[" + ", ".join("[" + ", ".join(str(int(c)) for c in v) + "]" for v in vs) + "]"
+
+
+def matrix_access_layout(coord_of, rank: int, row_elems: int, x: int, lane_imgs, warp_imgs,
+                         instr_imgs):
+    """The addressing of an ``ldmatrix``/``stmatrix`` access as a ``#ttg.linear`` layout, so
+    that :func:`workbench.layouts.bank_conflicts` with 16 bytes per lane sees the rows the
+    lanes really address (PTX ISA 9.7.9.16/17: lane ``t`` gives row ``t % 8`` of matrix
+    ``t // 8``; a phase of 8 lanes is one matrix). Registers: the ``row_elems`` elements of a
+    16-byte row, then one bit per instruction-selecting basis (``instr_imgs``); lanes: the
+    row-address bits (``lane_imgs``, 5, zero where the instruction takes no address); warps:
+    ``warp_imgs``. With fewer than 4 matrices per instruction (``x``), the lanes past them take
+    the next instructions' rows (so each 8-lane phase is still one matrix and the wavefronts
+    are the instructions'); only when there are no more instructions do they repeat lane
+    ``t % (8 x)``'s row, as the PTX lanes do. ``coord_of``: element offset -> tensor
+    coordinate (a sequence of ``rank`` ints). Returns the parsed encoding."""
+    from ...layouts.parse import parse
+    regs = [coord_of(1 << k) for k in range(row_elems.bit_length() - 1)]
+    instr = list(instr_imgs)
+    lanes = []
+    for i, v in enumerate(lane_imgs):
+        if i >= 3 + (x.bit_length() - 1) and instr:
+            v = instr.pop(0)
+        lanes.append(coord_of(v) if v else [0] * rank)
+    regs += [coord_of(v) for v in instr]
+    warps = [coord_of(v) if v else [0] * rank for v in warp_imgs]
+    return parse(f"#ttg.linear<{{register = {_coords_text(regs)}, lane = {_coords_text(lanes)}, "
+                 f"warp = {_coords_text(warps)}, block = []}}>")
+
+
 __all__ = [
-    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
+    "barrier", "matrix_access_layout", "buffer_pointer", "contiguous_run", "fence_proxy_async",
     "linear_index", "load_value", "nvmma_offset", "nvmma_offset_py", "record_access",
     "shared_address", "shared_order", "slot", "smem_base", "store_value", "swizzle_offset",
     "swizzle_offset_py", "vector_load", "vector_store",
