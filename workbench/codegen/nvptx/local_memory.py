@@ -7,16 +7,18 @@ starts after them. Elements are addressed by :func:`.smem_access.swizzle_offset`
 ``#ttg.swizzled_shared`` / ``#ttg.nvmma_shared`` formulas).
 
 Stores are vectorised over the source layout's contiguous registers (up to 16 bytes,
-``st.shared.v4.b32``). Loads into a ``#ttg.dot_op`` of an MMA parent use
-``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15 ldmatrix) when every
+``st.shared.v4.b32``), or on sm_90 use ``stmatrix`` when the register layout fits it, as
+Triton's ``LocalAllocOpConversion`` (:mod:`.local_stmatrix`). Loads into a ``#ttg.dot_op``
+of an MMA parent use ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15
+ldmatrix) when every
 8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); otherwise one
 ``ld.shared`` per contiguous run. Barriers between these and other shared-memory accesses
 come from ``tritongpu-insert-barriers`` (:mod:`workbench.passes.insert_barriers`, also run by
 the lowering on ttgir that did not go through it).
 
-Each access is recorded with its bank-conflict degree (``kl.shared_accesses``; computed by
-:func:`workbench.layouts.bank_conflicts` for ``st/ld.shared`` and by :mod:`.ldmatrix` for
-``ldmatrix``).
+Each access is recorded with its bank-conflict degree (``kl.shared_accesses``, from
+:func:`workbench.layouts.bank_conflicts`); ``ldmatrix``/``stmatrix`` accesses are recorded
+with the rows their lanes address (:func:`.smem_access.matrix_rows_layout`).
 """
 from __future__ import annotations
 
