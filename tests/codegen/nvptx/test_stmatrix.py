@@ -135,6 +135,18 @@ def dot_tma_store_k(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr,
     c_d.store([0, 0], tl.dot(a, b).to(tl.float16))
 
 
+@wb.jit
+def dot_chain_b_k(a_ptr, b_ptr, x_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
+    # the first result is the second dot's B operand: a local_alloc of the accumulator
+    r = tl.arange(0, BM)
+    k = tl.arange(0, BK)
+    a = tl.load(a_ptr + r[:, None] * BK + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * BM + r[None, :])
+    x = tl.load(x_ptr + r[:, None] * BM + r[None, :])
+    c = tl.dot(a, b).to(tl.float16)
+    tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.dot(x, c))
+
+
 SIG = ("*fp16:16", "*fp16:16", "*fp16:16")
 MM = {"BM": 64, "BN": 64, "BK": 32}
 STM = r"\b(stmatrix\.sync\.aligned\.[\w.]+)"
@@ -170,11 +182,16 @@ def test_ptxas_assembles_stmatrix():
         assert cubin
 
 
-@pytest.mark.parametrize("kernel,warps", [(dot_store_t_k, 4), (dot_tma_store_k, 8)])
-def test_stmatrix_as_triton(kernel, warps):
+CHAIN = (("*fp16:16",) * 3 + ("*fp32:16",), {"BM": 64, "BK": 32})
+
+
+@pytest.mark.parametrize("kernel,warps,sig,cx", [(dot_store_t_k, 4, SIG, MM),
+                                                 (dot_tma_store_k, 8, SIG, MM),
+                                                 (dot_chain_b_k, 4, *CHAIN)])
+def test_stmatrix_as_triton(kernel, warps, sig, cx):
     pytest.importorskip("triton", reason="comparing with Triton needs Triton 3.6 (the extra)")
     from workbench.runtime.compare import compare
-    c = compare(kernel, *SIG, target="cuda:90", num_warps=warps, **MM)
+    c = compare(kernel, *sig, target="cuda:90", num_warps=warps, **cx)
     matrix = r"\b((?:ld|st)matrix\.sync\.aligned\.[\w.]+)"
     assert _forms(c.ours["ptx"], matrix) == _forms(c.theirs["ptx"], matrix)
     assert _forms(c.theirs["ptx"])   # Triton does use stmatrix here
