@@ -147,6 +147,14 @@ def dot_chain_b_k(a_ptr, b_ptr, x_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr
     tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.dot(x, c))
 
 
+@wb.jit
+def transpose_k(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * BN + rn[None, :])
+    tl.store(out_ptr + rn[:, None] * BM + rm[None, :], tl.trans(x))
+
+
 SIG = ("*fp16:16", "*fp16:16", "*fp16:16")
 MM = {"BM": 64, "BN": 64, "BK": 32}
 STM = r"\b(stmatrix\.sync\.aligned\.[\w.]+)"
@@ -164,6 +172,13 @@ def _forms(ptx: str, pattern: str = STM) -> dict:
 def test_ptx_forms(kernel, warps, want):
     ptx = wb.compile(kernel, *SIG, target="cuda:90", num_warps=warps, **MM).asm["ptx"]
     assert _forms(ptx) == want
+
+
+def test_fp32_transpose_uses_32_bit_stmatrix():
+    # a 128 x 16 fp32 tile with 4 warps: Triton 3.6 plans stmatrix (plain, one element a word)
+    ptx = wb.compile(transpose_k, "*fp32:16", "*fp32:16", target="cuda:90", num_warps=4,
+                     BM=128, BN=16).asm["ptx"]
+    assert _forms(ptx) == {"stmatrix.sync.aligned.m8n8.x4.shared.b16": 4}
 
 
 def test_no_stmatrix_before_sm90():
