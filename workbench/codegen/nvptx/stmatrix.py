@@ -62,7 +62,9 @@ def _log2(v: int) -> int:
 
 
 def _plain(imgs: list, lanes: list, warps: list, bits: int):
-    """(register order, row-address images, bits per instruction) of the plain form, or None."""
+    """The plain form's (register order, the registers' offsets in that order with the
+    word's registers zeroed, row-address offsets per lane bit, register bits one instruction
+    takes, log2 of the matrices per instruction), or None when it does not fit."""
     p = _log2(32 // bits)
     tile = []
     for k in range(p):
@@ -146,11 +148,11 @@ def _thread_part(kl, m: MatrixStore):
     return acc
 
 
-def emit(kl, m: MatrixStore, base, vals: dict, elem_t, eb: int, pick=None) -> None:
+def emit(kl, m: MatrixStore, base, vals: dict, elem_t, eb: int) -> None:
     """Emit the ``stmatrix`` instructions of ``m`` into the buffer at byte ``base`` (int or i32)
-    of ``global_smem``; ``vals``: {register position (bit combination): value}; ``pick``:
-    optional predicate on an instruction's constant offset (a round of a conversion), which
-    also receives the offset to use (``pick(off) -> offset or None``)."""
+    of ``global_smem`` for ``eb``-byte elements of IR type ``elem_t``; ``vals``: {register
+    position (bit combination): value}. A lane's address is its lane/warp part XOR the
+    instruction's offset bits that part can touch, plus the others."""
     b = kl.b
     lw = _thread_part(kl, m)
     mask = 0
@@ -164,10 +166,6 @@ def emit(kl, m: MatrixStore, base, vals: dict, elem_t, eb: int, pick=None) -> No
                        ",".join(["r"] * (m.x + 1)) + ",~{memory}", side_effect=True)
     xors: dict = {}
     for off, words in m.instrs:
-        if pick is not None:
-            off = pick(off)
-            if off is None:
-                continue
         x = off & mask
         if x not in xors:
             xors[x] = b.xor(lw, I32(x)) if x else lw
