@@ -301,6 +301,21 @@ def trans_dot_k(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
     tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.trans(tl.dot(a, b)))
 
 
+@wb.jit
+def matmul_store_t_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+    # c stored column-major: on sm_90 Triton stores the accumulator with stmatrix.x4.trans
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] + rn[None, :] * M, acc.to(tl.float16))
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -334,6 +349,7 @@ CASES = [
     Case("copy_strided", copy_strided_k, (F32, F32, "i32", "i32", "i32", "i32"), _2D),
     Case("bias_strided", bias_strided_k, (F32, F32, F32, "i32", "i32", "i32"), _2D),
     Case("trans_dot", trans_dot_k, (F16, F16, F32), {"BM": 64, "BK": 32}),
+    Case("matmul_store_t", matmul_store_t_k, (F16, F16, F16, I32, I32, I32), _MM),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

@@ -19,6 +19,7 @@ from fidelity_kernels import (  # noqa: E402
     layernorm_k,
     matmul_bias_relu_k,
     matmul_k,
+    matmul_store_t_k,
     row_sum_k,
     scale_rows_k,
     split_k,
@@ -207,3 +208,18 @@ def test_trans_of_a_dot_result(torch, warps):
     trans_dot_k[(1,)](_dev(torch, a), _dev(torch, b), c, BM=64, BK=32, num_warps=warps)
     want = (a.astype(np.float32) @ b.astype(np.float32)).T
     np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("warps", WARPS)
+@pytest.mark.parametrize("stages", [2, 3])
+def test_matmul_stored_column_major(torch, warps, stages):
+    # the accumulator leaves through stmatrix.x4.trans on sm_90 (as Triton 3.6's)
+    rng = np.random.default_rng()
+    M, N, K = 128, 192, 96
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)   # exact in fp16 and fp32
+    b = rng.integers(-4, 5, (K, N)).astype(np.float16)
+    c = _nan(torch, (N, M), np.float16)
+    matmul_store_t_k[(M // 64, N // 64)](_dev(torch, a), _dev(torch, b), c, M, N, K, BM=64,
+                                          BN=64, BK=32, num_warps=warps, num_stages=stages)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(c.cpu().numpy(), want.T)

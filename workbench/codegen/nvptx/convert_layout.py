@@ -19,7 +19,17 @@ from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, TensorType
 from ...layouts import LinearLayout
 from .cvt_lower import emitted_plan, lower_planned, plan_for
-from .smem_access import barrier, linear_index, load_value, record_access, slot, store_value
+from .cvt_stmatrix import CvtStore
+from .cvt_swizzle import xor_image
+from .smem_access import (
+    barrier,
+    linear_index,
+    load_value,
+    matrix_access_layout,
+    record_access,
+    slot,
+    store_value,
+)
 from .threads import register_map, thread_layout
 from .types import byte_size
 
@@ -86,22 +96,57 @@ def _plan_layout(plan, shape):
     return LinearLayout({"offset": bases}, {f"dim{i}": s for i, s in enumerate(shape)})
 
 
+def _offset_coords(plan, shape):
+    """Element offset in the planned buffer (rounds as the high bits) -> tensor coordinate."""
+    def coord_of(o: int) -> list:
+        v = xor_image(o, plan.columns)
+        out = []
+        for s in shape:
+            out.append(v % s)
+            v //= s
+        return out
+    return coord_of
+
+
+def _matrix_record(plan, shape, access):
+    """(label, addressing layout) of a ``stmatrix`` store (:class:`.cvt_stmatrix.CvtStore`)
+    or an ``ldmatrix`` load (:class:`.cvt_ldmatrix.MatrixLoad`) of the planned buffer."""
+    coord_of = _offset_coords(plan, shape)
+    if isinstance(access, CvtStore):
+        m = access.m
+        lay = matrix_access_layout(coord_of, len(shape), m.row_elems, m.x, m.addr_imgs,
+                                   m.warp_imgs, m.instr_imgs + access.round_imgs)
+        return f"stmatrix.x{m.x}{'.trans' if m.trans else ''}", lay
+    x = 1 << len(access.mat_regs)
+    lanes = tuple(access.row_imgs) + tuple(access.mat_imgs)
+    lanes += (0,) * (5 - len(lanes))
+    row_elems = 8 if access.trans else 4 * access.per_word
+    lay = matrix_access_layout(coord_of, len(shape), row_elems, x, lanes, access.warp_img,
+                               [access.reg_img[i] for i in access.rest])
+    return f"ldmatrix.x{x}{'.trans' if access.trans else ''}", lay
+
+
 def lower_convert_swizzled(kl, op) -> None:
     """Store the source registers into Triton's conversion buffer and load the destination's,
-    one round at a time (:mod:`.cvt_lower`)."""
+    one round at a time (:mod:`.cvt_lower`). Both accesses are recorded with the addresses
+    the lanes use: ``st/ld.shared`` by the register layouts, ``stmatrix``/``ldmatrix`` by their
+    row addresses (:func:`.smem_access.matrix_access_layout`)."""
     src_t, dst_t = op.operands[0].type, op.result.type
     plan = emitted_plan(plan_for(src_t, dst_t, kl.arch), src_t, dst_t)
     kl.need_shared(scratch_bytes(op))
     st, ld = lower_planned(kl, op, plan)
     eb = byte_size(src_t.element)
-    ll = _plan_layout(plan, tuple(src_t.shape))
-    mat = getattr(ld, "mat_regs", None)
-    load = "ld.shared" if mat is None else \
-        f"ldmatrix.x{1 << len(mat)}{'.trans' if ld.trans else ''}"
-    for what, vb, t in (("st.shared", st.vec * eb, src_t),
-                        (load, 4 if mat is not None else ld.vec * eb, dst_t)):
-        record_access(kl, op, f"ttg.convert_layout ({what}, {vb} B/lane)", ll,
-                      t.encoding, tuple(src_t.shape), src_t.element, vb)
+    shape = tuple(src_t.shape)
+    ll = _plan_layout(plan, shape)
+    for kind, access, t in (("st.shared", st, src_t), ("ld.shared", ld, dst_t)):
+        if isinstance(access, CvtStore) or hasattr(access, "mat_regs"):
+            what, lay = _matrix_record(plan, shape, access)
+            record_access(kl, op, f"ttg.convert_layout ({what}, 16 B/lane)", ll, lay, shape,
+                          src_t.element, 16)
+        else:
+            vb = access.vec * eb
+            record_access(kl, op, f"ttg.convert_layout ({kind}, {vb} B/lane)", ll,
+                          t.encoding, shape, src_t.element, vb)
 
 
 def lower_convert(kl, op) -> None:

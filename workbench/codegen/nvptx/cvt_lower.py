@@ -25,6 +25,7 @@ from llvmlite import ir
 
 from .cvt_ldmatrix import emit as emit_ldmatrix
 from .cvt_ldmatrix import matrix_load
+from .cvt_stmatrix import matrix_store, store_round
 from .cvt_swizzle import (
     Flat,
     SmemPlan,
@@ -231,18 +232,22 @@ def plan_for(src_t, dst_t, arch: int) -> SmemPlan:
 
 
 def emitted_plan(plan: SmemPlan, src_t, dst_t) -> SmemPlan:
-    """The plan the lowering emits. Triton sizes the scratch by ``plan`` (which may pair
-    ``ldmatrix``/``stmatrix``); those instructions are not emitted here yet, and plain
-    ``st/ld.shared`` on a buffer shaped for them may lose their vectors, so the plain-access
-    plan (``optimalSwizzlingLdSt``) is emitted instead when its round fits the same scratch
-    and it needs no more instructions."""
+    """The plan the lowering emits: Triton's ``plan`` (which may pair ``stmatrix`` /
+    ``ldmatrix``) when both its instructions fit the layouts, as they do by Triton's
+    construction; otherwise (a side the matrix instructions here do not cover) the plain-access
+    plan (``optimalSwizzlingLdSt``) when its round fits the same scratch and it needs no more
+    instructions, since plain ``st/ld.shared`` on a buffer shaped for the matrix instructions
+    may lose their vectors."""
     if plan.instr == (0, 0):
         return plan
     from .threads import thread_layout
     eb = byte_size(src_t.element)
-    if plan.instr[0] == 0 and matrix_load(side(thread_layout(dst_t), plan, eb),
-                                          plan.instr[1] == 2, eb * 8,
-                                          plan.tile_bits) is not None:
+    store_ok = plan.instr[0] == 0 or \
+        matrix_store(side(thread_layout(src_t), plan, eb), plan, eb * 8) is not None
+    load_ok = plan.instr[1] == 0 or matrix_load(side(thread_layout(dst_t), plan, eb),
+                                                plan.instr[1] == 2, eb * 8,
+                                                plan.tile_bits) is not None
+    if store_ok and load_ok:
         return plan
     fs, _ = flat_of(thread_layout(src_t))
     fd, _ = flat_of(thread_layout(dst_t))
@@ -264,6 +269,7 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
     s_tl, d_tl = kl.layout(src_t), kl.layout(dst_t)
     st, ld = side(s_tl, plan, eb), side(d_tl, plan, eb)
     warp_only = warp_sync(st.flat, ld.flat)
+    mst = matrix_store(st, plan, eb * 8) if plan.instr[0] in (1, 2) else None
     mat = None
     if plan.instr[1] in (1, 2):
         mat = matrix_load(ld, plan.instr[1] == 2, eb * 8, plan.tile_bits)
@@ -272,7 +278,10 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
     for rnd in range(1 << len(plan.reps)):
         if rnd:
             _sync(kl, warp_only)
-        _emit(kl, st, plan, rnd, elem_t, src)
+        if mst is not None:
+            store_round(kl, mst, plan, rnd, elem_t, eb, src)
+        else:
+            _emit(kl, st, plan, rnd, elem_t, src)
         _sync(kl, warp_only)
         if mat is not None:
             got.update(emit_ldmatrix(kl, mat, rnd, plan.tile_bits, elem_t, eb))
@@ -283,7 +292,7 @@ def lower_planned(kl, op, plan: SmemPlan) -> tuple:
         if any(d_tl.regs[1 << i]):
             kept_mask |= 1 << i
     kl.set(op.result, [got[r & kept_mask] for r in range(d_tl.num_regs)])
-    return st, (mat if mat is not None else ld)
+    return (mst if mst is not None else st), (mat if mat is not None else ld)
 
 
 __all__ = ["Side", "accesses", "address_map", "emitted_plan", "lower_planned", "plan_for", "side",

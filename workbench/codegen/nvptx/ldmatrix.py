@@ -23,7 +23,14 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .memory import unpack_words
-from .smem_access import smem_base, swizzle_offset, swizzle_offset_py
+from .smem_access import (
+    matrix_rows_layout,
+    record_access,
+    shared_order,
+    smem_base,
+    swizzle_offset,
+    swizzle_offset_py,
+)
 from .threads import emit_thread_part
 from .types import I32, byte_size
 
@@ -132,24 +139,81 @@ def ldmatrix_load(kl, op, enc, base: int, elem_t):
     return [words[(t, j)][e] for t, j, e in frags]
 
 
+def _row_start(tl, op_idx, trans, report, warp: int, instr: int, lane: int) -> tuple:
+    """Tensor coordinate of the row lane ``lane`` of warp ``warp`` addresses in instruction
+    ``instr`` (the arithmetic :func:`ldmatrix_load` emits: matrix ``lane >> 3``, row
+    ``lane & 7``; lanes past an ``.x2``'s matrices repeat, as they do there)."""
+    part = tl.thread_part(warp, 0)
+    wnk, wk = (part[0], part[1]) if op_idx == 0 else (part[1], part[0])
+    _, _, mats, dd0, dd1 = report[instr]
+    t0 = mats[0][0]
+    mi, q = lane >> 3, lane & 7
+    nk = wnk + t0[0] + (mi & 1) * dd0[0] + (mi >> 1) * dd1[0]
+    k = wk + t0[1] + (mi & 1) * dd0[1] + (mi >> 1) * dd1[1]
+    if trans:
+        k += q
+    else:
+        nk += q
+    return (nk, k) if op_idx == 0 else (k, nk)
+
+
+def _xor(a, b) -> list:
+    return [int(x) ^ int(y) for x, y in zip(a, b, strict=True)]
+
+
+def _rows_layout(tl, op_idx, trans, report, enc, nbytes):
+    """The rows the lanes address as a linear layout (:func:`.smem_access.
+    matrix_rows_layout`), or None when the instructions' rows are not linear in the lane,
+    warp and instruction bits (an ``.x2`` after ``.x4`` s, a count not a power of two)."""
+    n = len(report)
+    if n & (n - 1) or any(r[0] != 4 for r in report):
+        return None
+    nw = 1 << len(tl.warp)
+
+    def at(w, i, t):
+        return _row_start(tl, op_idx, trans, report, w, i, t)
+    origin = at(0, 0, 0)
+    if any(origin):
+        return None
+    lanes = [list(at(0, 0, 1 << b)) for b in range(5)]
+    warps = [list(at(1 << b, 0, 0)) for b in range(len(tl.warp))]
+    instr = [list(at(0, 1 << b, 0)) for b in range(n.bit_length() - 1)]
+    for w in range(nw):
+        for i in range(n):
+            for t in range(32):
+                want = [0, 0]
+                for bits, bases in ((t, lanes), (w, warps), (i, instr)):
+                    for b, v in enumerate(bases):
+                        if bits >> b & 1:
+                            want = _xor(want, v)
+                if want != list(at(w, i, t)):
+                    return None
+    contig = shared_order(enc)[0]
+    rows = []
+    for k in range((16 // nbytes).bit_length() - 1):
+        c = [0, 0]
+        c[contig] = 1 << k
+        rows.append(c)
+    return matrix_rows_layout(rows, lanes, warps, instr, 4)
+
+
 def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report,
                      lay) -> None:
-    """Bank behaviour of warp 0's ldmatrix requests: each matrix is one phase of 8 lanes x 16
-    bytes; wavefronts = the most distinct 4-byte words any bank serves in a phase."""
-    wpart = tl.thread_part(0, 0)
+    """Record the ldmatrix requests by the rows their lanes address (each matrix one phase of
+    8 lanes x 16 bytes), analysed by :func:`.smem_access.record_access`; when those rows are
+    not linear (:func:`_rows_layout`), warp 0's requests are counted here and the record
+    names the destination layout."""
+    what = f"ttg.local_load (ldmatrix.x4{'.trans' if trans else ''}, 16 B/lane)"
+    rows = _rows_layout(tl, op_idx, trans, report, enc, nbytes)
+    if rows is not None:
+        record_access(kl, op, what, enc, rows, shape, op.result.type.element, 16)
+        return
     total, worst = 0, 1
-    for x, _, mats, dd0, dd1 in report:
-        t0 = mats[0][0]
+    for i, (x, *_rest) in enumerate(report):
         for mi in range(x):
             words: set = set()
             for q in range(8):
-                nk = wpart[0 if op_idx == 0 else 1] + t0[0] + (mi & 1) * dd0[0] + (mi >> 1) * dd1[0]
-                k = wpart[1 if op_idx == 0 else 0] + t0[1] + (mi & 1) * dd0[1] + (mi >> 1) * dd1[1]
-                if trans:
-                    k += q
-                else:
-                    nk += q
-                coord = (nk, k) if op_idx == 0 else (k, nk)
+                coord = _row_start(tl, op_idx, trans, report, 0, i, 8 * mi + q)
                 start = swizzle_offset_py(enc, shape, coord) * nbytes
                 words.update(range(start // 4, start // 4 + 4))
             per_bank: dict = {}
@@ -159,7 +223,7 @@ def _record_ldmatrix(kl, op, enc, shape, nbytes, op_idx, trans, kin, tl, report,
             total += wf
             worst = max(worst, wf)
     kl.shared_accesses.append({
-        "op": f"ttg.local_load (ldmatrix.x4{'.trans' if trans else ''})", "loc": op.loc,
+        "op": what, "loc": op.loc,
         "layout": str(enc), "access_layout": str(lay), "vector_bytes": 16,
         "conflict_degree": float(worst), "wavefronts": int(total)})
 

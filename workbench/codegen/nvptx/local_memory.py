@@ -7,16 +7,18 @@ starts after them. Elements are addressed by :func:`.smem_access.swizzle_offset`
 ``#ttg.swizzled_shared`` / ``#ttg.nvmma_shared`` formulas).
 
 Stores are vectorised over the source layout's contiguous registers (up to 16 bytes,
-``st.shared.v4.b32``). Loads into a ``#ttg.dot_op`` of an MMA parent use
-``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15 ldmatrix) when every
+``st.shared.v4.b32``), or on sm_90 use ``stmatrix`` when the register layout fits it, as
+Triton's ``LocalAllocOpConversion`` (:mod:`.local_stmatrix`). Loads into a ``#ttg.dot_op``
+of an MMA parent use ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15
+ldmatrix) when every
 8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); otherwise one
 ``ld.shared`` per contiguous run. Barriers between these and other shared-memory accesses
 come from ``tritongpu-insert-barriers`` (:mod:`workbench.passes.insert_barriers`, also run by
 the lowering on ttgir that did not go through it).
 
-Each access is recorded with its bank-conflict degree (``kl.shared_accesses``; computed by
-:func:`workbench.layouts.bank_conflicts` for ``st/ld.shared`` and by :mod:`.ldmatrix` for
-``ldmatrix``).
+Each access is recorded with its bank-conflict degree (``kl.shared_accesses``, from
+:func:`workbench.layouts.bank_conflicts`); ``ldmatrix``/``stmatrix`` accesses are recorded
+with the rows their lanes address (:func:`.smem_access.matrix_rows_layout`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ...errors import UnsupportedError
 from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
 from ...passes.allocate_shared import buffer_bytes
 from .ldmatrix import ldmatrix_load
+from .local_stmatrix import store_matrix
 from .smem_access import (
     buffer_pointer,
     contiguous_run,
@@ -87,7 +90,9 @@ def scratch_plan(func_op) -> dict:
 
 
 def lower_local_alloc(kl, op) -> None:
-    """``ttg.local_alloc %src``: store the registers into the buffer (skipping duplicates)."""
+    """``ttg.local_alloc %src``: store the registers into the buffer (skipping duplicates):
+    with ``stmatrix`` on sm_90 when the layout fits it, as Triton's ``LocalAllocOpConversion``
+    (:mod:`.local_stmatrix`), else vectorised ``st.shared``."""
     kl.set(op.result, [])
     if not op.operands:
         return
@@ -100,6 +105,9 @@ def lower_local_alloc(kl, op) -> None:
     limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
+    if kl.arch >= 90 and store_matrix(kl, op, enc, base, tl, regs, elem_t):
+        _fence_after(kl, op, enc)
+        return
     coords = kl.coords(src_t)
     seen = set()
     for g in range(0, tl.num_regs, v):
@@ -108,15 +116,20 @@ def lower_local_alloc(kl, op) -> None:
         seen.add(tl.regs[g])
         off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
         vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
+    _fence_after(kl, op, enc)
+    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
+                  src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
+
+
+def _fence_after(kl, op, enc) -> None:
+    """``fence.proxy.async`` after the stores into an ``#ttg.nvmma_shared`` buffer unless the
+    ttgir has its own fence next: wgmma and TMA read shared memory through the async proxy,
+    so these generic-proxy stores are ordered before them (PTX ISA 9.7.13.4 membar/fence); the
+    barrier before the reader makes them visible to the other threads."""
     nxt = _next_op(op)
     if isinstance(enc, NVMMASharedLayout) and \
             (nxt is None or nxt.name != "ttng.fence_async_shared"):
-        # wgmma reads shared memory through the async proxy: order these generic-proxy
-        # stores before it (PTX ISA 9.7.13.4 membar/fence: fence.proxy.async); the barrier
-        # before the wgmma makes them visible to the other threads.
         fence_proxy_async(kl)
-    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
-                  src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
 
 
 def _next_op(op):

@@ -267,8 +267,49 @@ def record_access(kl, op, what: str, enc, layout, shape, elem_t, vec_bytes: int)
         pass
 
 
+def _coords_text(vs) -> str:
+    return "[" + ", ".join("[" + ", ".join(str(int(c)) for c in v) + "]" for v in vs) + "]"
+
+
+def matrix_rows_layout(row_coords, lane_coords, warp_coords, instr_coords, x: int):
+    """The addressing of an ``ldmatrix``/``stmatrix`` access as a ``#ttg.linear`` layout, so
+    that :func:`workbench.layouts.bank_conflicts` with 16 bytes per lane sees the rows the
+    lanes really address (PTX ISA 9.7.9.16/17: lane ``t`` gives row ``t % 8`` of matrix
+    ``t // 8``; a phase of 8 lanes is one matrix). All arguments are tensor coordinates:
+    registers: ``row_coords`` (the elements 1, 2, 4, ... of a 16-byte row), then one bit per
+    instruction-selecting basis (``instr_coords``); lanes: the 5 row-address bits
+    (``lane_coords``, zeros where the instruction takes no address); warps: ``warp_coords``.
+    With fewer than 4 matrices per instruction (``x``), the lanes past them take the next
+    instructions' rows (so each 8-lane phase is still one matrix and the wavefronts are the
+    instructions'); only when there are no more instructions do they repeat lane
+    ``t % (8 x)``'s row, as the PTX lanes do. Returns the parsed encoding."""
+    from ...layouts.parse import parse
+    instr = [list(c) for c in instr_coords]
+    lanes = []
+    for i, c in enumerate(lane_coords):
+        if i >= 3 + (x.bit_length() - 1) and instr:
+            c = instr.pop(0)
+        lanes.append(list(c))
+    regs = [list(c) for c in row_coords] + instr
+    return parse(f"#ttg.linear<{{register = {_coords_text(regs)}, lane = {_coords_text(lanes)}, "
+                 f"warp = {_coords_text(warp_coords)}, block = []}}>")
+
+
+def matrix_access_layout(coord_of, rank: int, row_elems: int, x: int, lane_imgs, warp_imgs,
+                         instr_imgs):
+    """:func:`matrix_rows_layout` from element offsets in the buffer: ``coord_of`` maps an
+    offset to its tensor coordinate (``rank`` ints); ``row_elems`` elements per 16-byte row;
+    ``lane_imgs`` (5), ``warp_imgs``, ``instr_imgs``: offsets of the row-address bits."""
+    def c(v: int) -> list:
+        return list(coord_of(v)) if v else [0] * rank
+    rows = [c(1 << k) for k in range(row_elems.bit_length() - 1)]
+    return matrix_rows_layout(rows, [c(v) for v in lane_imgs], [c(v) for v in warp_imgs],
+                              [c(v) for v in instr_imgs], x)
+
+
 __all__ = [
     "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
+    "matrix_access_layout", "matrix_rows_layout",
     "linear_index", "load_value", "nvmma_offset", "nvmma_offset_py", "record_access",
     "shared_address", "shared_order", "slot", "smem_base", "store_value", "swizzle_offset",
     "swizzle_offset_py", "vector_load", "vector_store",
