@@ -8,6 +8,8 @@ from . import (
     extra,  # noqa: F401
     math,  # noqa: F401
     random,  # noqa: F401
+    standard,  # noqa: F401
+    target_info,  # noqa: F401
 )
 from .advanced import (
     argmax,
@@ -77,6 +79,7 @@ from .descriptors import (
     make_tensor_descriptor,
     store_tensor_descriptor,
     tensor_descriptor,
+    tensor_descriptor_type,
 )
 from .dtypes import (
     bfloat16,
@@ -102,6 +105,7 @@ from .dtypes import (
 )
 from .inline_asm import inline_asm_elementwise
 from .loops import condition, range, static_range
+from .map_elementwise import map_elementwise
 from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
     pair_uniform_to_normal,
@@ -137,6 +141,7 @@ from .shapes import (
     unsqueeze,
     view,
 )
+from .standard import bitonic_merge
 from .standard_names import (
     TRITON_MAX_TENSOR_NUMEL,
     add,
@@ -147,6 +152,7 @@ from .standard_names import (
     sub,
 )
 from .tuples import constexpr_type, tuple, tuple_type
+from .typesys import block_type, slice, void
 from .utils import constexpr_function, next_power_of_2
 
 bool_ = int1
@@ -177,4 +183,6 @@ __all__ = [
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
     "item", "gather", "pi32_t", "tuple", "tuple_type", "constexpr_type",
+    "standard", "target_info", "tensor_descriptor_type", "map_elementwise", "bitonic_merge",
+    "block_type", "slice", "void",
 ]

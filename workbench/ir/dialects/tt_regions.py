@@ -121,4 +121,11 @@ SPECS = [
     op("tt.scan", ["*srcs"], results=("*results",), regions=1, terminators=("tt.scan.return",),
        attributes=[Attr("axis", "i32", REQUIRED), Attr("reverse", "bool", False, elide=())],
        traits=("pure",), custom=_GENERIC, doc="inclusive scan along axis"),
+    op("tt.map_elementwise", ["*srcs"], results=("*results",), regions=1,
+       terminators=("tt.map_elementwise.return",), attributes=[Attr("pack", "i32", 1)],
+       custom=_GENERIC,
+       doc="apply the scalar region to each element (pack consecutive elements per call)"),
+    op("tt.map_elementwise.return", ["*result"], results=(), traits=("pure", "terminator"),
+       format="$result attr-dict `:` type($result)",
+       doc="yield of a tt.map_elementwise region"),
 ]
