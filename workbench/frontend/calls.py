@@ -16,6 +16,7 @@ from ..language import loops
 from ..language import tuples as ltuples
 from ..language.core import constexpr, tensor
 from . import constexpr as ce
+from . import noinline
 from .scopes import ALLOWED_BUILTINS, Scope
 
 MAX_INLINE_DEPTH = 32
@@ -64,6 +65,8 @@ class CallsMixin:
                 raise self.error(node, f"bad arguments: {e}",
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
+            if noinline.wants_call(self, fn, args, kws, node):
+                return noinline.call_noinline(self, fn, args, kws, node)
             return self.inline(fn, args, kws, node)
         if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
             raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
