@@ -37,7 +37,9 @@ def _mangle_type(d) -> str:
 
 
 def _mangle_const(v) -> str:
-    text = repr(v.name if isinstance(v, dt.dtype) else v)
+    """Triton's spelling of a constant argument: ``repr(constexpr(v))`` (``constexpr[3]``,
+    ``constexpr[2.0]``) with the characters LLVM names refuse replaced."""
+    text = f"constexpr[{str(v) if isinstance(v, dt.dtype) else repr(v)}]"
     return text.replace(".", "_d_").replace("'", "_sq_").replace("[", "_").replace("]", "_")
 
 

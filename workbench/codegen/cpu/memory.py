@@ -5,9 +5,9 @@ over the tile computes, for every active (unmasked) element, whether its byte ra
 ``[addr, addr + size)`` lies in the span ``[lo, hi)`` of a pointer parameter it may derive from
 (the *provenance*, tracked statically through addptr, splat, broadcast, select and
 loop-carried values; unknown provenance accepts any pointer parameter; a pointer that may
-come from an integer or from memory, whose array the launch does not know, is not checked). That loop has no
-early exit, so LLVM vectorises it as an OR-reduction. Only when some element is bad does a
-second loop find the first one (row-major order) and write the error record:
+come from an integer or from memory, whose array the launch does not know, is not checked).
+That loop has no early exit, so LLVM vectorises it as an OR-reduction. Only when some
+element is bad does a second loop find the first one (row-major order) and write the error record:
 
     err[0] = 1, err[1] = memory op index, err[2..4] = program id x, y, z,
     err[5] = parameter index, err[6] = byte offset from that parameter's address,
