@@ -63,6 +63,19 @@ from .builtins import (
     zeros_like,
 )
 from .core import LanguageError, builtin, const, constexpr, tensor
+from .core_extras import (
+    CONSTEXPR_0,
+    binary_op_type_legalization,
+    builtin_max,
+    builtin_min,
+    check_bit_width,
+    dispatch,
+    extern,
+    extern_elementwise,
+    is_negative_zero,
+    tensor_descriptor_base,
+    tensor_descriptor_base_type,
+)
 from .debug import (
     assume,
     debug_barrier,
@@ -152,8 +165,18 @@ from .standard_names import (
     sub,
 )
 from .tuples import constexpr_type, tuple, tuple_type
-from .typesys import block_type, slice, void
-from .utils import constexpr_function, next_power_of_2
+from .typesys import (
+    base_type,
+    base_value,
+    block_type,
+    get_int_dtype,
+    is_builtin,
+    slice,
+    slice_type,
+    validate_block_shape,
+    void,
+)
+from .utils import constexpr_function, must_use_result, next_power_of_2
 
 bool_ = int1
 pi32_t = pointer_type(int32)
@@ -184,5 +207,9 @@ __all__ = [
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
     "item", "gather", "pi32_t", "tuple", "tuple_type", "constexpr_type",
     "standard", "target_info", "tensor_descriptor_type", "map_elementwise", "bitonic_merge",
-    "block_type", "slice", "void",
+    "block_type", "slice", "void", "CONSTEXPR_0", "binary_op_type_legalization", "builtin_max",
+    "builtin_min", "check_bit_width", "dispatch", "extern", "extern_elementwise",
+    "is_negative_zero", "tensor_descriptor_base", "tensor_descriptor_base_type", "base_type",
+    "base_value", "get_int_dtype", "is_builtin", "slice_type", "validate_block_shape",
+    "must_use_result",
 ]
