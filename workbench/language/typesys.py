@@ -50,7 +50,7 @@ class block_type(dt.dtype):
         if not isinstance(shape, (list, tuple)):
             raise TypeError(f"block_type needs a list of dims, got {shape!r}")
         self.element_ty = element_ty
-        self.shape = tuple(int(getattr(s, "value", s)) for s in shape)
+        self.shape = tuple(int(s.value if hasattr(s, "value") else s) for s in shape)
         if not self.shape:
             raise TypeError("0d block_type is forbidden")
         self.numel = validate_block_shape(self.shape)

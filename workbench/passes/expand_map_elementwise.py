@@ -16,6 +16,8 @@ are the same for every op here, which computes elementwise.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UnsupportedError
 from ..ir.clone import clone_module, clone_op
 from ..ir.core import Operation, Value
@@ -32,13 +34,16 @@ class _Expander:
 
     def __init__(self, me: Operation):
         self.me = me
+        assert me.parent is not None, "a tt.map_elementwise outside a block"
+        self.block = me.parent
+        self.shape: tuple = ()
         self.vec: dict = {}  # id(scalar value) -> tile value
         self.outer: dict = {}  # id(scalar value) -> its hoisted copy (no element dependence)
 
     # building --------------------------------------------------------------------------
     def emit(self, name, operands, types, attrs=None, loc=None) -> Operation:
         op = Operation(name, list(operands), list(types), attrs or {}, 0, loc or self.me.loc)
-        self.me.parent.insert_before(self.me, op)
+        self.block.insert_before(self.me, op)
         return op
 
     def tile_type(self, t):
@@ -85,8 +90,9 @@ class _Expander:
         operands = [self.as_tile(v) for v in op.operands]
         if op.name in _INT_DIV and guard is not None:  # divide by 1 where the branch is off
             d = operands[1]
-            operands[1] = self.emit("arith.select", [guard, d, self.const_one(
-                d.type.element)], [d.type]).result
+            el = d.type.element  # type: ignore[attr-defined]
+            operands[1] = self.emit("arith.select", [guard, d, self.const_one(el)],
+                                    [d.type]).result
         new = self.emit(op.name, operands, [self.tile_type(r.type) for r in op.results],
                         dict(op.attributes), op.loc)
         for r, nr in zip(op.results, new.results, strict=True):
@@ -95,7 +101,7 @@ class _Expander:
     def hoist(self, op) -> None:
         """An op that does not depend on the element: copied once, in front of the op."""
         copy = clone_op(op, self.outer)
-        self.me.parent.insert_before(self.me, copy)
+        self.block.insert_before(self.me, copy)
 
     def run_if(self, op, guard) -> None:
         if any(not is_pure(inner) for r in op.regions for b in r.blocks for inner in b.ops
@@ -121,9 +127,10 @@ class _Expander:
     # packing ---------------------------------------------------------------------------
     def unpack(self, x: Value, pack: int) -> list:
         """The ``pack`` tiles of elements ``k, k + pack, ...`` of ``x`` (flattened), by offset."""
-        numel = _numel(x.type.shape)
+        xt: Any = x.type
+        numel = _numel(xt.shape)
         bits = pack.bit_length() - 1
-        el = x.type.element
+        el = xt.element
         cur = self.emit("tt.reshape", [x], [TensorType((numel // pack,) + (2,) * bits, el)]
                         ).result
         pieces = {0: cur}
@@ -131,7 +138,7 @@ class _Expander:
             w = 1 << level
             nxt = {}
             for off, v in pieces.items():
-                shape = tuple(v.type.shape[:-1])
+                shape = tuple(v.type.shape[:-1])  # type: ignore[attr-defined]
                 lo, hi = self.emit("tt.split", [v], [TensorType(shape, el)] * 2).results
                 nxt[off], nxt[off + w] = lo, hi
             pieces = nxt
@@ -141,7 +148,7 @@ class _Expander:
         """Inverse of :meth:`unpack`: tiles by offset -> one tile of ``shape``."""
         pack = len(vals)
         bits = pack.bit_length() - 1
-        cur = list(vals)
+        cur: list[Any] = list(vals)
         for level in reversed(range(bits)):
             w = 1 << level
             cur = [self.emit("tt.join", [cur[off], cur[off + w]],
@@ -154,7 +161,7 @@ class _Expander:
     def expand(self) -> None:
         me = self.me
         pack = int(me.attributes.get("pack", 1) or 1)
-        full_shape = tuple(me.operands[0].type.shape)
+        full_shape = tuple(me.operands[0].type.shape)  # type: ignore[attr-defined]
         block = me.regions[0].block
         if pack == 1:
             self.shape = full_shape

@@ -21,6 +21,7 @@ def _inline_one(call: Operation, callee: Operation) -> None:
     body = callee.regions[0].block
     vmap = {id(a): v for a, v in zip(body.args, call.operands, strict=True)}
     block = call.parent
+    assert block is not None, "a tt.call outside a block"
     rets: list = []
     for op in body.ops:
         if op.name == "tt.return":
