@@ -65,6 +65,11 @@ def block_type_kernel(x_ptr, out_ptr, N: tl.constexpr):
     tl.static_assert(x.type == tl.block_type(tl.float32, [N]))
     tl.static_assert(x.type.scalar == tl.float32)
     tl.static_assert(x.type.shape == (N,))
+    # the type constructors are callable in kernels, as Triton's
+    tl.static_assert(tl.slice(0, N, 1).stop == N)
+    desc = tl.tensor_descriptor_type(tl.block_type(tl.float32, [N, N]), None, None)
+    tl.static_assert(desc.block_shape == (N, N))
+    tl.static_assert(tl.pointer_type(tl.float32) == x_ptr.dtype)
     tl.store(out_ptr + tl.arange(0, N), x * 2)
 
 
