@@ -173,7 +173,9 @@ class CudaBackend(Backend):
         from ..codegen.nvptx.inline_asm import gdc_notes
         from ..codegen.nvptx.scratch import scratch_bytes
         from ..passes.decompose_scaled_dot import decompose_all
+        from ..passes.expand_map_elementwise import expand_map_elementwise
         from ..passes.fp8_support import check_fp8_types
+        from ..passes.inline_calls import inline_calls
         from ..passes.manager import PassManager
         from ..passes.pipelines import ttgir_passes
         from ..passes.widen_fp8_dot import widen_fp8_dots
@@ -193,6 +195,7 @@ class CudaBackend(Backend):
             mod = lower_descriptors(ttir_module, clone_module)
             mod = clone_module(mod) if mod is ttir_module else mod
         mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
+        mod = expand_map_elementwise(inline_calls(mod))  # tile ops, calls inlined
         mod = widen_fp8_dots(mod)  # fp8 tt.dot -> fp16 tensor-core dots
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []

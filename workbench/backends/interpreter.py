@@ -28,6 +28,8 @@ from ..ir.clone import clone_module
 from ..ir.core import functions
 from ..ir.parser import parse_module
 from ..passes.decompose_scaled_dot import decompose_all
+from ..passes.expand_map_elementwise import expand_map_elementwise
+from ..passes.inline_calls import inline_calls
 from .base import Backend, BackendResult, KernelMetadata, Loaded
 from .descriptors import lower_descriptors, wrap_launcher
 from .interp.compiler import compile_function
@@ -58,6 +60,7 @@ class InterpreterBackend(Backend):
         ``tt.dot_scaled`` is first decomposed as on sm_90 (``decompose-scaled-dot``)."""
         original = ttir_module
         ttir_module = decompose_all(lower_descriptors(ttir_module, clone_module))
+        ttir_module = expand_map_elementwise(inline_calls(ttir_module))  # as the others
         if ttir_module.name == "tt.func":
             func, module = ttir_module, None
         else:

@@ -96,6 +96,7 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
     sem = Semantic(builder)
     sem.debug = bool(options.debug)
     sem.num_warps = options.num_warps  # tl.extra.cuda.num_warps()
+    sem.module = module  # type: ignore[assignment]  # where noinline helpers go
     scope = Scope(src, _param_values(src, spec, block, sem, fn_loc))
     gen = CodeGenerator(src, builder, sem, options, scope)
     gen.visit_stmts(tree.body)

@@ -14,8 +14,10 @@ from ..language import debug as ldebug
 from ..language import dtypes as ldtypes
 from ..language import loops
 from ..language import tuples as ltuples
+from ..language import typesys as ltypesys
 from ..language.core import constexpr, tensor
 from . import constexpr as ce
+from . import noinline
 from .scopes import ALLOWED_BUILTINS, Scope
 
 MAX_INLINE_DEPTH = 32
@@ -64,6 +66,8 @@ class CallsMixin:
                 raise self.error(node, f"bad arguments: {e}",
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
+            if noinline.wants_call(self, fn, args, kws, node):
+                return noinline.call_noinline(self, fn, args, kws, node)
             return self.inline(fn, args, kws, node)
         if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
             raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
@@ -82,7 +86,7 @@ class CallsMixin:
             return fn(*[ce.unwrap(a) for a in args], **{k: ce.unwrap(v) for k, v in kws.items()})
         if getattr(fn, "__workbench_constexpr_function__", False):
             return self._call_const(fn, args, kws, node)
-        if isinstance(fn, type) and issubclass(fn, ldtypes.dtype):
+        if isinstance(fn, type) and (issubclass(fn, ldtypes.dtype) or fn is ltypesys.slice):
             return self._call_const(fn, args, kws, node)  # tl.pointer_type(tl.int32), tl.dtype
 
         if isinstance(fn, (types.BuiltinFunctionType, type)) and \

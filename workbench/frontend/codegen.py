@@ -91,6 +91,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
         self.ret = None
         self.returned = False
         self.last_loc = None
+        self.in_noinline = False  # the body of a noinline helper (it may return values)
 
     # locations and errors ------------------------------------------------------------------
     def loc_of(self, node, name=True) -> Location:
@@ -270,7 +271,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
                 self.ret = self.visit(node.value)
             finally:
                 self.target_name = None
-        if self.caller is None and self.ret is not None:
+        if self.caller is None and self.ret is not None and not self.in_noinline:
             raise self.error(node, "a kernel cannot return a value",
                              "write results to memory with tl.store", UnsupportedError)
         self.returned = True

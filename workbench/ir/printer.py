@@ -112,8 +112,9 @@ class _Namer:
                 if id(arg) in self.names:
                     continue
                 base = self._preferred(arg)
-                if base is None and bi == 0:
-                    base = f"arg{self.next_arg}"
+                if bi == 0:  # entry arguments take MLIR's numbers, named ones too
+                    if base is None:
+                        base = f"arg{self.next_arg}"
                     self.next_arg += 1
                 self.names[id(arg)] = self._unique(base) if base else self._anonymous()
             for inner in block.ops:

@@ -8,6 +8,8 @@ from . import (
     extra,  # noqa: F401
     math,  # noqa: F401
     random,  # noqa: F401
+    standard,  # noqa: F401
+    target_info,  # noqa: F401
 )
 from .advanced import (
     argmax,
@@ -61,6 +63,19 @@ from .builtins import (
     zeros_like,
 )
 from .core import LanguageError, builtin, const, constexpr, tensor
+from .core_extras import (
+    CONSTEXPR_0,
+    binary_op_type_legalization,
+    builtin_max,
+    builtin_min,
+    check_bit_width,
+    dispatch,
+    extern,
+    extern_elementwise,
+    is_negative_zero,
+    tensor_descriptor_base,
+    tensor_descriptor_base_type,
+)
 from .debug import (
     assume,
     debug_barrier,
@@ -77,6 +92,7 @@ from .descriptors import (
     make_tensor_descriptor,
     store_tensor_descriptor,
     tensor_descriptor,
+    tensor_descriptor_type,
 )
 from .dtypes import (
     bfloat16,
@@ -102,6 +118,7 @@ from .dtypes import (
 )
 from .inline_asm import inline_asm_elementwise
 from .loops import condition, range, static_range
+from .map_elementwise import map_elementwise
 from .mathops import clamp, div_rn, fdiv, sqrt_rn, swizzle2d, to_tensor, umulhi
 from .random import (
     pair_uniform_to_normal,
@@ -137,6 +154,7 @@ from .shapes import (
     unsqueeze,
     view,
 )
+from .standard import bitonic_merge
 from .standard_names import (
     TRITON_MAX_TENSOR_NUMEL,
     add,
@@ -147,7 +165,18 @@ from .standard_names import (
     sub,
 )
 from .tuples import constexpr_type, tuple, tuple_type
-from .utils import constexpr_function, next_power_of_2
+from .typesys import (
+    base_type,
+    base_value,
+    block_type,
+    get_int_dtype,
+    is_builtin,
+    slice,
+    slice_type,
+    validate_block_shape,
+    void,
+)
+from .utils import constexpr_function, must_use_result, next_power_of_2
 
 bool_ = int1
 pi32_t = pointer_type(int32)
@@ -177,4 +206,10 @@ __all__ = [
     "randint", "randint4x", "randn", "randn4x", "uint_to_uniform_float", "cat", "flip",
     "interleave", "join", "ravel", "sort", "split", "topk", "view", "random", "histogram",
     "item", "gather", "pi32_t", "tuple", "tuple_type", "constexpr_type",
+    "standard", "target_info", "tensor_descriptor_type", "map_elementwise", "bitonic_merge",
+    "block_type", "slice", "void", "CONSTEXPR_0", "binary_op_type_legalization", "builtin_max",
+    "builtin_min", "check_bit_width", "dispatch", "extern", "extern_elementwise",
+    "is_negative_zero", "tensor_descriptor_base", "tensor_descriptor_base_type", "base_type",
+    "base_value", "get_int_dtype", "is_builtin", "slice_type", "validate_block_shape",
+    "must_use_result",
 ]

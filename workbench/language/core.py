@@ -12,6 +12,7 @@ import operator
 
 from ..errors import CompilationError, CompileTimeAssertionFailure
 from .dtypes import dtype
+from .typesys import block_type
 
 
 class LanguageError(Exception):
@@ -186,7 +187,9 @@ class tensor:
 
     @property
     def type(self):
-        return self.dtype
+        """The dtype of a scalar; for a tile its :class:`~workbench.language.typesys.block_type`
+        (element dtype and shape), as in Triton."""
+        return block_type(self.dtype, self.shape) if self.shape else self.dtype
 
     @property
     def numel(self) -> int:

@@ -18,6 +18,7 @@ from ..ir import types as irt
 from . import dtypes as dt
 from .core import LanguageError, builtin, tensor
 from .semantic import ir_type, unwrap, validate_block_shape
+from .typesys import block_type
 
 #: element dtypes each atomic kind accepts (Triton's ``descriptor_atomic_*`` asserts)
 _ATOMIC_DTYPES = {
@@ -44,7 +45,13 @@ class tensor_descriptor_type(dt.pointer_type):
     can cross a loop or an ``if`` as an aggregate of that value, its shape and its strides
     (Triton's ``tensor_descriptor._flatten_ir``)."""
 
-    def __init__(self, element: dt.dtype, block_shape):
+    def __init__(self, element: dt.dtype, block_shape=None, strides_type=None):
+        if isinstance(element, block_type):  # Triton's form: (block_type, shape, strides)
+            block_shape = element.shape
+            element = element.element_ty
+        if block_shape is None:
+            raise TypeError("tensor_descriptor_type needs an element dtype and a block shape, "
+                            "or a tl.block_type")
         super().__init__(element)
         self.block_shape = tuple(block_shape)
         self.name = f"tensor_descriptor<{element.name}{list(self.block_shape)}>"

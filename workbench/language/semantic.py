@@ -158,6 +158,7 @@ class Semantic(CastRules, BroadcastRules):
         self.num_warps = 4  # the kernel's num_warps option (set by the frontend)
         self.quiet = False  # silence static_print (dry runs)
         self.call_jit = None  # set by the frontend: call_jit(fn, args) inlines a @jit function
+        self.module = None  # set by the frontend: the module being generated
 
     # values --------------------------------------------------------------------------------
     def wrap(self, handle, d: dt.dtype, shape=()) -> tensor:

@@ -89,6 +89,7 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
     Raises CompilationError/UnsupportedError (bad kernel), TargetError (target unavailable)."""
     from ..backends.registry import get_backend
     from ..frontend import generate_ttir
+    from ..language.target_info import compiling_for
     from ..passes.manager import PassManager
     from ..passes.pipelines import ttir_passes
 
@@ -100,7 +101,8 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
         src = dataclasses.replace(src, name=name)
     ctx = CompileContext(keep_snapshots=keep_snapshots)
     t_start = t0 = time.perf_counter()
-    module = generate_ttir(src, spec, options)
+    with compiling_for(target):  # tl.target_info answers for this target
+        module = generate_ttir(src, spec, options)
     t1 = time.perf_counter()
     ctx.timings["frontend"] = t1 - t0
     module = PassManager(ttir_passes(options)).run(module, ctx, "ttir") or module

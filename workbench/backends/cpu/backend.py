@@ -22,6 +22,8 @@ from ...codegen.lineinfo import directive_line_locs, llir_line_locs
 from ...ir.clone import clone_module
 from ...ir.parser import TypeParser
 from ...passes.decompose_scaled_dot import decompose_all
+from ...passes.expand_map_elementwise import expand_map_elementwise
+from ...passes.inline_calls import inline_calls
 from ..base import Backend, BackendResult, KernelMetadata, Loaded, Stage
 from ..descriptors import ExpandingLauncher, lower_descriptors, wrap_launcher
 from ..entry import LocationTable, locations_from_rows, pack_parts, unpack_parts
@@ -40,6 +42,7 @@ class CpuBackend(Backend):
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         t0 = time.perf_counter()
         ttir_module = decompose_all(ttir_module)  # tt.dot_scaled as on sm_90
+        ttir_module = expand_map_elementwise(inline_calls(ttir_module))
         host = build_module(lower_descriptors(ttir_module, clone_module), options)
         t1 = time.perf_counter()
         res = jit(host)

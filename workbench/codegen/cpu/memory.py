@@ -4,9 +4,10 @@ Bounds checks (``Options.bounds_check``): before a load or store touches memory,
 over the tile computes, for every active (unmasked) element, whether its byte range
 ``[addr, addr + size)`` lies in the span ``[lo, hi)`` of a pointer parameter it may derive from
 (the *provenance*, tracked statically through addptr, splat, broadcast, select and
-loop-carried values; unknown provenance accepts any pointer parameter). That loop has no
-early exit, so LLVM vectorises it as an OR-reduction. Only when some element is bad does a
-second loop find the first one (row-major order) and write the error record:
+loop-carried values; unknown provenance accepts any pointer parameter; a pointer that may
+come from an integer or from memory, whose array the launch does not know, is not checked).
+That loop has no early exit, so LLVM vectorises it as an OR-reduction. Only when some
+element is bad does a second loop find the first one (row-major order) and write the error record:
 
     err[0] = 1, err[1] = memory op index, err[2..4] = program id x, y, z,
     err[5] = parameter index, err[6] = byte offset from that parameter's address,
@@ -98,9 +99,16 @@ def _flows(op: Operation, prov: dict) -> list:
 
 
 def _candidates(lw, ptr_value) -> list:
+    """The pointer parameters an access through ``ptr_value`` is checked against: those it
+    derives from; every one when the analysis found none; none (no check) when it may come
+    from an integer or from memory (``tt.int_to_ptr``, a loaded pointer: e.g. tutorial 08's
+    array of matrix addresses), whose arrays the launch does not know. Triton checks
+    nothing."""
+    if ptr_value in lw.prov and lw.prov[ptr_value] is None:
+        return []
     s = lw.prov.get(ptr_value)
     allp = [i for i, sp in enumerate(lw.spans) if sp is not None]
-    if s is None or not s:
+    if not s:
         return allp
     return sorted(s)
 

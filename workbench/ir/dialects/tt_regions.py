@@ -41,7 +41,8 @@ def _print_func(p, o, indent) -> None:
     ftype = a.get("function_type")
     rets = ""
     if isinstance(ftype, FunctionType) and ftype.results:
-        rets = " -> " + ", ".join(p.t(t) for t in ftype.results)
+        rets = ", ".join(p.t(t) for t in ftype.results)
+        rets = f" -> ({rets})" if len(ftype.results) > 1 else f" -> {rets}"
     noinline = "true" if a.get("noinline") else "false"
     p.emit(indent, f"tt.func {vis} {symbol_ref(a['sym_name'])}({', '.join(params)}){rets} "
                    f"attributes {{noinline = {noinline}}} {{", None)
@@ -71,7 +72,7 @@ def _parse_func(r, name) -> Operation:
     sym, _ = r.sigil_name("@", "a function name (@name)")
     saved, r.values = r.values, {}
     args = _func_params(r)
-    results = r.type_list() if r.eat("->") else []
+    results = (r.paren_types() if r.at("(") else r.type_list()) if r.eat("->") else []
     fattrs = r.attr_dict() if r.eat_word("attributes") else {}
     attrs = {"sym_name": sym,
              "function_type": FunctionType(tuple(a[2] for a in args), tuple(results)),
@@ -121,4 +122,11 @@ SPECS = [
     op("tt.scan", ["*srcs"], results=("*results",), regions=1, terminators=("tt.scan.return",),
        attributes=[Attr("axis", "i32", REQUIRED), Attr("reverse", "bool", False, elide=())],
        traits=("pure",), custom=_GENERIC, doc="inclusive scan along axis"),
+    op("tt.map_elementwise", ["*srcs"], results=("*results",), regions=1,
+       terminators=("tt.map_elementwise.return",), attributes=[Attr("pack", "i32", 1)],
+       custom=_GENERIC,
+       doc="apply the scalar region to each element (pack consecutive elements per call)"),
+    op("tt.map_elementwise.return", ["*result"], results=(), traits=("pure", "terminator"),
+       format="$result attr-dict `:` type($result)",
+       doc="yield of a tt.map_elementwise region"),
 ]
