@@ -15,6 +15,7 @@ from ..language import dtypes as ldtypes
 from ..language import loops
 from ..language import tuples as ltuples
 from ..language.core import constexpr, tensor
+from . import aggregates
 from . import constexpr as ce
 from .scopes import ALLOWED_BUILTINS, Scope
 
@@ -65,10 +66,8 @@ class CallsMixin:
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
             return self.inline(fn, args, kws, node)
-        if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
-            raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
-                                   "supported in kernels", self.loc_of(node),
-                                   "pass its fields as separate values")
+        if aggregates.handles(fn):  # tl.core._aggregate classes and their methods
+            return aggregates.call(self, fn, args, kws, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
             self._check_signature(fn, args, kws, node)
             return fn(*args, **kws)

@@ -252,7 +252,12 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             for t, v in zip(target.elts, value, strict=False):
                 self.assign(t, v)
             return
-        what = {ast.Attribute: "an attribute", ast.Subscript: "an item of a tensor",
+        if isinstance(target, ast.Attribute):  # Triton: attribute assignment unsupported
+            raise self.error(target, "assigning to an attribute is not supported",
+                             "tensors and aggregates are immutable in kernels: build a new "
+                             "value instead (e.g. acc = Acc(new_total, acc.peak))",
+                             UnsupportedError)
+        what = {ast.Subscript: "an item of a tensor",
                 ast.Starred: "a starred target"}.get(type(target), type(target).__name__)
         raise self.error(target, f"assigning to {what} is not supported",
                          "tensors are immutable: compute a new tile (e.g. with tl.where) and "
