@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 import types
 
 from ..errors import CompilationError, UnsupportedError
@@ -138,6 +139,10 @@ class CallsMixin:
             return ldebug.static_print(*args, _semantic=self.sem)
         if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, list)):
             return len(args[0])  # a tuple's length is known when compiling
+        if name in ("min", "max") and ce.is_const(args) and _nan_or_negative_zero(args):
+            raise self.error(node, f"{name}() of compile-time values with a NaN or a -0.0 "
+                             "is refused, as in Triton (Python's answer depends on the order)",
+                             "compare the values explicitly")
         if ce.is_const(args) and ce.is_const(list(kws.values())):
             return self.py_eval(node, lambda: fn(*args, **kws))
         if name in ("min", "max") and not kws:
@@ -193,6 +198,15 @@ class CallsMixin:
     def visit_Starred(self, node):
         raise self.error(node, "* unpacking is only supported for compile-time tuples in calls",
                          None, UnsupportedError)
+
+
+def _nan_or_negative_zero(args) -> bool:
+    """Whether compile-time ``min``/``max`` arguments hold a float NaN or -0.0 (Triton's
+    ``builtin_min``/``builtin_max`` assert neither is there, triton/language/core.py)."""
+    vals = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    return any(isinstance(v, float) and (math.isnan(v) or (v == 0.0 and
+                                                           math.copysign(1.0, v) < 0))
+               for v in vals)
 
 
 def is_range_call(fn) -> bool:

@@ -15,7 +15,7 @@ from ..ir.core import Location
 from ..language.core import LanguageError, tensor
 from . import constexpr as ce
 from .calls import CallsMixin
-from .control import ControlFlowMixin
+from .control import RETURN_IN_LOOP, ControlFlowMixin
 from .expressions import ExpressionsMixin
 from .loops import LoopsMixin
 
@@ -265,8 +265,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
 
     def visit_Return(self, node):
         if self.loop_depth > 0:
-            raise self.error(node, "return inside a loop is not supported (Triton 3.6 does "
-                             "not support it either)",
+            raise self.error(node, RETURN_IN_LOOP,
                              "compute a flag and mask the work, or restructure the loop",
                              UnsupportedError)
         if node.value is not None:
