@@ -175,3 +175,16 @@ def test_aggregate_kernel_on_the_gpu():
     np.testing.assert_allclose(outs[0].cpu().numpy(), total, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[1].cpu().numpy(), peak, rtol=1e-6)
     np.testing.assert_allclose(outs[2].cpu().numpy(), total * 5, rtol=1e-5, atol=1e-5)
+
+
+@wb.jit
+def type_kernel(x_ptr, y_ptr):
+    a = Acc(tl.load(x_ptr + tl.arange(0, 4)), tl.load(y_ptr + tl.arange(0, 4)), 4)
+    b = Acc(a.peak, a.total, 4)
+    tl.static_assert(a.type == b.type)
+    c = Acc(a.total, a.peak, 8)
+    tl.static_assert(a.type != c.type)  # the constexpr field differs
+
+
+def test_aggregate_type_compares_fields():
+    wb.compile(type_kernel, "*fp32", "*fp32", target="cpu")

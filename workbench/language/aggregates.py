@@ -120,6 +120,26 @@ def _accepts(annotation, value) -> bool:
     return True
 
 
+class AggregateType:
+    """What ``agg.type`` gives (Triton's ``_aggregate_type``): the class and the fields'
+    kinds; printed as ``Name<field kinds>``."""
+
+    def __init__(self, cls: type, structure):
+        self.base_cls = cls
+        self.structure = structure
+
+    def __eq__(self, other):
+        return isinstance(other, AggregateType) and self.base_cls is other.base_cls and \
+            self.structure == other.structure
+
+    def __hash__(self):
+        return hash((self.base_cls, repr(self.structure)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}: {kind}" for name, kind in self.structure[1])
+        return f"{self.base_cls.__qualname__}<{fields}>"
+
+
 class AggregateBase:
     """What every aggregate value class shares (fields in ``_fields``, in declaration
     order)."""
@@ -150,6 +170,12 @@ class AggregateBase:
     def _structure(self):
         return (type(self).__qualname__,
                 builtins.tuple((f, _kind(getattr(self, f))) for f in self._fields))
+
+    @property
+    def type(self) -> "AggregateType":
+        """The aggregate's type: its class and its fields' kinds (dtype and shape of a tensor,
+        value of a compile-time field); two are equal when both are."""
+        return AggregateType(type(self), self._structure())
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{f}={getattr(self, f, '?')!r}" for f in self._fields)
