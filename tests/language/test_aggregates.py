@@ -188,3 +188,45 @@ def type_kernel(x_ptr, y_ptr):
 
 def test_aggregate_type_compares_fields():
     wb.compile(type_kernel, "*fp32", "*fp32", target="cpu")
+
+
+AGG_MODULE = """
+import workbench as wb
+import workbench.language as tl
+
+
+@tl.core._aggregate
+class Box:
+    v: tl.tensor
+
+    def __init__(self, v):
+        self.v = v {INIT}
+
+    @wb.jit
+    def get(self):
+        return self.v {GET}
+
+
+@wb.jit
+def kernel(x_ptr):
+    tl.store(x_ptr, Box(tl.load(x_ptr)).get())
+"""
+
+
+def _fingerprint(tmp_path, name, init="", get=""):
+    import importlib.util
+
+    from workbench.runtime.disk_cache import source_fingerprint
+    path = tmp_path / "agg_cache_case.py"
+    path.write_text(AGG_MODULE.replace("{INIT}", init).replace("{GET}", get))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return repr(source_fingerprint(mod.kernel))
+
+
+def test_disk_cache_key_follows_the_aggregate_methods(tmp_path):
+    base = _fingerprint(tmp_path, "agg_a")
+    assert _fingerprint(tmp_path, "agg_b") == base
+    assert _fingerprint(tmp_path, "agg_c", get="+ 1") != base  # a @jit method edited
+    assert _fingerprint(tmp_path, "agg_d", init="* 2") != base  # the Python __init__

@@ -55,7 +55,7 @@ class BoundJitMethod:
                f"{type(self.__self__).__name__}>"
 
 
-class _JitMember:
+class JitMember:
     """Descriptor holding a ``@jit`` method: the function itself on the class (for
     ``Cls.fn()``), a :class:`BoundJitMethod` on an instance."""
 
@@ -217,7 +217,7 @@ def make_aggregate(cls: type, tensor: type, constexpr: type) -> type:
                     "__qualname__", "__doc__"):
             continue
         if getattr(raw, "__workbench_jit__", False):
-            members[name] = _JitMember(raw)
+            members[name] = JitMember(raw)
         elif isinstance(raw, staticmethod) and inspect.isfunction(raw.__func__):
             vars(raw.__func__)["__workbench_aggregate_static__"] = True  # run in Python
             members[name] = raw
