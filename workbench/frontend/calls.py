@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 import types
 
 from ..errors import CompilationError, UnsupportedError
@@ -16,6 +17,7 @@ from ..language import loops
 from ..language import tuples as ltuples
 from ..language import typesys as ltypesys
 from ..language.core import constexpr, tensor
+from . import aggregates
 from . import constexpr as ce
 from . import noinline
 from .scopes import ALLOWED_BUILTINS, Scope
@@ -69,10 +71,8 @@ class CallsMixin:
             if noinline.wants_call(self, fn, args, kws, node):
                 return noinline.call_noinline(self, fn, args, kws, node)
             return self.inline(fn, args, kws, node)
-        if isinstance(fn, type) and getattr(fn, "__workbench_aggregate__", False):
-            raise UnsupportedError(f"aggregate class {fn.__name__} (tl.core._aggregate) is not "
-                                   "supported in kernels", self.loc_of(node),
-                                   "pass its fields as separate values")
+        if aggregates.handles(fn):  # tl.core._aggregate classes and their methods
+            return aggregates.call(self, fn, args, kws, node)
         if isinstance(fn, types.MethodType) and isinstance(fn.__self__, tensor):
             self._check_signature(fn, args, kws, node)
             return fn(*args, **kws)
@@ -143,6 +143,10 @@ class CallsMixin:
             return ldebug.static_print(*args, _semantic=self.sem)
         if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, list)):
             return len(args[0])  # a tuple's length is known when compiling
+        if name in ("min", "max") and ce.is_const(args) and _nan_or_negative_zero(args):
+            raise self.error(node, f"{name}() of compile-time values with a NaN or a -0.0 "
+                             "is refused, as in Triton (Python's answer depends on the order)",
+                             "compare the values explicitly")
         if ce.is_const(args) and ce.is_const(list(kws.values())):
             return self.py_eval(node, lambda: fn(*args, **kws))
         if name in ("min", "max") and not kws:
@@ -198,6 +202,15 @@ class CallsMixin:
     def visit_Starred(self, node):
         raise self.error(node, "* unpacking is only supported for compile-time tuples in calls",
                          None, UnsupportedError)
+
+
+def _nan_or_negative_zero(args) -> bool:
+    """Whether compile-time ``min``/``max`` arguments hold a float NaN or -0.0 (Triton's
+    ``builtin_min``/``builtin_max`` assert neither is there, triton/language/core.py)."""
+    vals = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    return any(isinstance(v, float) and (math.isnan(v) or (v == 0.0 and
+                                                           math.copysign(1.0, v) < 0))
+               for v in vals)
 
 
 def is_range_call(fn) -> bool:

@@ -15,7 +15,7 @@ from ..ir.core import Location
 from ..language.core import LanguageError, tensor
 from . import constexpr as ce
 from .calls import CallsMixin
-from .control import ControlFlowMixin
+from .control import RETURN_IN_LOOP, ControlFlowMixin
 from .expressions import ExpressionsMixin
 from .loops import LoopsMixin
 
@@ -253,7 +253,12 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             for t, v in zip(target.elts, value, strict=False):
                 self.assign(t, v)
             return
-        what = {ast.Attribute: "an attribute", ast.Subscript: "an item of a tensor",
+        if isinstance(target, ast.Attribute):  # Triton: attribute assignment unsupported
+            raise self.error(target, "assigning to an attribute is not supported",
+                             "tensors and aggregates are immutable in kernels: build a new "
+                             "value instead (e.g. acc = Acc(new_total, acc.peak))",
+                             UnsupportedError)
+        what = {ast.Subscript: "an item of a tensor",
                 ast.Starred: "a starred target"}.get(type(target), type(target).__name__)
         raise self.error(target, f"assigning to {what} is not supported",
                          "tensors are immutable: compute a new tile (e.g. with tl.where) and "
@@ -261,8 +266,7 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
 
     def visit_Return(self, node):
         if self.loop_depth > 0:
-            raise self.error(node, "return inside a loop is not supported (Triton 3.6 does "
-                             "not support it either)",
+            raise self.error(node, RETURN_IN_LOOP,
                              "compute a flag and mask the work, or restructure the loop",
                              UnsupportedError)
         if node.value is not None:

@@ -21,6 +21,10 @@ from ..language.core import tensor
 from . import carry
 from . import constexpr as ce
 
+#: the reason of the error for ``return`` inside a loop, with Triton 3.6's own words
+RETURN_IN_LOOP = ("return inside a loop is not supported (Triton 3.6's words: Cannot have "
+                  "`return` statements inside `while` or `for` statements in triton)")
+
 
 def assigned_names(stmts) -> list:
     """Names bound by assignments and for-targets in ``stmts`` (not in nested defs), in
@@ -173,8 +177,7 @@ class ControlFlowMixin:
         """A runtime ``if`` containing ``return``: each branch is followed by the rest of the
         function unless it returns, and the function ends here."""
         if self.loop_depth:
-            raise self.error(node, "return inside a loop is not supported (Triton 3.6 does "
-                             "not support it either)",
+            raise self.error(node, RETURN_IN_LOOP,
                              "compute a flag and mask the work, or restructure the loop",
                              UnsupportedError)
         cond = self._cond(node, cond)

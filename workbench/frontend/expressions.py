@@ -10,6 +10,7 @@ import ast
 from ..errors import UnsupportedError
 from ..language import tuples as ltuples
 from ..language.core import tensor
+from . import aggregates
 from . import constexpr as ce
 from .scopes import Undefined
 
@@ -204,6 +205,8 @@ class ExpressionsMixin:
         index = self._visit_index(node.slice)
         if isinstance(value, tensor):
             return self.sem.subscript(value, index)
+        if aggregates.is_aggregate(value):
+            return aggregates.subscript(self, value, index, node)
         if not ce.is_const(index):
             raise self.error(node.slice, "a compile-time sequence can only be indexed with a "
                              "compile-time index")

@@ -291,11 +291,11 @@ class jit_helper:
 
 
 def _aggregate(cls):
-    """Triton's ``tl.core._aggregate`` (classes of tensors and ``@jit`` methods used inside
-    kernels) is not supported: the class is marked so that using it in a kernel raises a
-    CompilationError at that line instead of failing obscurely."""
-    cls.__workbench_aggregate__ = True
-    return cls
+    """Triton's ``tl.core._aggregate``: a class of kernel values (annotated fields) with
+    ``@jit`` and builtin-style methods, usable inside kernels; see
+    :mod:`workbench.language.aggregates`."""
+    from .aggregates import make_aggregate
+    return make_aggregate(cls, tensor, constexpr)
 
 
 class constexpr_type:

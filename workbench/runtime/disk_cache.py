@@ -136,9 +136,35 @@ def source_fingerprint(jit_fn) -> list:
                 value, i = getattr(value, chain[i], _DROP), i + 1
             if _is_jit(value):
                 todo.append(value)
+            elif isinstance(value, type) and getattr(value, "__workbench_aggregate__", False):
+                jits, texts = _aggregate_parts(value)  # its methods are program text too
+                todo.extend(jits)
+                out.update(("aggregate", value.__qualname__, t) for t in texts)
             elif (text := _plain_value(value)) is not None:
                 out.add(("global", ".".join(chain[:i]), text))
     return sorted(out, key=repr)
+
+
+def _aggregate_parts(cls) -> tuple[list, list]:
+    """An aggregate class's ``@jit`` methods and the text of its Python ones (``__init__``,
+    builtin-style methods, static functions), for :func:`source_fingerprint`."""
+    import inspect
+
+    from ..language.aggregates import JitMember
+    jits, texts = [], []
+    members = dict(vars(cls))
+    members["__init__"] = members.get("__workbench_user_init__")
+    for name, raw in sorted(members.items(), key=lambda kv: kv[0]):
+        fn = raw.fn if isinstance(raw, JitMember) else raw
+        fn = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+        if _is_jit(fn):
+            jits.append(fn)
+        elif inspect.isfunction(fn):
+            try:
+                texts.append(f"{name}: {inspect.getsource(fn)}")
+            except (OSError, TypeError):
+                texts.append(f"{name}: {fn.__code__.co_code.hex()} {fn.__code__.co_consts!r}")
+    return jits, texts
 
 
 def _spec_key(spec) -> list:
