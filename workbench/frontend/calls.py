@@ -17,9 +17,8 @@ from ..language import loops
 from ..language import tuples as ltuples
 from ..language import typesys as ltypesys
 from ..language.core import constexpr, tensor
-from . import aggregates
+from . import aggregates, noinline
 from . import constexpr as ce
-from . import noinline
 from .scopes import ALLOWED_BUILTINS, Scope
 
 MAX_INLINE_DEPTH = 32
