@@ -11,7 +11,9 @@ copied into a module in a temporary folder (autotune decorators dropped) that im
 ``ASTSource(fn, signature, constexprs, attrs)`` for ``GPUTarget("cuda", 90, 32)`` (no GPU
 needed: both stop after ptxas's cubin) in its own process:
 
-- ours: ``workbench.compile``, a fresh ``@jit`` object per compile, ``WORKBENCH_DISK_CACHE=0``;
+- ours: ``workbench.compile``, a fresh ``@jit`` object per compile, ``WORKBENCH_DISK_CACHE=0``,
+  the in-process layout caches emptied first (``--keep-caches``: kept, as in one process
+  that autotunes);
 - Triton: ``triton.compile``, ``TRITON_ALWAYS_COMPILE=1`` and a fresh ``TRITON_CACHE_DIR``.
 
 Each process first compiles the vector add once, untimed (imports and LLVM start-up are paid
@@ -111,6 +113,38 @@ def sweep_cases(head_dim: int) -> list:
     return names
 
 
+def tutorial06_compiles() -> dict:
+    """The distinct compiles of tutorial 06's benchmark (``bench_flash_attention.run``) on an
+    H200 (Hopper, torch with fp8, no flash-attn), following its code: per HEAD_DIM (64, 128),
+    mode (fwd, bwd), causal, warp_specialize (both only for the non-causal forward) and
+    provider (fp16, fp8), N_CTX 1024..16384. The autotune key (N_CTX, HEAD_DIM, FP8_OUTPUT,
+    warp_specialize, argument dtypes) leaves out STAGE, so a non-causal forward without warp
+    specialisation reuses the configuration tuned for the causal one and compiles only it
+    (counted once per N_CTX, the most it can be); the compiled kernel does not depend on
+    N_CTX (a multiple of 16 in every case). Returns ``{"forward": n, "forward_failing": n
+    (static_assert BLOCK_N <= HEAD_DIM: stopped in the frontend), "backward": n}``."""
+    fwd, failing = set(), set()
+    for hd in (64, 128):
+        for fp8 in (False, True):
+            for causal, ws in ((True, False), (False, False), (False, True)):
+                stage = 3 if causal else 1
+                if not causal and not ws:  # the causal key's best config, per N_CTX
+                    fwd.update((hd, fp8, stage, ws, "best", n) for n in range(5))
+                    continue
+                for bm in (64, 128):
+                    for bn in (32, 64, 128):
+                        if stage == 3 and bm < bn:  # prune_invalid_configs
+                            continue
+                        for st in (2, 3, 4):
+                            for w in (4, 8):
+                                if w == 8 and bm * bn < 128 * 128:  # keep()
+                                    continue
+                                key = (hd, fp8, stage, ws, bm, bn, st, w)
+                                (failing if bn > hd else fwd).add(key)
+    backward = 2 * (1 + 2)  # per HEAD_DIM: _attn_bwd_preprocess, _attn_bwd causal and not
+    return {"forward": len(fwd), "forward_failing": len(failing), "backward": backward}
+
+
 DEFAULT_CASES = tuple(CASES)
 SWEEPS = {64: sweep_cases(64), 128: sweep_cases(128)}
 
@@ -189,8 +223,21 @@ def _triton_stage_timer(timings: dict):
     tc.ASTSource.make_ir = timed("make_ir", tc.ASTSource.make_ir)  # type: ignore[method-assign]
 
 
-def worker(flavour: str, cases: list, repeat: int, triton_src: str) -> list:
-    """Compile every case ``repeat`` times in this process; one record per case."""
+def _clear_ours_caches() -> None:
+    """Empty the workbench's in-process caches of layout facts (a cold compile)."""
+    from workbench.codegen.nvptx import convert_layout, threads
+    from workbench.layouts import banks, convert
+    convert._CACHE.clear()
+    threads._LAYOUTS.clear()
+    convert_layout._scratch_for.cache_clear()
+    banks._cached_summary.cache_clear()
+
+
+def worker(flavour: str, cases: list, repeat: int, triton_src: str,
+           keep_caches: bool = False) -> list:
+    """Compile every case ``repeat`` times in this process; one record per case. Ours starts
+    each compile with its layout caches empty unless ``keep_caches`` (an autotune sweep, where
+    the configurations of one kernel share them)."""
     folder = tempfile.mkdtemp(prefix="compile-time-")
     stage_t: dict = {}
     if flavour == "ours":
@@ -213,6 +260,8 @@ def worker(flavour: str, cases: list, repeat: int, triton_src: str) -> list:
 
     def one(case):
         stage_t.clear()
+        if flavour == "ours" and not keep_caches:
+            _clear_ours_caches()
         src = _source(mods, case, flavour, compiler_mod)
         c0, t0 = _cpu(), time.perf_counter()
         k = compiler_mod.compile(src, target=target, options=dict(CASES[case][5]))
@@ -235,6 +284,7 @@ def worker(flavour: str, cases: list, repeat: int, triton_src: str) -> list:
 def run_worker(python: str, flavour: str, args) -> list:
     cmd = [python, os.path.abspath(__file__), "--worker", flavour, "--repeat", str(args.repeat),
            "--cases", ",".join(args.case_list), "--triton-src", args.triton_src]
+    cmd += ["--keep-caches"] if args.keep_caches else []
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if p.returncode:
         sys.stderr.write(p.stderr[-3000:])
@@ -280,6 +330,9 @@ def main(argv=None) -> None:
     ap.add_argument("--sweep", type=int, choices=(64, 128), default=0,
                     help="instead of --cases: every autotune configuration of tutorial 06's "
                          "forward for this HEAD_DIM (see sweep_cases), with totals")
+    ap.add_argument("--keep-caches", action="store_true",
+                    help="ours: keep the layout caches between compiles (as in one process "
+                         "that autotunes); the default empties them before each compile")
     ap.add_argument("--worker", choices=("ours", "triton"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     a.case_list = [c for c in a.cases.split(",") if c]
@@ -289,7 +342,7 @@ def main(argv=None) -> None:
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
     if a.worker:
-        print(json.dumps(worker(a.worker, a.case_list, a.repeat, a.triton_src)))
+        print(json.dumps(worker(a.worker, a.case_list, a.repeat, a.triton_src, a.keep_caches)))
         return
     ours = run_worker(sys.executable, "ours", a)
     theirs = None if a.no_triton else run_worker(a.triton_python, "triton", a)
@@ -297,6 +350,10 @@ def main(argv=None) -> None:
           "unless marked cpu (process + ptxas)")
     print_table(ours, theirs, a.passes)
     if a.sweep:
+        counts = tutorial06_compiles()
+        print(f"tutorial 06 on an H200 compiles at most {counts['forward']} forward kernels "
+              f"({counts['forward_failing']} more stop at its static_assert) and "
+              f"{counts['backward']} backward kernels")
         for who, rows in (("ours", ours), ("Triton", theirs or [])):
             if rows:
                 print(f"{who}: {len(rows)} configurations, {sum(r['wall'] for r in rows):.1f} s "

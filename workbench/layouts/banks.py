@@ -291,11 +291,11 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
     Source: CUDA C++ Programming Guide, Shared Memory (32 banks x 4 bytes; 64-bit accesses in
     half-warps, 128-bit in quarter-warps).
     """
-    shape, eb, coords, addr, vec, phase_of_lane = _request_addresses(
+    tile, eb, coords, addr, vec, phase_of_lane = _request_addresses(
         shared, access_layout, shape, dtype, vector_bytes)
     W, L, R, _ = coords.shape
     vb = vec * eb
-    report = BankReport(shared=shared, access_layout=access_layout, shape=shape, dtype=dtype,
+    report = BankReport(shared=shared, access_layout=access_layout, shape=tile, dtype=dtype,
                         elem_bytes=eb, vector_bytes=vb)
     for w in range(W):
         for g in range(R // vec):
@@ -338,13 +338,13 @@ def conflict_summary(shared, access_layout, shape: Sequence[int], dtype,
 
 
 def _summary(shared, access_layout, shape, dtype, vector_bytes) -> tuple[float, int]:
-    shape, eb, coords, addr, vec, phase_of_lane = _request_addresses(
+    tile, eb, coords, addr, vec, phase_of_lane = _request_addresses(
         shared, access_layout, shape, dtype, vector_bytes)
     W, L, R, _ = coords.shape
     groups, phases = R // vec, int(phase_of_lane.max()) + 1 if L else 1
     per_phase = L // phases
     if W * groups == 0 or not np.array_equal(phase_of_lane, np.arange(L) // per_phase):
-        rep = bank_conflicts(shared, access_layout, shape, dtype, vector_bytes)
+        rep = bank_conflicts(shared, access_layout, tile, dtype, vector_bytes)
         return float(rep.conflict_degree), int(rep.total_wavefronts)
     per = max(1, -(-eb // BANK_BYTES))  # words per element
     words = (addr.reshape(W, L, groups, vec) * eb)[..., None] // BANK_BYTES + np.arange(per)
