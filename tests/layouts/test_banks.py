@@ -141,3 +141,46 @@ def test_dtypes_and_errors():
         bank_conflicts(ROW_MAJOR, ROW_READER, (32, 32), "fp32", vector_bytes=6)
     with pytest.raises(LayoutError, match="shared"):
         bank_conflicts(ROW_READER, ROW_READER, (32, 32), "fp32")
+
+
+def _random_blocked(rng, shape, warps):
+    """A random valid 2-d blocked layout for ``shape`` with ``warps`` warps."""
+    def split(total, parts=2):
+        out = [1] * parts
+        for _ in range(int(total).bit_length() - 1):
+            out[int(rng.integers(parts))] *= 2
+        return tuple(out)
+    spt = tuple(int(2 ** rng.integers(0, 3)) for _ in shape)
+    order = (1, 0) if rng.integers(2) else (0, 1)
+    return BlockedLayout(spt, split(32), split(warps), order)
+
+
+def test_conflict_summary_matches_the_full_report():
+    """The vectorised, cached summary the code generator records equals the degree and the
+    total wavefronts of the per-request report, over random blocked readers of row-major,
+    swizzled and NVMMA shared tiles, scalar, vector and "auto" accesses."""
+    from workbench.layouts.banks import conflict_summary
+    rng = np.random.default_rng()
+    shares = [ROW_MAJOR, PaddedRowMajor(1), PaddedRowMajor(4),
+              SwizzledSharedLayout(4, 2, 4, (1, 0)), SwizzledSharedLayout(8, 1, 8, (1, 0)),
+              NVMMASharedLayout(128, False, 16), NVMMASharedLayout(64, False, 32),
+              NVMMASharedLayout(32, True, 16)]
+    checked = 0
+    for _ in range(25):
+        shape = (int(2 ** rng.integers(4, 7)), int(2 ** rng.integers(4, 7)))
+        reader = _random_blocked(rng, shape, int(2 ** rng.integers(0, 3)))
+        shared = shares[int(rng.integers(len(shares)))]
+        dtype = ["fp16", "fp32", "i8", "fp64"][int(rng.integers(4))]
+        vb = [None, "auto", 4, 8, 16][int(rng.integers(5))]
+        try:
+            full = bank_conflicts(shared, reader, shape, dtype, vb)
+        except LayoutError:
+            with pytest.raises(LayoutError):
+                conflict_summary(shared, reader, shape, dtype, vb)
+            continue
+        got = conflict_summary(shared, reader, shape, dtype, vb)
+        assert got == (float(full.conflict_degree), int(full.total_wavefronts)), \
+            (shared, reader, shape, dtype, vb)
+        assert conflict_summary(shared, reader, list(shape), dtype, vb) == got  # cached
+        checked += 1
+    assert checked >= 5

@@ -140,10 +140,11 @@ class _Unavailable:
 
 class CudaBackend(Backend):
     """NVIDIA GPUs (``cuda:80``, ``cuda:90``). ``compile(ttir, spec, options, ctx)`` ->
-    BackendResult. Timings in seconds go to ``ctx.timings`` under ``ttgir``, ``llir``, ``ptx``,
-    ``cubin``, ``sass``. Raises UnsupportedError / CompilationError for kernels the backend
-    cannot lower, :class:`~workbench.backends.nvidia_tools.PtxasError` when ptxas rejects the
-    PTX (a bug). ``extra["shared_accesses"]``: one dict per shared-memory access of the
+    BackendResult. Timings in seconds go to ``ctx.timings`` under ``ttgir`` (passes, cloning,
+    printing), ``llir+ptx`` and inside it ``llir``, ``llvm-opt``, ``ptx``; then ``cubin``
+    (ptxas) and ``sass`` (when read). Raises UnsupportedError / CompilationError for kernels
+    the backend cannot lower, :class:`~workbench.backends.nvidia_tools.PtxasError` when ptxas
+    rejects the PTX (a bug). ``extra["shared_accesses"]``: one dict per shared-memory access of the
     kernel: ``op``, ``loc`` (source location text), ``layout`` (the shared encoding),
     ``access_layout``, ``vector_bytes``, ``conflict_degree`` (wavefronts / ideal, 1.0 = no
     conflict, from :func:`workbench.layouts.bank_conflicts`) and ``wavefronts`` (per warp,
@@ -203,7 +204,7 @@ class CudaBackend(Backend):
             mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)
         t1 = time.perf_counter()
-        out = compile_ttgir(mod, arch=arch, fp_fusion=options.enable_fp_fusion)
+        out = compile_ttgir(mod, arch=arch, fp_fusion=options.enable_fp_fusion, timings=timings)
         t2 = time.perf_counter()
         timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
         timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)

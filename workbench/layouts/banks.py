@@ -19,6 +19,7 @@ The addresses come from the shared layout's linear layout (offset -> element,
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -238,27 +239,10 @@ def _lane_words(el_addr: np.ndarray, eb: int) -> np.ndarray:
     return np.where(w == big, -1, w)
 
 
-def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
-                   vector_bytes: int | str | None = None) -> BankReport:
-    """Bank behaviour of every warp-wide request of ``access_layout`` reading/writing ``shared``.
-
-    Args:
-        shared: :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout` or
-            :class:`PaddedRowMajor`.
-        access_layout: the distributed layout of the registers that are stored/loaded.
-        shape: tile shape (powers of two).
-        dtype: Triton short name ("fp32", "fp16", "bf16", "i8", "i32", ...) or numpy dtype.
-        vector_bytes: bytes each lane moves per request (a multiple of the element size, at
-            most 16: 4, 8 or 16 for vectorised accesses). None (default): the element size, one
-            scalar access per lane. ``"auto"``: the widest contiguous, aligned vector of
-            consecutive registers, at most 16 bytes (as Triton's shared-memory lowering
-            vectorises).
-    Returns: :class:`BankReport` (wavefronts per request, ideal, conflict degree, lane->bank maps).
-    Raises: LayoutError for unknown dtype, a vector width that is not a multiple of the element
-        size or exceeds 16 bytes, or layouts that do not fit ``shape``.
-    Source: CUDA C++ Programming Guide, Shared Memory (32 banks x 4 bytes; 64-bit accesses in
-    half-warps, 128-bit in quarter-warps).
-    """
+def _request_addresses(shared, access_layout, shape: Sequence[int], dtype,
+                       vector_bytes) -> tuple:
+    """``(shape, element bytes, coords [W, L, R, rank], element offsets [W, L, R], elements
+    per lane per request, phase of each lane)`` of :func:`bank_conflicts`' arguments."""
     shape = tuple(int(s) for s in shape)
     eb = dtype_bytes(dtype)
     if isinstance(access_layout, Encoding) and not access_layout.distributed:
@@ -283,7 +267,35 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
     vb = vec * eb
     lanes_per_phase = L if vb <= 4 else max(L * 4 // vb, 1)
     phase_of_lane = np.arange(L) // lanes_per_phase
-    report = BankReport(shared=shared, access_layout=access_layout, shape=shape, dtype=dtype,
+    return shape, eb, coords, addr, vec, phase_of_lane
+
+
+def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
+                   vector_bytes: int | str | None = None) -> BankReport:
+    """Bank behaviour of every warp-wide request of ``access_layout`` reading/writing ``shared``.
+
+    Args:
+        shared: :class:`SwizzledSharedLayout`, :class:`NVMMASharedLayout` or
+            :class:`PaddedRowMajor`.
+        access_layout: the distributed layout of the registers that are stored/loaded.
+        shape: tile shape (powers of two).
+        dtype: Triton short name ("fp32", "fp16", "bf16", "i8", "i32", ...) or numpy dtype.
+        vector_bytes: bytes each lane moves per request (a multiple of the element size, at
+            most 16: 4, 8 or 16 for vectorised accesses). None (default): the element size, one
+            scalar access per lane. ``"auto"``: the widest contiguous, aligned vector of
+            consecutive registers, at most 16 bytes (as Triton's shared-memory lowering
+            vectorises).
+    Returns: :class:`BankReport` (wavefronts per request, ideal, conflict degree, lane->bank maps).
+    Raises: LayoutError for unknown dtype, a vector width that is not a multiple of the element
+        size or exceeds 16 bytes, or layouts that do not fit ``shape``.
+    Source: CUDA C++ Programming Guide, Shared Memory (32 banks x 4 bytes; 64-bit accesses in
+    half-warps, 128-bit in quarter-warps).
+    """
+    tile, eb, coords, addr, vec, phase_of_lane = _request_addresses(
+        shared, access_layout, shape, dtype, vector_bytes)
+    W, L, R, _ = coords.shape
+    vb = vec * eb
+    report = BankReport(shared=shared, access_layout=access_layout, shape=tile, dtype=dtype,
                         elem_bytes=eb, vector_bytes=vb)
     for w in range(W):
         for g in range(R // vec):
@@ -309,3 +321,46 @@ def bank_conflicts(shared, access_layout, shape: Sequence[int], dtype,
                 phase_of_lane=phase_of_lane.copy(), wavefronts=wf, ideal=max(ideal, 1),
                 conflict_lanes=conflict))
     return report
+
+
+def conflict_summary(shared, access_layout, shape: Sequence[int], dtype,
+                     vector_bytes: int | str | None = None) -> tuple[float, int]:
+    """``(conflict_degree, total_wavefronts)`` of :func:`bank_conflicts` with the same
+    arguments, computed for every request at once (numpy) without the per-request report,
+    and cached per arguments (layouts are immutable): what the code generator records for
+    each shared-memory access. Raises as :func:`bank_conflicts`."""
+    args = (shared, access_layout, tuple(int(s) for s in shape), dtype, vector_bytes)
+    try:
+        hash(args)
+    except TypeError:  # an unhashable layout: computed, not cached
+        return _summary(*args)
+    return _cached_summary(*args)
+
+
+def _summary(shared, access_layout, shape, dtype, vector_bytes) -> tuple[float, int]:
+    tile, eb, coords, addr, vec, phase_of_lane = _request_addresses(
+        shared, access_layout, shape, dtype, vector_bytes)
+    W, L, R, _ = coords.shape
+    groups, phases = R // vec, int(phase_of_lane.max()) + 1 if L else 1
+    per_phase = L // phases
+    if W * groups == 0 or not np.array_equal(phase_of_lane, np.arange(L) // per_phase):
+        rep = bank_conflicts(shared, access_layout, tile, dtype, vector_bytes)
+        return float(rep.conflict_degree), int(rep.total_wavefronts)
+    per = max(1, -(-eb // BANK_BYTES))  # words per element
+    words = (addr.reshape(W, L, groups, vec) * eb)[..., None] // BANK_BYTES + np.arange(per)
+    # [request (warp, register group), phase, every word its lanes touch]
+    words = words.transpose(0, 2, 1, 3, 4).reshape(W * groups * phases, -1)
+    words = np.sort(words, axis=1)
+    first = np.ones(words.shape, bool)
+    first[:, 1:] = words[:, 1:] != words[:, :-1]  # each distinct word once
+    rows = np.broadcast_to(np.arange(words.shape[0])[:, None], words.shape)
+    counts = np.bincount((rows * NUM_BANKS + words % NUM_BANKS)[first],
+                         minlength=words.shape[0] * NUM_BANKS).reshape(-1, NUM_BANKS)
+    wavefronts = counts.max(axis=1).reshape(W * groups, phases).sum(axis=1)
+    distinct = first.sum(axis=1).reshape(W * groups, phases)
+    ideal = np.maximum((-(-distinct // NUM_BANKS)).sum(axis=1), 1)
+    degree = max(int(w) / int(i) for w, i in zip(wavefronts, ideal, strict=True))
+    return float(degree), int(wavefronts.sum())
+
+
+_cached_summary = functools.lru_cache(maxsize=2048)(_summary)

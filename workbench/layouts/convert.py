@@ -322,7 +322,29 @@ def to_linear(layout, shape: Sequence[int]) -> LinearLayout:
         (elements) and out-dims ``dim0..``.
     Raises: LayoutError for a rank mismatch, a non power-of-two extent, or an unsupported layout.
     Source: Triton 3.6 ``LinearLayoutConversions.cpp``; arXiv:2505.23819.
+    Results are cached per (layout, shape) (see ``_CACHE``); a layout that raises is not.
     """
+    try:
+        key = (layout, tuple(int(s) for s in shape))
+        hit = _CACHE.get(key)
+    except TypeError:  # an unhashable layout or shape: computed, not cached
+        return _to_linear(layout, shape)
+    if hit is None:
+        hit = _to_linear(layout, shape)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit
+
+
+#: (layout, shape) -> LinearLayout: layouts are immutable and the conversion is a pure
+#: function of them, so a compile that asks again (every op of a tensor type, every pass,
+#: every autotune configuration sharing the layout) gets the same object back at once
+_CACHE: dict = {}
+_CACHE_SIZE = 8192
+
+
+def _to_linear(layout, shape: Sequence[int]) -> LinearLayout:
     if isinstance(layout, LinearLayout):
         _check_shape(shape, layout.rank)
         if tuple(layout.out_dim_sizes.values()) != tuple(int(s) for s in shape):

@@ -5,6 +5,7 @@ Public entry points: :func:`compile_ttgir` (both stages at once), :func:`lower_m
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from .lower import LoweredKernel, lower_module
@@ -27,20 +28,30 @@ class NvptxOutput:
 
 
 def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
-                  fp_fusion: bool = True) -> NvptxOutput:
+                  fp_fusion: bool = True, timings: dict | None = None) -> NvptxOutput:
     """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90); the warps per
     program come from the module's ``"ttg.num-warps"`` attribute; ``opt``: LLVM -O level;
-    ``fp_fusion``: fp32 multiplies and adds may fuse into ``fma`` (``enable_fp_fusion``).
+    ``fp_fusion``: fp32 multiplies and adds may fuse into ``fma`` (``enable_fp_fusion``);
+    ``timings``: a dict that gets the seconds (wall) of the three steps added under ``llir``
+    (lowering to LLVM IR text), ``llvm-opt`` (parsing, verifying, LLVM's pipeline) and ``ptx``
+    (LLVM's NVPTX code generator).
 
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
     from .ptx import emit_ptx, optimise
 
+    t0 = time.perf_counter()
     lowered = lower_module(module_op, arch=arch, fp_fusion=fp_fusion)
+    t1 = time.perf_counter()
     # tensormap.replace / cp_fenceproxy need PTX ISA 8.3; Triton's 8.7 needs no stride fix
     version = 87 if lowered.global_scratch else None
     text, mod = optimise(lowered.text, arch, opt, version)
+    t2 = time.perf_counter()
     ptx = emit_ptx(mod, arch, version)
+    if timings is not None:
+        for key, dt in (("llir", t1 - t0), ("llvm-opt", t2 - t1),
+                        ("ptx", time.perf_counter() - t2)):
+            timings[key] = timings.get(key, 0.0) + dt
     return NvptxOutput(text, ptx, lowered.name, lowered.shared, lowered.num_warps,
                         lowered.shared_accesses or [], lowered.global_scratch)
 

@@ -15,6 +15,8 @@ stores its registers and loads the registers of the destination layout, as Trito
 """
 from __future__ import annotations
 
+import functools
+
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, TensorType
 from ...layouts import LinearLayout
@@ -72,13 +74,23 @@ def scratch_bytes(op) -> int:
     Triton's buffer (``numel / 2**len(reps)`` elements, ``getNumScratchElemsSwizzledCvt`` of
     ``third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/Allocation.cpp``); else the whole tile."""
     src_t, dst_t = op.operands[0].type, op.result.type
-    if not isinstance(src_t, TensorType) or not _crosses_threads(src_t, dst_t):
+    if not isinstance(src_t, TensorType):
+        return 0
+    return _scratch_for(src_t, dst_t, _arch(op))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scratch_for(src_t, dst_t, arch: int) -> int:
+    """:func:`scratch_bytes` of a conversion from tensor type ``src_t`` to ``dst_t`` (frozen,
+    hashable) on sm_``arch``; cached, as the allocation and barrier passes and the lowering
+    ask for every conversion several times."""
+    if not _crosses_threads(src_t, dst_t):
         return 0
     numel = 1
     for s in src_t.shape:
         numel *= s
     if eligible(src_t, dst_t):
-        plan = plan_for(src_t, dst_t, _arch(op))
+        plan = plan_for(src_t, dst_t, arch)
         numel >>= len(plan.reps)
     return numel * byte_size(src_t.element)
 

@@ -25,7 +25,7 @@ from llvmlite import ir
 
 from ...errors import UnsupportedError
 from ...ir.types import IntType, PointerType
-from ...layouts import bank_conflicts
+from ...layouts.banks import conflict_summary
 from ...layouts.encodings import NVMMASharedLayout, SwizzledSharedLayout
 from .memory import pack_words, unpack_words
 from .types import I8, I32, I64, SHARED_PTR, byte_size, llvm_type, memory_type
@@ -254,15 +254,16 @@ def vector_load(kl, ptr, elem_t, count: int) -> list:
 def record_access(kl, op, what: str, enc, layout, shape, elem_t, vec_bytes: int) -> None:
     """Append one entry to ``kl.shared_accesses``: ``what`` (a label), the op's location, the
     shared encoding ``enc``, the register ``layout`` accessing it, ``vec_bytes`` per lane and
-    the bank-conflict degree and wavefronts of :func:`workbench.layouts.bank_conflicts`.
+    the bank-conflict degree and wavefronts of :func:`workbench.layouts.bank_conflicts`
+    (through its cached summary, :func:`workbench.layouts.banks.conflict_summary`).
     Shapes the analysis cannot take (not powers of two) are not recorded."""
     try:
-        rep = bank_conflicts(enc, layout, shape, f"i{byte_size(elem_t) * 8}", vec_bytes)
+        degree, wavefronts = conflict_summary(enc, layout, shape,
+                                              f"i{byte_size(elem_t) * 8}", vec_bytes)
         kl.shared_accesses.append({
             "op": what, "loc": op.loc, "layout": str(enc),
             "access_layout": str(layout), "vector_bytes": vec_bytes,
-            "conflict_degree": float(rep.conflict_degree),
-            "wavefronts": int(sum(rep.wavefronts))})
+            "conflict_degree": degree, "wavefronts": wavefronts})
     except (ValueError, TypeError):  # shapes that are not powers of two: no report
         pass
 

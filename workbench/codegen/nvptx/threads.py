@@ -68,10 +68,29 @@ def thread_layout(tensor_type) -> ThreadLayout:
     """:class:`ThreadLayout` of a ttgir tensor type (shape + encoding).
 
     Raises UnsupportedError when the tensor has no layout encoding (ttir was not converted)
-    or the layout cannot be linearised (LayoutError's message is kept).
+    or the layout cannot be linearised (LayoutError's message is kept). Cached per
+    (encoding, shape).
     """
     enc = getattr(tensor_type, "encoding", None)
     shape = tuple(tensor_type.shape)
+    key = (enc, shape)
+    try:
+        hit = _LAYOUTS.get(key)
+    except TypeError:  # an unhashable encoding: not cached
+        return _thread_layout(enc, shape)
+    if hit is None:
+        hit = _thread_layout(enc, shape)
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = hit
+    return hit
+
+
+#: (encoding, shape) -> ThreadLayout (encodings are immutable; layouts that raise are not kept)
+_LAYOUTS: dict = {}
+
+
+def _thread_layout(enc, shape: tuple) -> ThreadLayout:
     if enc is None:
         raise UnsupportedError(
             f"tensor<{'x'.join(map(str, shape))}> has no layout encoding; the CUDA backend "
