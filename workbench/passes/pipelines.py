@@ -20,6 +20,7 @@ from .insert_barriers import InsertBarriers
 from .licm import LoopInvariantCodeMotion
 from .loop_unroll import LoopUnroll
 from .manager import Pass
+from .optimize_dot_operands import OptimizeDotOperands
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
 from .rewrite_descriptors import RewriteTensorDescriptorToPointer
@@ -36,6 +37,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-coalesce": Coalesce,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
+    "tritongpu-optimize-dot-operands": OptimizeDotOperands,
     "triton-licm": LoopInvariantCodeMotion,
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
@@ -74,7 +76,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
     first remove-layout-conversions and accelerate-matmul).
-    Then accelerate-matmul; on every ``cuda`` target ``triton-licm`` (before pipelining, as
+    Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands``
+    (wgmma reads a transposed operand through a transposed shared view); on every ``cuda`` target ``triton-licm`` (before pipelining, as
     Triton); on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages`` from ``options``,
     default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend
     left in place); on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE
@@ -91,6 +94,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     text = str(target)
     cuda = text.startswith("cuda:")
     sm = int(text[5:]) if cuda and text[5:].isdigit() else 0
+    if sm >= 90:
+        passes.append(OptimizeDotOperands())
     if cuda:
         passes.append(LoopInvariantCodeMotion())
     if sm >= 80:

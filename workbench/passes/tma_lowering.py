@@ -275,6 +275,10 @@ class _Lowering:
                     tuple(ut.shape) == tuple(mem_t.shape):
                 user.result.replace_all_uses_with(buf)
                 user.erase()
+        for view, _ in buf.uses:  # a transposed view of the buffer is mutable too
+            vt = view.result.type if view.name == "ttg.memdesc_trans" else None
+            if isinstance(vt, irt.MemDescType):
+                view.result.type = irt.MemDescType(vt.shape, vt.element, vt.encoding, True)
         if op.result.uses:
             ld = b.create("ttg.local_load", [buf], [res_t], result_name=name)
             op.result.replace_all_uses_with(ld.result)
