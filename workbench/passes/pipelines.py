@@ -76,14 +76,16 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
     first remove-layout-conversions and accelerate-matmul).
-    Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands``
-    (wgmma reads a transposed operand through a transposed shared view); on every ``cuda`` target ``triton-licm`` (before pipelining, as
-    Triton); on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages`` from ``options``,
-    default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend
-    left in place); on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE
-    after the pipeliner); on ``cuda:80`` and newer ``tritongpu-allocate-shared-memory`` and
-    ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir). ``scratch``: the
-    backend's shared-scratch size of an op (bytes), for the allocation."""
+    Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands`` (wgmma
+    reads a transposed operand through a transposed shared view); on every ``cuda`` target
+    ``triton-licm`` (before pipelining, as Triton); on ``cuda:80`` and newer
+    ``tritongpu-pipeline`` (``num_stages`` from ``options``, default 3; loops whose dot
+    operands are tensor descriptor loads get TMA copies with mbarriers, :mod:`.pipeline_tma`),
+    on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend left in place);
+    on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE after the pipeliner); on
+    ``cuda:80`` and newer ``tritongpu-allocate-shared-memory`` and ``tritongpu-insert-barriers``
+    (Triton runs the last two in make_llir). ``scratch``: the backend's shared-scratch size of
+    an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions()]
