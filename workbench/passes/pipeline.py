@@ -347,6 +347,10 @@ class Pipeline(Pass):
             for op in list(func.walk()):
                 if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
                                                 for o in op.regions[0].block.ops):
+                    if any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops):
+                        from .pipeline_tma import pipeline_tma_loop
+                        if pipeline_tma_loop(op, self.num_stages, self.notes):
+                            continue
                     pipeline_loop(op, self.num_stages, self.notes)
 
     @property

@@ -11,14 +11,17 @@ from .values import block_of
 
 def find_async_dot(body, cands: list):
     """The body's ``ttng.warp_group_dot`` that can stay in flight across iterations, or None:
-    the only dot of the body, both operands pipelined buffers, its accumulator an iter arg
+    the only dot of the body, both operands pipelined buffers (or transposed views of them,
+    ``ttg.memdesc_trans``), its accumulator an iter arg
     read only by it and its result only yielded back into that iter arg."""
     dots = [op for op in body.ops if op.name in ("tt.dot", "ttng.warp_group_dot")]
     if len(dots) != 1 or dots[0].name != "ttng.warp_group_dot":
         return None
     dot = dots[0]
     allocs = {id(c.alloc.result) for c in cands}
-    if not all(id(v) in allocs for v in dot.operands[:2]):
+    srcs = [v.defining_op.operands[0] if v.defining_op is not None and
+            v.defining_op.name == "ttg.memdesc_trans" else v for v in dot.operands[:2]]
+    if not all(id(v) in allocs for v in srcs):
         return None
     acc, y = dot.operands[2], body.terminator
     if acc.defining_op is not None or acc.owner is not body or acc.index == 0 or y is None:
