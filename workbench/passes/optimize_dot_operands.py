@@ -63,6 +63,7 @@ def fuse_trans(alloc: Operation) -> bool:
         return False
     trans, src = m
     t = alloc.result.type
+    assert isinstance(t, MemDescType) and isinstance(t.encoding, NVMMASharedLayout)
     enc = t.encoding
     flipped = NVMMASharedLayout(enc.swizzling_byte_width, not enc.transposed,
                                 enc.element_bit_width, enc.fp4_padded)

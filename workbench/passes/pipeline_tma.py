@@ -76,6 +76,7 @@ class TmaCandidate:
     def nbytes(self) -> int:
         """Bytes of the tile (what its TMA copy completes on the barrier)."""
         t = self.alloc.result.type
+        assert isinstance(t, MemDescType)
         return prod(t.shape) * max(8, int(getattr(t.element, "width", 8))) // 8
 
 
@@ -189,6 +190,7 @@ def _read_slot(c: TmaCandidate, buf: Value, rd: Value) -> None:
     for u, _ in slot.uses:
         if u.name == "ttg.memdesc_trans":
             t = u.result.type
+            assert isinstance(t, MemDescType)
             u.result.type = MemDescType(tuple(t.shape), t.element, t.encoding, True)
     c.alloc.erase()
     c.load.erase()
