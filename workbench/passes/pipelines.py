@@ -16,6 +16,7 @@ from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
 from .decompose_scaled_dot import DecomposeScaledDot
+from .fuse_nested_loops import FuseNestedLoops
 from .insert_barriers import InsertBarriers
 from .licm import LoopInvariantCodeMotion
 from .loop_unroll import LoopUnroll
@@ -38,6 +39,7 @@ REGISTRY: dict[str, type] = {
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
     "tritongpu-optimize-dot-operands": OptimizeDotOperands,
+    "tritongpu-fuse-nested-loops": FuseNestedLoops,
     "triton-licm": LoopInvariantCodeMotion,
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
@@ -77,7 +79,8 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
     first remove-layout-conversions and accelerate-matmul).
     Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands`` (wgmma
-    reads a transposed operand through a transposed shared view); on every ``cuda`` target
+    reads a transposed operand through a transposed shared view); on ``cuda:80`` and newer
+    ``tritongpu-fuse-nested-loops`` (``tl.range(..., flatten=True)``); on every ``cuda`` target
     ``triton-licm`` (before pipelining, as Triton); on ``cuda:80`` and newer
     ``tritongpu-pipeline`` (``num_stages`` from ``options``, default 3; loops whose dot
     operands are tensor descriptor loads get TMA copies with mbarriers, :mod:`.pipeline_tma`),
@@ -98,6 +101,9 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     sm = int(text[5:]) if cuda and text[5:].isdigit() else 0
     if sm >= 90:
         passes.append(OptimizeDotOperands())
+    if sm >= 80:
+        passes.append(FuseNestedLoops(num_stages=getattr(options, "num_stages", 3)
+                                      if options is not None else 3))
     if cuda:
         passes.append(LoopInvariantCodeMotion())
     if sm >= 80:
