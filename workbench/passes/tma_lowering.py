@@ -157,8 +157,14 @@ def tma_unsupported(module: Operation) -> str | None:
 
 
 def _wanted_encoding(a: Value, block: irt.TensorType) -> NVMMASharedLayout:
-    """The encoding of the first ``ttg.local_alloc`` a load of ``a`` feeds, when it is a
+    """The encoding of the slots a pipelined TMA copy of ``a`` fills (:mod:`.pipeline_tma`),
+    else of the first ``ttg.local_alloc`` a load of ``a`` feeds, when it is a
     non-transposed nvmma_shared of the block's shape (``findLoadEncodingFromUsers``)."""
+    for user, _ in a.uses:  # the slots the pipeliner's TMA copies fill come first
+        if user.name == "ttng.async_tma_copy_global_to_local":
+            dst = user.operands[-3].type
+            if isinstance(dst, irt.MemDescType) and isinstance(dst.encoding, NVMMASharedLayout):
+                return dst.encoding
     for user, _ in a.uses:
         if user.name != "tt.descriptor_load":
             continue
