@@ -1,4 +1,5 @@
-"""tritongpu-pipeline for tensor descriptor loads on sm_90 (:mod:`workbench.passes.pipeline_tma`):
+"""tritongpu-pipeline for tensor descriptor loads on sm_90 (:mod:`workbench.passes.pipeline_tma`),
+also in a loop nest fused by ``flatten=True``:
 the ttgir of a TMA matmul K loop is Triton 3.6's pipelined form (the op lines below are
 Triton's, value names aside), the pipelined ttgir of tutorial 09's persistent matmul computes
 C = A @ B^T in the interpreter for 1 to 4 stages (TMA boxes with out-of-bounds zero fill,
@@ -192,3 +193,59 @@ def test_tutorial_tile_has_no_spills():
     # 128x256x64 tiles, 8 warps, 3 stages (tutorial 09's config): Triton 3.6 gets 0 spills
     meta = _persistent(3, warps=8, bm=128, bn=256, bk=64, m=512, n=512, k=512).metadata
     assert meta.n_spills == 0 and meta.n_regs <= 255
+
+
+@wb.jit
+def flat_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr, NUM_SMS: tl.constexpr):
+    """Tutorial 09's persistent form with ``flatten=True`` (row-major tile order)."""
+    start = tl.program_id(0)
+    npn = tl.cdiv(N, BN)
+    for tile in tl.range(start, tl.cdiv(M, BM) * npn, NUM_SMS, flatten=True):
+        pm = tile // npn
+        pn = tile % npn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for ki in range(tl.cdiv(K, BK)):
+            a = a_desc.load([pm * BM, ki * BK])
+            b = b_desc.load([pn * BN, ki * BK])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+@functools.lru_cache(maxsize=8)
+def _flat(stages, m, n, k, bm=64, bn=32, bk=32, sms=3):
+    descs = [TensorDescriptor.from_tensor(np.zeros(s, np.float16), blk) for s, blk in
+             (((m, k), [bm, bk]), ((n, k), [bn, bk]), ((m, n), [bm, bn]))]
+    return wb.compile(flat_persistent, *descs, m, n, k, BM=bm, BN=bn, BK=bk, NUM_SMS=sms,
+                      target="cuda:90", num_warps=4, num_stages=stages)
+
+
+def test_flattened_nest_is_one_pipelined_loop_as_tritons():
+    text = _flat(3, 200, 136, 200).asm["ttgir"]
+    body = _loop_body(text)
+    ops = [re.sub(r"^%[\w#:]+ = ", "", ln).split(" ")[0] for ln in body]
+    ops = [x for x in ops if x.startswith(("ttng.", "gpu.", "scf."))]
+    # Triton's flattened loop: wait, async wgmma, wait 1, refill, then the epilogue if with
+    # a wait 0 and the TMA store
+    assert ops[:7] == ["ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait",
+                       "gpu.barrier", "ttng.barrier_expect",
+                       "ttng.async_tma_copy_global_to_local",
+                       "ttng.async_tma_copy_global_to_local"], ops
+    assert "scf.if" in ops and "ttng.async_tma_copy_local_to_global" in ops
+    epi = body[max(i for i, ln in enumerate(body) if "scf.if" in ln):]
+    assert "{pendings = 0 : i32}" in epi[1]
+    assert any("arith.select" in ln and "tensor<64x32xf32" in ln for ln in body)
+    after = text[text.index(body[-1]):]
+    assert "ttng.warp_group_dot_wait" in after and "ttng.inval_barrier" in after
+
+
+@pytest.mark.parametrize("stages, k", [(1, 200), (2, 200), (3, 200), (4, 200), (3, 32),
+                                       (3, 16)])
+def test_flattened_pipelined_ttgir_computes_the_matmul(stages, k):
+    m, n, sms = 200, 136, 3  # 4 x 5 tiles over 3 programs; k = 32, 16: one K step a tile
+    module = parse_module(_flat(stages, m, n, k).asm["ttgir"])
+    assert not any(inner.name == "scf.for" for op in module.walk() if op.name == "scf.for"
+                   for inner in op.walk() if inner is not op)
+    a, b, c = _run_persistent(module, m, n, k, sms)
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c.astype(np.float64), want, atol=2e-2 * np.sqrt(k), rtol=1e-2)

@@ -23,21 +23,27 @@ With ``len_i``, ``len_j`` the trip counts (``(ub - lb + step - 1) / step``, step
             if T == inner_len - 1: epilogue(i)                  # scf.if
             T = 0 if T == inner_len - 1 else T + 1
 
-Values flow as Triton carries them: the prologue's results used later, the inner loop's
-carried values and the induction variables become iter args of the fused loop (zero, or a
-null pointer, until first written); an inner init defined before the nest (the accumulator's
-``tl.zeros``) is carried directly and reset to its init by the epilogue. Before fusing,
-pure prologue ops used only after the inner loop move into the epilogue (Triton's
-``optimizeEpilogueDependencies``), and the inner loop's bounds are hoisted before the nest
-(Triton's ``speculateInnerLoopLength``: the inner body then always runs in the fused loop,
+Values flow as Triton carries them: the prologue's results used later and the inner loop's
+carried values become iter args of the fused loop (zero, or a null pointer, until first
+written); an inner init defined before the nest (the accumulator's ``tl.zeros``, hoisted
+first as Triton's ``moveLoopInvariantCode`` does) is carried once and restarts with
+``arith.select %last, %init, %value``. Unlike Triton, ``T``, ``i`` and ``j`` are derived from
+the fused induction variable ``t`` (``T = t % inner_len``, ``i = lb_i + (t / inner_len) *
+step_i``, ``j = lb_j + T * step_j``) instead of carried, and the prologue's pure scalar ops
+run every iteration: the tile coordinates of a TMA load are then functions of ``t``, and
+``tritongpu-pipeline`` (:mod:`.pipeline_tma`) issues the loads of the next tile while the
+current one finishes, as Triton's scheduler does. Before fusing, pure prologue ops used only
+after the inner loop move into the epilogue (Triton's ``optimizeEpilogueDependencies``),
+and the inner loop's bounds are hoisted before the nest (Triton's
+``speculateInnerLoopLength``: the inner body then always runs in the fused loop,
 ``ttg.must-execute``). Nests whose inner bounds depend on the outer loop are left alone
 (Triton fuses them after a ``tl.assume`` of a positive trip count, which this workbench does
 not record), as are nests with dynamic or non-positive steps.
 
-On CUDA targets a nest whose inner loop computes a ``tt.dot`` from loads is also left alone
-while ``num_stages > 1``: Triton pipelines the flattened loop (its scheduler moves the
-prologue's address computation into earlier stages); this workbench's pipeliner does not,
-so the inner K loop is pipelined instead (:attr:`FuseNestedLoops.notes` says so).
+A nest whose inner loop computes a ``tt.dot`` from pointer loads (``tt.load``) is also left
+alone while ``num_stages > 1``: their cp.async pipeline needs the unfused K loop here
+(:attr:`FuseNestedLoops.notes` says so); descriptor loads (TMA) are pipelined in the fused
+loop.
 """
 from __future__ import annotations
 
@@ -53,7 +59,6 @@ from .values import block_of, defined_outside
 
 FLATTEN = "tt.flatten"
 MUST_EXECUTE = "ttg.must-execute"
-_LOADS = ("tt.load", "tt.descriptor_load")
 
 
 def inner_loop(outer: Operation) -> Operation | None:
@@ -259,9 +264,10 @@ class FuseNestedLoops(Pass):
                     continue
                 if self.num_stages > 1 and _pipelined_dot(inner):
                     self.notes.append(
-                        "flatten=True not applied: the inner loop computes a dot from loads, "
-                        "which is software-pipelined on its own (this workbench does not "
-                        "pipeline a flattened loop nest as Triton does).")
+                        "flatten=True not applied: the inner loop computes a dot from pointer "
+                        "loads, which are software-pipelined in the inner loop instead (this "
+                        "workbench pipelines a flattened nest only for tensor descriptor "
+                        "loads).")
                     continue
                 fuse_nest(op, inner)
 
@@ -271,6 +277,10 @@ class FuseNestedLoops(Pass):
 
 
 def _pipelined_dot(inner: Operation) -> bool:
+    """Whether the inner loop computes a dot from pointer loads (``tt.load``): the cp.async
+    pipeliner takes those only in an unfused loop. Descriptor loads (TMA, sm_90) are
+    pipelined in the fused loop too (their coordinates are scalars the fused loop
+    recomputes)."""
     body = inner.regions[0].block
     return any(op.name in ("tt.dot", "ttng.warp_group_dot") for op in body.ops) and \
-        any(op.name in _LOADS for op in body.ops)
+        any(op.name == "tt.load" for op in body.ops)

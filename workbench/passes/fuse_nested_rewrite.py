@@ -4,7 +4,8 @@ loop)."""
 from __future__ import annotations
 
 from ..ir.core import Block, Operation, Value
-from ..ir.types import i1
+from ..ir.types import FloatType, IntType, PointerType, i1
+from .effects import is_pure
 from .fuse_nested_loops import (
     _const,
     _op,
@@ -44,10 +45,24 @@ def _carried_types_ok(outer: Operation, inner: Operation) -> bool:
     return outer.operands[0].type == inner.operands[0].type
 
 
+def hoist_invariants(outer: Operation, inner: Operation) -> None:
+    """Move the prologue's pure ops whose operands are all defined before ``outer`` (the
+    accumulator's ``tl.zeros``, say) in front of it (Triton's ``moveLoopInvariantCode`` on
+    the outer loop first): an inner init defined outside the nest is then carried once and
+    reset by the epilogue, not carried twice."""
+    body = outer.regions[0].block
+    for op in list(body.ops[:body.ops.index(inner)]):
+        if not op.regions and is_pure(op) and all(defined_outside(v, outer)
+                                                  for v in op.operands):
+            body.ops.remove(op)
+            block_of(outer).insert_before(outer, op)
+
+
 def fuse_nest(outer: Operation, inner: Operation) -> bool:
     """Flatten the nest ``outer`` / ``inner`` (module docstring of
     :mod:`.fuse_nested_loops`). Returns whether it was fused; when the inner bounds cannot
     be hoisted or a carried value has no placeholder, nothing changes."""
+    hoist_invariants(outer, inner)
     sink_epilogue_only(outer, inner)
     if not _carried_types_ok(outer, inner) or not speculate(outer, inner):
         return False
@@ -60,12 +75,41 @@ def _names(vals, src) -> None:
         v.name = s.name
 
 
+def _scalar_pure(op: Operation) -> bool:
+    return not op.regions and is_pure(op) and \
+        all(isinstance(v.type, (IntType, FloatType, PointerType))
+            for v in list(op.operands) + list(op.results))
+
+
+def split_prologue(prologue: list) -> tuple[list, list]:
+    """``(every_iteration, first_only)``: the prologue's pure scalar ops (recomputed every
+    fused iteration from the outer index, so the pipeliner can compute them for a later
+    iteration) and the rest (run under ``scf.if T == 0``, their results carried)."""
+    late: set = set()
+    every, first = [], []
+    for op in prologue:
+        if _scalar_pure(op) and not any(id(v.defining_op) in late for v in op.operands
+                                         if v.defining_op is not None):
+            every.append(op)
+        else:
+            late.add(id(op))
+            first.append(op)
+    return every, first
+
+
 def fuse_one_level(outer: Operation, inner: Operation) -> Operation:
     """The rewrite proper, after :func:`~.fuse_nested_loops.speculate` (the inner bounds are
-    defined before ``outer`` and the inner body always runs). Returns the fused loop."""
+    defined before ``outer`` and the inner body always runs). Returns the fused loop.
+
+    Unlike Triton, the position in the nest is derived from the fused induction variable
+    ``t`` (``T = t % inner_len``, ``i = lb_i + (t / inner_len) * step_i``, ``j = lb_j + T *
+    step_j``) instead of carried, and the prologue's pure scalar ops run every iteration
+    (:func:`split_prologue`): the loads' coordinates are then functions of ``t``, which
+    ``tritongpu-pipeline`` can evaluate for a later iteration."""
     body = outer.regions[0].block
     idx = body.ops.index(inner)
     prologue, epilogue, oy = body.ops[:idx], body.ops[idx + 1:-1], body.ops[-1]
+    every, prologue = split_prologue(prologue)
     pro_ids = {id(op) for op in prologue}
     pro_outs = _outputs(prologue, lambda u: id(_top(u, body)) not in pro_ids)
     lb_i, ub_i, st_i = outer.operands[:3]
@@ -78,8 +122,7 @@ def fuse_one_level(outer: Operation, inner: Operation) -> Operation:
     last = _op(outer, "arith.subi", [inner_len, c1], ity)
     inits_j = inner.operands[3:]
     outside = [defined_outside(v, outer) for v in inits_j]
-    carried = [c0, _op(outer, "arith.subi", [lb_i, st_i], ity), *outer.operands[3:],
-               _placeholder(outer, ity)]
+    carried = list(outer.operands[3:])
     carried += [v if out else _placeholder(outer, v.type) for v, out in zip(inits_j, outside,
                                                                             strict=True)]
     carried += [_placeholder(outer, v.type) for v in pro_outs]
@@ -88,46 +131,46 @@ def fuse_one_level(outer: Operation, inner: Operation) -> Operation:
                       regions=1, loc=outer.loc)
     block_of(outer).insert_before(outer, fused)
     fb = fused.regions[0].add_block()
-    fb.add_arg(ity, "_")
+    t = fb.add_arg(ity, "_")
     args = [fb.add_arg(v.type) for v in carried]
     n_o, n_j = len(outer.operands) - 3, len(inits_j)
-    t_arg, i_prev = args[0], args[1]
-    o_args, j_arg = args[2:2 + n_o], args[2 + n_o]
-    jo_args = args[3 + n_o:3 + n_o + n_j]
-    po_args = args[3 + n_o + n_j:]
+    o_args, jo_args, po_args = args[:n_o], args[n_o:n_o + n_j], args[n_o + n_j:]
     _names(o_args, body.args[1:])
-    _names([i_prev, j_arg], [body.args[0], inner.regions[0].block.args[0]])
     for a, n in zip(body.args[1:], o_args, strict=True):
         a.replace_all_uses_with(n)
     inits_j = inner.operands[3:]  # the outer iter args among them are the fused loop's now
-    # prologue: if T == 0 (the first fused iteration of an outer iteration)
     anchor = Operation("scf.yield", [], [])  # a placeholder end of the fused body
     fb.append(anchor)
-    first = _op(anchor, "arith.cmpi", [t_arg, c0], i1, predicate="eq")
+    q = _op(anchor, "arith.divsi", [t, inner_len], ity)
+    t_in = _op(anchor, "arith.remsi", [t, inner_len], ity)
+    i_val = _op(anchor, "arith.addi", [lb_i, _op(anchor, "arith.muli", [q, st_i], ity)], ity)
+    j_val = _op(anchor, "arith.addi", [lb_j, _op(anchor, "arith.muli", [t_in, st_j], ity)],
+                ity)
+    _names([i_val, j_val], [body.args[0], inner.regions[0].block.args[0]])
+    body.args[0].replace_all_uses_with(i_val)
+    for op in every:  # the outer index's pure scalar work, every iteration
+        op.parent.ops.remove(op)  # type: ignore[union-attr]
+        fb.insert_before(anchor, op)
+    # the rest of the prologue: if T == 0 (the first fused iteration of an outer iteration)
+    first = _op(anchor, "arith.cmpi", [t_in, c0], i1, predicate="eq")
     passed = [k for k, out in enumerate(outside) if not out]
-    p_types = [lb_j.type, *[v.type for v in pro_outs], *[inits_j[k].type for k in passed], ity]
+    p_types = [*[v.type for v in pro_outs], *[inits_j[k].type for k in passed]]
     pif = Operation("scf.if", [first], p_types, regions=2, loc=outer.loc)
     fb.insert_before(anchor, pif)
     then = pif.regions[0].add_block()
-    i_new = Operation("arith.addi", [i_prev, st_i], [ity], loc=outer.loc)
-    i_new.result.name = body.args[0].name
-    then.append(i_new)
     _move(prologue, then)
-    then.append(Operation("scf.yield", [lb_j, *pro_outs, *[inits_j[k] for k in passed],
-                                        i_new.result], []))
+    then.append(Operation("scf.yield", [*pro_outs, *[inits_j[k] for k in passed]], []))
     pif.regions[1].add_block().append(Operation(
-        "scf.yield", [j_arg, *po_args, *[jo_args[k] for k in passed], i_prev], []))
-    j_val, i_val = pif.results[0], pif.results[-1]
-    _names([j_val, i_val], [inner.regions[0].block.args[0], body.args[0]])
-    for u, k in list(body.args[0].uses):
-        u.set_operand(k, i_new.result if _inside(u, pif) else i_val)
-    for v, r in zip(pro_outs, pif.results[1:1 + len(pro_outs)], strict=True):
+        "scf.yield", [*po_args, *[jo_args[k] for k in passed]], []))
+    for v, r in zip(pro_outs, pif.results[:len(pro_outs)], strict=True):
         r.name = v.name
         _replace_outside(v, r, pif)
+    if not p_types and not prologue:
+        fb.ops.remove(pif)
     # the inner body, inlined (ttg.must-execute)
     ib = inner.regions[0].block
     ib.args[0].replace_all_uses_with(j_val)
-    it = iter(pif.results[1 + len(pro_outs):-1])
+    it = iter(pif.results[len(pro_outs):])
     for k, a in enumerate(ib.args[1:]):
         a.replace_all_uses_with(jo_args[k] if outside[k] else next(it))
     iy = ib.ops[-1]
@@ -136,40 +179,37 @@ def fuse_one_level(outer: Operation, inner: Operation) -> Operation:
     _move(list(ib.ops), fb)
     fb.ops.remove(anchor)
     fb.append(anchor)
-    j_next = _op(anchor, "arith.addi", [j_val, st_j], lb_j.type)
     for r, v in zip(inner.results, yielded, strict=True):
         r.replace_all_uses_with(v)
     inner.erase()
     # epilogue: if T == inner_len - 1 (the last fused iteration of an outer iteration)
-    is_last = _op(anchor, "arith.cmpi", [t_arg, last], i1, predicate="eq")
+    is_last = _op(anchor, "arith.cmpi", [t_in, last], i1, predicate="eq")
     epi_ids = {id(op) for op in epilogue}
     pos = [p for p, v in enumerate(oy.operands)
            if v.defining_op is not None and id(v.defining_op) in epi_ids]
-    resets = [k for k, out in enumerate(outside) if out]
-    e_types = [oy.operands[p].type for p in pos] + [inits_j[k].type for k in resets]
+    e_types = [oy.operands[p].type for p in pos]
     eif = Operation("scf.if", [is_last], e_types, regions=2, loc=outer.loc)
     if epilogue or e_types:
         fb.insert_before(anchor, eif)
     et = eif.regions[0].add_block()
     _move(epilogue, et)
-    et.append(Operation("scf.yield", [oy.operands[p] for p in pos] +
-                        [inits_j[k] for k in resets], []))
-    eif.regions[1].add_block().append(Operation(
-        "scf.yield", [o_args[p] for p in pos] + [yielded[k] for k in resets], []))
+    et.append(Operation("scf.yield", [oy.operands[p] for p in pos], []))
+    eif.regions[1].add_block().append(Operation("scf.yield", [o_args[p] for p in pos], []))
     out_yield = list(oy.operands)
-    for p, r in zip(pos, eif.results[:len(pos)], strict=True):
+    for p, r in zip(pos, eif.results, strict=True):
         r.name = out_yield[p].name
         out_yield[p] = r
+    # an inner init defined before the nest restarts at the next outer iteration:
+    # select(last, init, value) (Triton's if-result, after MLIR's if-to-select folding)
     j_out = list(yielded)
-    for k, r in zip(resets, eif.results[len(pos):], strict=True):
-        r.name = yielded[k].name
-        j_out[k] = r
-    t_next = _op(anchor, "arith.select", [is_last, c0, _op(anchor, "arith.addi",
-                                                           [t_arg, c1], ity)], ity)
-    for v in [t_next, i_val, *out_yield, j_next, *j_out,
-              *pif.results[1:1 + len(pro_outs)]]:
+    for k, out in enumerate(outside):
+        if out:
+            j_out[k] = _op(anchor, "arith.select", [is_last, inits_j[k], yielded[k]],
+                           yielded[k].type)
+            j_out[k].name = yielded[k].name
+    for v in [*out_yield, *j_out, *pif.results[:len(pro_outs)]]:
         anchor.add_operand(v)
-    for r, f in zip(outer.results, fused.results[2:2 + n_o], strict=True):
+    for r, f in zip(outer.results, fused.results[:n_o], strict=True):
         f.name = r.name
         r.replace_all_uses_with(f)
     oy.erase()
@@ -181,15 +221,6 @@ def _placeholder(before: Operation, t) -> Value:
     v = placeholder(before, t)
     assert v is not None, "checked by _carried_types_ok"
     return v
-
-
-def _inside(op: Operation, anc: Operation) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if p is anc:
-            return True
-        p = p.parent_op()
-    return False
 
 
 __all__ = ["fuse_nest", "fuse_one_level"]

@@ -32,6 +32,11 @@ iteration's wgmma read, after the wait that finished it (the wgmma is asynchrono
 previous iteration's synchronous wgmma being done). Barrier ``s`` completes once per use of
 slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The copies of
 iterations past the end are predicated off (no bytes, no arrival; nothing waits for them).
+In a loop nest fused by ``tritongpu-fuse-nested-loops`` the coordinates are functions of the
+fused induction variable, so the copies of the next tile's first K steps are issued during
+the current tile's last ones; the accumulator the loop carries is then ``select(%last,
+%init, %acc)`` and the epilogue ``scf.if`` reads it after ``warp_group_dot_wait {pendings =
+0}`` (:func:`.pipeline_wgmma.epilogue_if`), as in Triton.
 :mod:`.insert_barriers` places the ``gpu.barrier`` ops (after ``init_barrier``, between the
 wgmma wait and the refill). ``triton-nvidia-tma-lowering`` then gives each descriptor the
 slots' shared encoding.
