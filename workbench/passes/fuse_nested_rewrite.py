@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..ir.core import Block, Operation, Value
 from ..ir.types import FloatType, IntType, PointerType, i1
 from .effects import is_pure
-from .fuse_nested_loops import (
+from .fuse_nested_prep import (
     _const,
     _op,
     _outputs,

@@ -49,16 +49,14 @@ from math import prod
 from ..ir.core import Operation, Value
 from ..ir.types import MemDescType, i1, i32, i64
 from ..layouts.encodings import NVMMASharedLayout, SwizzledSharedLayout
-from .pipeline import (
-    _advance_chains,
-    _ahead_pointers,
-    _binop,
-    _clone,
-    _const,
-    _dce,
-    _shift_carried,
-)
 from .pipeline_analysis import Slicer, affine_iter_args
+from .pipeline_common import advance_chains as _advance_chains
+from .pipeline_common import ahead_pointers as _ahead_pointers
+from .pipeline_common import binop_before as _binop
+from .pipeline_common import clone_before as _clone
+from .pipeline_common import const_before as _const
+from .pipeline_common import dce_block as _dce
+from .pipeline_common import shift_carried as _shift_carried
 from .pipeline_wgmma import drain_after, find_async_dot, make_async
 from .values import block_of, defining_op
 
