@@ -112,7 +112,9 @@ def test_matmul_ttgir_reads_the_tma_buffers_in_wgmma():
     a = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [128, 64])
     b = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [64, 128])
     c = TensorDescriptor.from_tensor(np.zeros((256, 256), np.float16), [128, 128])
-    k = wb.compile(tma_matmul, a, b, c, 256, BM=128, BN=128, BK=64, target="cuda:90")
+    # one stage: the loads stay in the loop (tests/passes/test_pipeline_tma.py: pipelined)
+    k = wb.compile(tma_matmul, a, b, c, 256, BM=128, BN=128, BK=64, target="cuda:90",
+                   num_stages=1)
     text = k.asm["ttgir"]
     lines = op_lines(text)
     for want in TRITON_MATMUL.splitlines():
@@ -319,6 +321,13 @@ def test_copy_ptx_follows_tritons_instruction_sequence():
     want = TRITON_COPY_PTX.splitlines()
     i = want.index("mbarrier.inval.shared::cta.b64 [%r]") + 1
     want = want[:i] + ["fence.proxy.async.shared::cta"] + want[i:-1]
+    # Triton's membar puts a bar.sync between each two mbarrier ops; the workbench keeps the
+    # ones needed (tritongpu-insert-barriers): after the init (before the copies of other
+    # warps use the mbarrier) and before the inval, not between init and expect (one
+    # thread), nor between the copy and the wait, nor after the wait (every thread waits)
+    for drop in (1, 6):
+        assert want[drop] == "bar.sync"
+    want = [w for j, w in enumerate(want) if j not in (1, 6)]
     assert _skeleton(ptx) == want
     head = ptx.split("{")[0]
     assert head.count(".param .align 64 .b8 copy_plus_one_param_") == 2

@@ -16,13 +16,22 @@ Each op reads and writes byte intervals of ``global_smem``, from the offsets of
   earlier accesses (write-after-read), and its bytes become a pending write at the
   ``ttg.async_wait`` that lets them land; an asynchronous ``ttng.warp_group_dot`` is a read
   still in progress until ``ttng.warp_group_dot_wait``;
-* the TMA ops of a tensor descriptor (``triton-nvidia-tma-lowering``): the barrier ops
-  (``ttng.init_barrier``, ``barrier_expect``, ``inval_barrier``) write their mbarrier,
-  ``ttng.wait_barrier`` reads it; ``ttng.async_tma_copy_global_to_local`` writes its mbarrier
-  now and its tile asynchronously (like ``ttg.async_copy_global_to_local``), the tile's bytes
-  becoming a pending write at the ``wait_barrier``; ``ttng.async_tma_copy_local_to_global``
+* the TMA ops of a tensor descriptor (``triton-nvidia-tma-lowering``, :mod:`.pipeline_tma`):
+  ``ttng.init_barrier`` and ``inval_barrier`` (thread 0) write their mbarrier; such writes
+  are kept apart (``mbar``): two of them need no barrier between them (one thread), anything
+  else touching the bytes does (``init`` must be seen by every thread before they use the
+  mbarrier, ``inval`` must wait until every thread is done with it). ``wait_barrier`` reads
+  it. The copy checks its mbarrier operand against those writes but leaves no read behind
+  (a wait follows it); arrivals, byte completions and waits are ordered by the mbarrier
+  itself (PTX ISA 9.7.13.15: a copy may complete its bytes before the expecting arrival).
+  ``barrier_expect`` (thread 0 re-arms the mbarrier for its next phase) waits for earlier
+  reads (every thread has seen the previous phase complete) and leaves no access behind.
+  The copy writes its tile asynchronously (like ``ttg.async_copy_global_to_local``) and every
+  thread waits on the mbarrier itself, so ``wait_barrier`` ends the pending copies without a
+  barrier (the data is visible to each waiting thread). ``ttng.async_tma_copy_local_to_global``
   reads its tile now and keeps reading it (like an asynchronous wgmma) until
-  ``ttng.async_tma_store_wait``. This gives Triton's barriers around a TMA load and store.
+  ``ttng.async_tma_store_wait``. Triton 3.6's membar treats the mbarrier ops as plain
+  accesses and puts a ``bar.sync`` between each two of them; these are the ones it needs.
 
 The analysis keeps the intervals read and written since the last barrier; an op that reads
 bytes pending a write (read-after-write) or writes bytes pending a read or a write
@@ -55,10 +64,13 @@ class State:
     writes: frozenset = EMPTY
     copies: frozenset = EMPTY
     wgmma: frozenset = EMPTY
+    #: mbarriers written by thread 0 (``init_barrier``, ``inval_barrier``)
+    mbar: frozenset = EMPTY
 
     def join(self, other: State) -> State:
         return State(self.reads | other.reads, self.writes | other.writes,
-                     self.copies | other.copies, self.wgmma | other.wgmma)
+                     self.copies | other.copies, self.wgmma | other.wgmma,
+                     self.mbar | other.mbar)
 
 
 def _hit(a, b) -> bool:
@@ -118,12 +130,20 @@ class Membar:
 
     # the walk ---------------------------------------------------------------------------------
     def needs_barrier(self, op: Operation, st: State) -> bool:
-        if op.name in ("ttg.async_copy_global_to_local",
-                       "ttng.async_tma_copy_global_to_local"):
+        if op.name == "ttg.async_copy_global_to_local":
             dst = frozenset(self.interval(o) for o in op.operands
                             if isinstance(o.type, MemDescType))
-            return _hit(dst, st.reads | st.writes)
+            return _hit(dst, st.reads | st.writes | st.mbar)
+        if op.name == "ttng.async_tma_copy_global_to_local":
+            mem = [self.interval(o) for o in op.operands if isinstance(o.type, MemDescType)]
+            return _hit({mem[0]}, st.reads | st.writes | st.mbar) or \
+                _hit({mem[1]}, st.writes | st.mbar)
+        if op.name in ("ttng.init_barrier", "ttng.inval_barrier", "ttng.barrier_expect"):
+            own = {self.interval(op.operands[0])}
+            return _hit(own, st.reads | st.writes)
         rd, wr = self.effects(op)
+        if st.mbar:
+            return _hit(rd, st.writes | st.mbar) or _hit(wr, st.reads | st.writes | st.mbar)
         if op.name == "ttng.warp_group_dot" and op.attributes.get("isAsync"):
             rd = frozenset(self.interval(o) for o in op.operands
                            if isinstance(o.type, MemDescType))
@@ -134,6 +154,11 @@ class Membar:
         name = op.name
         if name == "gpu.barrier":
             return State(copies=st.copies, wgmma=st.wgmma)
+        if name == "ttng.barrier_expect":
+            return st
+        if name in ("ttng.init_barrier", "ttng.inval_barrier"):
+            own = frozenset({self.interval(op.operands[0])})
+            return State(st.reads, st.writes, st.copies, st.wgmma, st.mbar | own)
         if name in _LOOPS:
             return self.loop(op, st, insert)
         if name == "scf.if":
@@ -145,29 +170,26 @@ class Membar:
         if name == "ttg.async_copy_global_to_local":
             dst = frozenset(self.interval(o) for o in op.operands
                             if isinstance(o.type, MemDescType))
-            return State(st.reads, st.writes, st.copies | dst, st.wgmma)
+            return State(st.reads, st.writes, st.copies | dst, st.wgmma, st.mbar)
         if name == "ttg.async_wait":
             keep = st.copies if int(op.attributes.get("num", 0)) > 0 else EMPTY
-            return State(st.reads, st.writes | st.copies, keep, st.wgmma)
+            return State(st.reads, st.writes | st.copies, keep, st.wgmma, st.mbar)
         if (name == "ttng.warp_group_dot" and op.attributes.get("isAsync")) or \
                 name == "ttng.async_tma_copy_local_to_global":
             rd = frozenset(self.interval(o) for o in op.operands
                            if isinstance(o.type, MemDescType))
-            return State(st.reads | rd, st.writes, st.copies, st.wgmma | rd)
+            return State(st.reads | rd, st.writes, st.copies, st.wgmma | rd, st.mbar)
         if name == "ttng.async_tma_copy_global_to_local":
             mem = [self.interval(o) for o in op.operands if isinstance(o.type, MemDescType)]
-            return State(st.reads, st.writes | {mem[1]}, st.copies | {mem[0]}, st.wgmma)
+            return State(st.reads, st.writes, st.copies | {mem[0]}, st.wgmma, st.mbar)
         if name == "ttng.wait_barrier":
-            return State(st.reads | {self.interval(op.operands[0])}, st.writes | st.copies,
-                         st.copies, st.wgmma)
-        if name == "ttng.async_tma_store_wait":
+            return State(st.reads | {self.interval(op.operands[0])}, st.writes, EMPTY,
+                         st.wgmma, st.mbar)
+        if name in ("ttng.async_tma_store_wait", "ttng.warp_group_dot_wait"):
             keep = st.wgmma if int(op.attributes.get("pendings", 0)) > 0 else EMPTY
-            return State(st.reads | st.wgmma, st.writes, st.copies, keep)
-        if name == "ttng.warp_group_dot_wait":
-            keep = st.wgmma if int(op.attributes.get("pendings", 0)) > 0 else EMPTY
-            return State(st.reads | st.wgmma, st.writes, st.copies, keep)
+            return State(st.reads | st.wgmma, st.writes, st.copies, keep, st.mbar)
         rd, wr = self.effects(op)
-        return State(st.reads | rd, st.writes | wr, st.copies, st.wgmma)
+        return State(st.reads | rd, st.writes | wr, st.copies, st.wgmma, st.mbar)
 
     def block(self, block, st: State, insert: bool) -> State:
         for op in list(block.ops):
@@ -198,9 +220,6 @@ class Membar:
 #: reads and writes (byte intervals) of the TMA ops that take effect now, from the intervals of
 #: their memdesc operands in order
 _TMA_EFFECTS: dict[str, Callable[[list], tuple[frozenset, frozenset]]] = {
-    "ttng.init_barrier": lambda m: (EMPTY, frozenset(m)),
-    "ttng.barrier_expect": lambda m: (EMPTY, frozenset(m)),
-    "ttng.inval_barrier": lambda m: (EMPTY, frozenset(m)),
     "ttng.wait_barrier": lambda m: (frozenset(m), EMPTY),
     "ttng.async_tma_copy_local_to_global": lambda m: (frozenset(m), EMPTY),
 }

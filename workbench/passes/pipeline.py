@@ -80,39 +80,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value, functions
-from ..ir.types import MemDescType, async_token, i1, i32, like
-from .effects import is_pure
+from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_common import advance_chains as _advance_chains
+from .pipeline_common import ahead_pointers as _ahead_pointers
+from .pipeline_common import binop_before as _binop
+from .pipeline_common import clone_before as _clone
+from .pipeline_common import const_before as _const
+from .pipeline_common import dce_block as _dce
+from .pipeline_common import shift_carried as _shift_carried
+from .pipeline_tma import pipeline_tma_loop
 from .pipeline_wgmma import drain_after, find_async_dot, make_async
 from .values import block_of, defining_op, shaped_type
-
-
-def _const(before: Operation, value, t=i32) -> Value:
-    op = Operation("arith.constant", [], [t], {"value": value}, loc=before.loc)
-    block_of(before).insert_before(before, op)
-    return op.result
-
-
-def _binop(before: Operation, name: str, a: Value, b: Value, t=i32, loc=None) -> Value:
-    op = Operation(name, [a, b], [t], loc=loc or before.loc)
-    block_of(before).insert_before(before, op)
-    return op.result
-
-
-def _clone(ops: list, mapping: dict, before: Operation) -> None:
-    """Clone ``ops`` (topological order) before ``before``, operands through ``mapping``
-    (``id(old value) -> new value``), which receives the clones' results. Ops whose results
-    are already mapped (shared by two loads of one stage) are not cloned again."""
-    for op in ops:
-        if op.results and id(op.results[0]) in mapping:
-            continue
-        new = Operation(op.name, [mapping.get(id(v), v) for v in op.operands],
-                        [r.type for r in op.results], dict(op.attributes), loc=op.loc)
-        for r, nr in zip(op.results, new.results, strict=False):
-            nr.name = r.name
-            mapping[id(r)] = nr
-        block_of(before).insert_before(before, new)
 
 
 def candidates(loop: Operation) -> list:
@@ -152,58 +132,6 @@ def _issue(cand: Candidate, buf, mapping: dict, slot, pred, before, loc) -> Valu
     blk.insert_before(before, commit)
     copy.result.name = commit.result.name = load.result.name  # Triton names them so too
     return commit.result
-
-
-def _advance_chains(loop: Operation, cands: list, stages: int) -> dict:
-    """For every affine iter arg the candidates read: ``id(arg) -> (affine, [p_0 .. p_{S-1}],
-    inc)`` where ``p_s = init + s * inc`` (a chain of ``tt.addptr`` before the loop, as
-    Triton's prologue) and ``inc`` the increment computed before the loop."""
-    chains = {}
-    for c in cands:
-        for a in c.carried:
-            if id(a.arg) in chains:
-                continue
-            mapping: dict = {}
-            _clone(a.inc_ops, mapping, loop)
-            inc = mapping.get(id(a.inc), a.inc)
-            ptrs = [loop.operands[3 + a.index - 1]]
-            for _ in range(1, stages):
-                ptrs.append(_binop(loop, a.advance.name, ptrs[-1], inc, a.arg.type,
-                                   loc=a.advance.loc))
-            chains[id(a.arg)] = (a, ptrs, inc)
-    return chains
-
-
-def _ahead_pointers(loop, chains: dict, stages: int, first: Operation) -> dict:
-    """In the body, before ``first``: ``arg + (S - 1) * inc`` for every affine iter arg (the
-    pointer of the iteration being prefetched). ``id(arg) -> (addptr op, offset op)``."""
-    out = {}
-    for key, (a, _, inc) in chains.items():
-        n = _const(loop, stages - 1, inc.type)
-        off = _binop(loop, "arith.muli", inc, n, inc.type, loc=a.advance.loc)
-        ahead = _binop(first, a.advance.name, a.arg, off, a.arg.type, loc=a.advance.loc)
-        ahead.name = a.arg.name
-        out[key] = ahead
-    return out
-
-
-def _shift_carried(loop, chains: dict, ahead: dict) -> None:
-    """Where nothing but the prefetch and the advance read an affine iter arg and its final
-    value is unused after the loop, carry the prefetch pointer itself (init ``p_{S-1}``, as
-    Triton does) instead of adding ``(S - 1) * inc`` every iteration."""
-    for key, (a, ptrs, _) in chains.items():
-        p = ahead[key]
-        users = {id(u) for u, _ in a.arg.uses}
-        if loop.results[a.index - 1].uses or users != {id(a.advance), id(p.defining_op)} or \
-                len(a.advance.result.uses) != 1:
-            continue
-        p.replace_all_uses_with(a.arg)
-        off = p.defining_op.operands[1].defining_op
-        p.defining_op.erase()
-        loop.set_operand(3 + a.index - 1, ptrs[-1])
-        for op in (off, off.operands[1].defining_op):
-            if op is not None and not op.result.uses:
-                op.erase()
 
 
 def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bool:
@@ -317,17 +245,6 @@ def num_buffers(cands: list, stages: int) -> int:
     return stages if wgmma else max(1, stages - 1)
 
 
-def _dce(block) -> None:
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(list(block.ops)):
-            if op.results and not any(r.uses for r in op.results) and is_pure(op) and \
-                    not op.regions:
-                op.erase()
-                changed = True
-
-
 @dataclass
 class Pipeline(Pass):
     """The ``tritongpu-pipeline`` pass. Options: ``num_stages`` (buffers per pipelined load;
@@ -347,6 +264,9 @@ class Pipeline(Pass):
             for op in list(func.walk()):
                 if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
                                                 for o in op.regions[0].block.ops):
+                    if any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops):
+                        if pipeline_tma_loop(op, self.num_stages, self.notes):
+                            continue
                     pipeline_loop(op, self.num_stages, self.notes)
 
     @property

@@ -144,6 +144,10 @@ class _Slicer:
         return True
 
 
+#: the public name of the slicer (:mod:`.pipeline_tma` slices descriptor coordinates)
+Slicer = _Slicer
+
+
 def _describe(load: Operation) -> str:
     name = load.loc.name or (load.result.name or "").rsplit("_", 1)[0] or "a tile"
     line = load.loc.root().line if load.loc is not None else 0
@@ -271,4 +275,5 @@ def find_candidates(loop: Operation) -> tuple:
     return cands, notes
 
 
-__all__ = ["Affine", "Candidate", "affine_iter_args", "find_candidates", "invariant_slice"]
+__all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "find_candidates",
+           "invariant_slice"]

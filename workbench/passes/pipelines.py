@@ -16,10 +16,12 @@ from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
 from .decompose_scaled_dot import DecomposeScaledDot
+from .fuse_nested_loops import FuseNestedLoops
 from .insert_barriers import InsertBarriers
 from .licm import LoopInvariantCodeMotion
 from .loop_unroll import LoopUnroll
 from .manager import Pass
+from .optimize_dot_operands import OptimizeDotOperands
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
 from .rewrite_descriptors import RewriteTensorDescriptorToPointer
@@ -36,6 +38,8 @@ REGISTRY: dict[str, type] = {
     "tritongpu-coalesce": Coalesce,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
+    "tritongpu-optimize-dot-operands": OptimizeDotOperands,
+    "tritongpu-fuse-nested-loops": FuseNestedLoops,
     "triton-licm": LoopInvariantCodeMotion,
     "tritongpu-pipeline": Pipeline,
     "tritongpu-allocate-shared-memory": AllocateShared,
@@ -74,13 +78,17 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
     On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
     first remove-layout-conversions and accelerate-matmul).
-    Then accelerate-matmul; on every ``cuda`` target ``triton-licm`` (before pipelining, as
-    Triton); on ``cuda:80`` and newer ``tritongpu-pipeline`` (``num_stages`` from ``options``,
-    default 3), on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend
-    left in place); on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE
-    after the pipeliner); on ``cuda:80`` and newer ``tritongpu-allocate-shared-memory`` and
-    ``tritongpu-insert-barriers`` (Triton runs the last two in make_llir). ``scratch``: the
-    backend's shared-scratch size of an op (bytes), for the allocation."""
+    Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands`` (wgmma
+    reads a transposed operand through a transposed shared view); on ``cuda:80`` and newer
+    ``tritongpu-fuse-nested-loops`` (``tl.range(..., flatten=True)``); on every ``cuda`` target
+    ``triton-licm`` (before pipelining, as Triton); on ``cuda:80`` and newer
+    ``tritongpu-pipeline`` (``num_stages`` from ``options``, default 3; loops whose dot
+    operands are tensor descriptor loads get TMA copies with mbarriers, :mod:`.pipeline_tma`),
+    on ``cuda:90`` ``triton-nvidia-tma-lowering`` (tensor descriptors the backend left in place);
+    on every ``cuda`` target ``cse`` (Triton's loop-aware CSE and final CSE after the pipeliner); on
+    ``cuda:80`` and newer ``tritongpu-allocate-shared-memory`` and ``tritongpu-insert-barriers``
+    (Triton runs the last two in make_llir). ``scratch``: the backend's shared-scratch size of
+    an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
     passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
               RemoveLayoutConversions()]
@@ -91,6 +99,11 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     text = str(target)
     cuda = text.startswith("cuda:")
     sm = int(text[5:]) if cuda and text[5:].isdigit() else 0
+    if sm >= 90:
+        passes.append(OptimizeDotOperands())
+    if sm >= 80:
+        passes.append(FuseNestedLoops(num_stages=getattr(options, "num_stages", 3)
+                                      if options is not None else 3))
     if cuda:
         passes.append(LoopInvariantCodeMotion())
     if sm >= 80:

@@ -157,8 +157,14 @@ def tma_unsupported(module: Operation) -> str | None:
 
 
 def _wanted_encoding(a: Value, block: irt.TensorType) -> NVMMASharedLayout:
-    """The encoding of the first ``ttg.local_alloc`` a load of ``a`` feeds, when it is a
+    """The encoding of the slots a pipelined TMA copy of ``a`` fills (:mod:`.pipeline_tma`),
+    else of the first ``ttg.local_alloc`` a load of ``a`` feeds, when it is a
     non-transposed nvmma_shared of the block's shape (``findLoadEncodingFromUsers``)."""
+    for user, _ in a.uses:  # the slots the pipeliner's TMA copies fill come first
+        if user.name == "ttng.async_tma_copy_global_to_local":
+            dst = user.operands[-3].type
+            if isinstance(dst, irt.MemDescType) and isinstance(dst.encoding, NVMMASharedLayout):
+                return dst.encoding
     for user, _ in a.uses:
         if user.name != "tt.descriptor_load":
             continue
@@ -275,6 +281,10 @@ class _Lowering:
                     tuple(ut.shape) == tuple(mem_t.shape):
                 user.result.replace_all_uses_with(buf)
                 user.erase()
+        for view, _ in buf.uses:  # a transposed view of the buffer is mutable too
+            vt = view.result.type if view.name == "ttg.memdesc_trans" else None
+            if isinstance(vt, irt.MemDescType):
+                view.result.type = irt.MemDescType(vt.shape, vt.element, vt.encoding, True)
         if op.result.uses:
             ld = b.create("ttg.local_load", [buf], [res_t], result_name=name)
             op.result.replace_all_uses_with(ld.result)

@@ -26,6 +26,7 @@ from .control import ControlFlowMixin
 from .dtypes import constant_array, np_dtype
 from .errors import InterpreterError
 from .memory_ops import MemoryOpsMixin
+from .tma_ops import TmaOpsMixin
 
 
 class CompiledFunction:
@@ -56,7 +57,7 @@ _PURE_SHAPE = {"tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.r
                "tt.trans", "tt.join", "tt.cat"}
 
 
-class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin):
+class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin, TmaOpsMixin):
     """Compiles one ``tt.func`` (and, for ``tt.call``, the functions of its ``module``)."""
 
     def __init__(self, func: Operation, module: Operation | None = None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import LaunchError
-from ...ir.types import FloatType, IntType, PointerType
+from ...ir.types import FloatType, IntType, PointerType, TensorDescType
 from ..base import PointerArg
 from .analysis import ALL
 from .block import FIRST_SLOT, MEM, NPROG, PID, PIDS, Return, run_block
@@ -68,7 +68,7 @@ class Launcher:
         pointers = {}
         for i, (a, t, s, name) in enumerate(zip(args, cf.arg_types, cf.arg_slots,
                                                 cf.arg_names, strict=False)):
-            if isinstance(t.scalar, PointerType):
+            if isinstance(t, TensorDescType) or isinstance(t.scalar, PointerType):
                 if not isinstance(a, PointerArg):
                     raise LaunchError(f"argument '{name}' must be an array (pointer "
                                       f"parameter), got {type(a).__name__}")

@@ -114,6 +114,14 @@ def lower_wait_barrier(kl, op) -> None:
     _asm(kl, text, "r,r,~{memory}", [_addr(kl, op.operands[0]), phase])
 
 
+def lower_memdesc_trans(kl, op) -> None:
+    """``ttg.memdesc_trans``: a transposed view of the same bytes (an ``#ttg.nvmma_shared``
+    buffer and its view with ``transposed`` flipped place every element alike), so the
+    result's base is the source's."""
+    kl.smem_offsets[id(op.result)] = kl.smem_offsets[id(op.operands[0])]
+    kl.set(op.result, [])
+
+
 def lower_inval_barrier(kl, op) -> None:
     """``ttng.inval_barrier``: thread 0 invalidates the mbarrier, then a proxy fence: the
     allocator may give the barrier's 8 bytes to a later TMA destination, which the async
@@ -298,6 +306,7 @@ OPS = {
     "ttng.tensormap_fenceproxy_acquire": lower_tensormap_acquire,
     "ttng.reinterpret_tensor_descriptor": lower_reinterpret,
     "ttng.init_barrier": lower_init_barrier,
+    "ttg.memdesc_trans": lower_memdesc_trans,
     "ttng.barrier_expect": lower_barrier_expect,
     "ttng.wait_barrier": lower_wait_barrier,
     "ttng.inval_barrier": lower_inval_barrier,

@@ -63,6 +63,10 @@ SPECS = [
        format="$src `[` $index `]` attr-dict `:` qualified(type($src)) `->` "
               "qualified(type($result))",
        doc="one buffer of a multi-buffered shared allocation"),
+    op("ttg.memdesc_trans", ["src"], traits=("pure",),
+       attributes=[Attr("order", "i32_array", REQUIRED)],
+       format="$src attr-dict `:` qualified(type($src)) `->` qualified(type($result))",
+       doc="the same shared bytes viewed with permuted dims (no data moves)"),
     op("ttg.async_copy_global_to_local", ["src", "dst", "mask?", "other?"], results=("token",),
        attributes=[CACHE_ATTR, EVICT_ATTR,
                    Attr("isVolatile", "bool", False, elide=(None, False)),
