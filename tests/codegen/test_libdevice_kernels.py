@@ -159,6 +159,10 @@ def test_cuda_libdevice_matches_the_interpreter(name, sym, args, ret):
     sp = np.spacing(np.abs(want)).astype(np.float64)
     if name in LOOSE:
         sp = np.maximum(sp, np.spacing(want.dtype.type(1)))
-    ok = (got == want) | (np.isnan(got) & np.isnan(want)) | (
-        np.abs(got.astype(np.float64) - want) <= tol * sp)
+    err = np.abs(got.astype(np.float64) - want)
+    ok = (got == want) | (np.isnan(got) & np.isnan(want)) | (err <= tol * sp)
+    if name in LOOSE and name not in ("lgamma", "tgamma"):
+        # near a zero of a Bessel function the CUDA Math API bounds the absolute error
+        # (5e-12 in double, 2.2e-6 in single for y0/y1/j0/j1 with |x| >= 8 and jn/yn)
+        ok |= err <= (5e-12 if ret == dt.float64 else 2.2e-6)
     assert ok.all(), (sym, got[~ok][:4], want[~ok][:4])

@@ -1,5 +1,9 @@
-"""``tt.extern_elementwise`` on the CUDA backend: libdevice (``__nv_*``) names computed by our
-own code (no libdevice bitcode is linked).
+"""``tt.extern_elementwise`` on the CUDA backend: libdevice (``__nv_*``) functions.
+
+Where NVIDIA's ``libdevice.10.bc`` is installed (the ``sass`` extra, Triton's wheel or a CUDA
+toolkit), every symbol it defines is called as NVIDIA's own function and linked from the
+bitcode (:mod:`.libdevice_link`), as Triton does, so results are bit for bit Triton's. Without
+it, the symbols below are computed by our own code, and the rest raise UnsupportedError.
 
 Symbols are matched as the interpreter and the CPU backend match them: drop ``__nv_``, then a
 trailing ``f`` (single precision spelling) or, for the predicates, ``d`` when the rest is known
@@ -203,12 +207,19 @@ def _fit_int(b, v, lt):
     return b.trunc(v, lt)
 
 
+def _signature(op) -> tuple:
+    """``(result LLVM type, [operand LLVM types], their function type text)`` of ``op``."""
+    from .types import llvm_type
+    in_ts = [llvm_type(v.type.scalar) for v in op.operands]
+    out_t = llvm_type(op.result.type.scalar)
+    return out_t, in_ts, f"{out_t} ({', '.join(str(t) for t in in_ts)})"
+
+
 def _call_libdevice(kl, op, symbol: str) -> None:
     """Call NVIDIA's own ``symbol`` (linked from libdevice's bitcode when the module is
     compiled, :mod:`.libdevice_link`) register by register, with the operands' LLVM types."""
-    from .types import llvm_type
-    in_ts = [llvm_type(v.type.scalar) for v in op.operands]
-    fn = kl.intrinsic(symbol, llvm_type(op.result.type.scalar), in_ts)
+    out_t, in_ts, _ = _signature(op)
+    fn = kl.intrinsic(symbol, out_t, in_ts)
     regs, n = elementwise.broadcast_operands(kl, op)
     kl.set(op.result, [kl.b.call(fn, [r[i] for r in regs]) for i in range(n)])
 
@@ -219,9 +230,9 @@ def lower(kl, op) -> None:
     in_ts = [v.type.scalar for v in op.operands]
     out_t = op.result.type.scalar
     is_float = bool(in_ts) and isinstance(in_ts[0], FloatType)
-    name = resolve(symbol, is_float)
-    if name is None and libdevice_link.defines(symbol):
+    if libdevice_link.defines(symbol, _signature(op)[2]):  # NVIDIA's own, as Triton calls it
         return _call_libdevice(kl, op, symbol)
+    name = resolve(symbol, is_float)
     if name is None:
         kinds = "float" if is_float else "integer"
         raise UnsupportedError(

@@ -54,14 +54,19 @@ def _bitcode() -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _defined() -> frozenset:
-    return frozenset(f.name for f in llvm.parse_bitcode(_bitcode()).functions
-                     if not f.is_declaration)
+def _defined() -> dict:
+    """name -> LLVM function type text (``"float (float, float)"``) of libdevice's functions."""
+    return {f.name: str(f.global_value_type) for f in llvm.parse_bitcode(_bitcode()).functions
+            if not f.is_declaration}
 
 
-def defines(symbol: str) -> bool:
-    """Whether the installed libdevice defines the function ``symbol`` (False without one)."""
-    return path() is not None and symbol in _defined()
+def defines(symbol: str, signature: str | None = None) -> bool:
+    """Whether the installed libdevice defines the function ``symbol`` (False without one),
+    with the LLVM function type ``signature`` (``"double (double)"``) when one is given."""
+    if path() is None:
+        return False
+    have = _defined().get(symbol)
+    return have is not None and (signature is None or have == signature)
 
 
 def needed(llir_text: str) -> bool:
