@@ -31,6 +31,7 @@ from .smem_access import (
     shared_address,
     shared_order,
     swizzle_offset,
+    swizzle_offset_py,
 )
 from .types import I32, I64, byte_size
 
@@ -38,6 +39,39 @@ from .types import I32, I64, byte_size
 def _asm(kl, text: str, cons: str, args, ret=None):
     fty = ir.FunctionType(ret or ir.VoidType(), [a.type for a in args])
     return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
+
+
+def constant_strides(tl, groups: list, offset) -> dict:
+    """For each register group ``g`` of thread layout ``tl`` (its first register), ``(anchor,
+    delta)``: the shared element offset of ``g`` equals that of group ``anchor`` plus the
+    constant ``delta`` in every thread (``anchor == g``, ``delta == 0``: ``g`` is computed
+    from the thread's coordinates). ``offset`` maps a coordinate tuple to its element offset
+    (Python ints). Checked exhaustively over every lane and warp bit combination, so a
+    swizzle that varies with the register bits gives more anchors, never a wrong address.
+
+    This is the form Triton's shared-memory lowering gives: one base per thread and constant
+    register offsets (``[%r + 1024]``), which ptxas folds into the copies' immediates instead
+    of keeping one address register per copy live across the loop."""
+    parts = [tl.thread_part(w, ln) for w in range(1 << len(tl.warp))
+             for ln in range(1 << len(tl.lane))]
+
+    def offsets(g):
+        reg = tl.regs[g]
+        return [offset(tuple(a ^ c for a, c in zip(reg, p, strict=True))) for p in parts]
+
+    plan: dict = {}
+    anchors: list = []  # (group, its offsets in every thread)
+    for g in groups:
+        offs = offsets(g)
+        for a, aoffs in anchors:
+            delta = offs[0] - aoffs[0]
+            if all(x - y == delta for x, y in zip(offs, aoffs, strict=True)):
+                plan[g] = (a, delta)
+                break
+        else:
+            anchors.append((g, offs))
+            plan[g] = (g, 0)
+    return plan
 
 
 def lower_memdesc_index(kl, op) -> None:
@@ -74,13 +108,21 @@ def lower_async_copy(kl, op) -> None:
     coords = kl.coords(src_t)
     b = kl.b
     nbytes = v * eb
-    seen = set()
+    groups, seen = [], set()
     for g in range(0, tl.num_regs, v):
-        if tl.regs[g] in seen:
-            continue
-        seen.add(tl.regs[g])
-        off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
-        dst = shared_address(kl, base, b.mul(off, I32(eb)))
+        if tl.regs[g] not in seen:
+            seen.add(tl.regs[g])
+            groups.append(g)
+    plan = constant_strides(tl, groups, lambda c: swizzle_offset_py(enc, dst_t.shape, c))
+    addrs: dict = {}
+    for g in groups:
+        anchor, delta = plan[g]
+        if anchor == g:
+            off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
+            dst = shared_address(kl, base, b.mul(off, I32(eb)))
+        else:  # the anchor's address plus a constant: one immediate offset in SASS
+            dst = b.add(addrs[anchor], I32(delta * eb))
+        addrs[g] = dst
         src = b.ptrtoint(ptrs[g], I64)
         if nbytes >= 4:
             size = I32(nbytes) if masks is None else b.select(masks[g], I32(nbytes), I32(0))
@@ -134,4 +176,5 @@ def lower_wait(kl, op) -> None:
     kl.set(op.result, [])
 
 
-__all__ = ["lower_memdesc_index", "lower_async_copy", "lower_commit", "lower_wait"]
+__all__ = ["constant_strides", "lower_memdesc_index", "lower_async_copy", "lower_commit",
+           "lower_wait"]

@@ -28,6 +28,7 @@ from . import (
     atomics,
     axisinfo,
     convert_layout,
+    dedup,
     dot,
     elementwise,
     inline_asm,
@@ -234,6 +235,7 @@ class KernelLowering:
             misc_ops.lower(self, op)
         elif elementwise.handles(name):
             elementwise.lower(self, op)
+            dedup.deduplicate(self, op)  # registers equal by constancy reuse one value
         else:
             raise UnsupportedError(f"{name} is not supported by the CUDA backend yet", op.loc)
 
