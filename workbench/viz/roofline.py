@@ -179,7 +179,8 @@ def _draw_roofs(ax, ceilings, xlim) -> None:
 
 # where a point's number may go, as offsets (points) of the label's lower-left corner from
 # the point: right-up first, then round the point, then further out
-_LABEL_SPOTS = [(5, 4), (5, -12), (-6, 4), (-6, -12), (5, 13), (5, -21), (-6, 13), (-6, -21)]
+_LABEL_SPOTS: list[tuple[float, float]] = [(5, 4), (5, -12), (-6, 4), (-6, -12), (5, 13),
+                                            (5, -21), (-6, 13), (-6, -21)]
 _LABEL_PT = 8.0          # font size of the numbers (points)
 
 
@@ -202,7 +203,7 @@ def _free_spot(text: str, at: tuple, taken: list) -> tuple:
             return spot
     k = 1
     while True:
-        spot = (5 + k * (0.62 * _LABEL_PT * len(text) + 3), 4)
+        spot = (5 + k * (0.62 * _LABEL_PT * len(text) + 3), 4.0)
         if clear(_label_boxes(spot, text, at)):
             return spot
         k += 1
