@@ -434,3 +434,23 @@ def check_clean_page(nb: NotebookPage, label: str, known_errors: list | None = N
     assert found["news"] == [], found["news"]
     assert found["overflow"] == [], (found["area"], found["overflow"])
     return found
+
+
+def screenshot(page, locator, path) -> None:
+    """Write ``locator``'s element, whole, as a PNG at ``path``. JupyterLab scrolls its
+    notebook inside a panel, not the page, so playwright cannot scroll an element taller than
+    the window into view and captures the app's menus and empty space instead: the window is
+    made tall enough first (pictures whose box is a fraction of the window's height grow with
+    it, so until the element fits), the element centred in it, and the size restored after."""
+    size = page.viewport_size
+    for _ in range(4):
+        h = locator.evaluate("e => e.getBoundingClientRect().height")
+        if h + 220 <= page.viewport_size["height"]:
+            break
+        page.set_viewport_size({"width": size["width"], "height": int(h) + 300})
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                      "requestAnimationFrame(r)))")
+    locator.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    locator.screenshot(path=str(path))
+    page.set_viewport_size(size)

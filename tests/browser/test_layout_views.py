@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.browser.conftest import screenshot
 from tests.browser.scheduler import Planned
 from workbench.layouts import BlockedLayout, MmaLayout, ownership
 
@@ -141,7 +142,7 @@ def test_layout_picture_tooltip_names_the_owner(nb):
         tip = page.locator(".wb-grid .wb-tip").first
         assert tip.is_visible()
         assert tip.text_content() == _tip_text(own, i, j)
-    page.locator(".wb-grid").first.screenshot(path=str(DOCS / "layout_64x64.png"))
+    screenshot(page, page.locator(".wb-grid").first, DOCS / "layout_64x64.png")
 
 
 # warp of every cell as drawn: the canvas pixel a little inside each cell's top-left corner
@@ -265,7 +266,7 @@ def test_explorer_follows_its_sliders_within_100ms(nb, record_property):
         page.mouse.move(x, y)
         assert page.locator(".wb-explorer > .wb-tip").text_content() == _tip_text(own, i, j)
     assert nb.console_errors == [], nb.console_errors
-    page.locator(".wb-explorer").first.screenshot(path=str(DOCS / "explorer.png"))
+    screenshot(page, page.locator(".wb-explorer").first, DOCS / "explorer.png")
 
 
 def test_access_map_marks_exactly_the_masked_lanes(nb):
@@ -294,7 +295,7 @@ def test_access_map_marks_exactly_the_masked_lanes(nb):
         assert sorted(np.flatnonzero((drawn != 0) & (drawn != 4))) == \
             sorted((rr * 64 + cc)[loaded])
     page.mouse.move(0, 0)
-    page.locator(".wb-access").first.screenshot(path=str(DOCS / "access_map.png"))
+    screenshot(page, page.locator(".wb-access").first, DOCS / "access_map.png")
 
 
 POINTS_JS = """() => {
@@ -324,8 +325,8 @@ def test_roofline_points_have_tooltips_and_a_table(nb):
         for b in boxes[i + 1:]:
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], boxes
     assert nb.console_errors == [], nb.console_errors
-    nb.page.locator('[data-wb-view="roofline"]').first.screenshot(
-        path=str(DOCS / "roofline.png"))
+    screenshot(nb.page, nb.page.locator('[data-wb-view="roofline"]').first,
+               DOCS / "roofline.png")
 
 
 def test_bank_view_compares_two_shared_layouts(nb):
@@ -338,14 +339,9 @@ def test_bank_view_compares_two_shared_layouts(nb):
     assert "1 wavefront(s)" in swizzled and "maxPhase = 32" in swizzled, swizzled
     assert nb.console_errors == [], nb.console_errors
     nb.page.mouse.move(0, 0)
-    # both pictures, side by side in their flex row: a window tall enough to hold them whole
-    size = nb.page.viewport_size
-    nb.page.set_viewport_size({"width": size["width"], "height": 2400})
+    # both pictures, in their flex row
     pair = nb.page.locator('.wb-grid[data-wb-kind="banks"]').last.locator("xpath=../..")
-    pair.evaluate("e => e.scrollIntoView({block: 'start'})")
-    nb.page.wait_for_timeout(200)
-    pair.screenshot(path=str(DOCS / "banks.png"))
-    nb.page.set_viewport_size(size)
+    screenshot(nb.page, pair, DOCS / "banks.png")
 
 
 # the index of the .wb-grid whose data has `rows` x `cols` cells (the first such)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import screenshot
 from tests.browser.scheduler import Planned
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +87,7 @@ def test_widget_shows_and_fits_the_output_area(view):
     assert fit["view"] <= fit["area"] + 1, fit
     assert fit["maths"] == 0, fit
     DOCS.mkdir(exist_ok=True)
-    page.locator(".wb-sw").first.screenshot(path=str(DOCS / "stage_view.png"))
+    screenshot(page, page.locator(".wb-sw").first, DOCS / "stage_view.png")
 
 
 def test_hover_source_line_lights_every_pane_and_back(view):
@@ -294,7 +295,7 @@ def test_pass_diff_marks_the_pass_changes_and_switches_pass(view):
     box = page.locator(".wb-sw >> nth=2")
     box.scroll_into_view_if_needed()
     page.mouse.move(0, 0)               # no hover outline in the picture
-    box.screenshot(path=str(DOCS / "pass_diff.png"))
+    screenshot(page, box, DOCS / "pass_diff.png")
     # any other pass: the list switches both panes and the marks
     pick = box.locator(".wb-diff-pick")
     labels = pick.locator("option").all_text_contents()
