@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.scheduler import Scheduler, session_plan
+
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 90
 RUN_TIMEOUT_S = 420   # the roofline notebook measures for about 3 minutes on a busy 2-core machine
@@ -103,6 +105,21 @@ def _wait_up(url: str, proc: subprocess.Popen, log: Path) -> None:
                        f"{log.read_text()}")
 
 
+# The CPU ceilings, measured briefly and cached in the server's cache folder, where
+# ``ceilings("cpu")`` in the roofline and autotuning notebooks finds them, as a user's second
+# run of those notebooks does: measuring them in full costs each notebook about 40 s of CPU,
+# which these tests (about the views, not the roofs: tests/testing measures them) need not
+# spend. A triad working set smaller than the notebooks' (48 MiB) gives a memory roof their
+# triads stay under (a cache's bandwidth; the ceilings' notes say so), so no point lands
+# above its roof and the roofline does not measure again.
+_SEED_CEILINGS = """
+from workbench.testing.ceilings import cache_path, machine_id, measure, save
+c = measure("cpu", working_set_bytes=16 << 20, rounds=2, rep_ms=200, compute_ms=2)
+save(c, cache_path("cpu", machine_id("cpu")))
+print(c)
+"""
+
+
 @pytest.fixture(scope="session")
 def jupyter_server():
     """JupyterLab on 127.0.0.1:<free port>, token off, all its folders temporary."""
@@ -143,9 +160,14 @@ def jupyter_server():
         cmd.append("--allow-root")     # CI containers run as root
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    # meanwhile the roofs the roofline and autotuning notebooks read (see _SEED_CEILINGS)
+    seed = subprocess.Popen([sys.executable, "-c", _SEED_CEILINGS], env=env, cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}/"
     try:
         _wait_up(url, proc, log)
+        seeded = seed.communicate(timeout=START_TIMEOUT_S)[0]
+        assert seed.returncode == 0, seeded
         yield Server(url, root, proc)
     finally:
         proc.terminate()
@@ -349,12 +371,20 @@ def run_notebook(start_notebook):
     return run
 
 
+@pytest.fixture(scope="session")
+def notebooks(jupyter_server, start_notebook, request):
+    """The session's :class:`~tests.browser.scheduler.Scheduler`: ``notebooks.run(name)``
+    returns notebook ``name`` of a test module's ``NOTEBOOKS``, run to the end, while the next
+    planned notebooks already run."""
+    return Scheduler(jupyter_server, start_notebook, session_plan(request.session.items))
+
+
 def shutdown_kernel(server: Server, name: str) -> None:
     """Shut down the kernel session of notebook ``name`` (its memory and CPU freed)."""
     with urllib.request.urlopen(server.url + "api/sessions", timeout=10) as r:
         sessions = json.load(r)
     for s in sessions:
-        if s.get("path", "").endswith(name):
+        if s.get("path", "") == name:
             req = urllib.request.Request(server.url + f"api/sessions/{s['id']}",
                                          method="DELETE")
             urllib.request.urlopen(req, timeout=10).close()
@@ -404,3 +434,23 @@ def check_clean_page(nb: NotebookPage, label: str, known_errors: list | None = N
     assert found["news"] == [], found["news"]
     assert found["overflow"] == [], (found["area"], found["overflow"])
     return found
+
+
+def screenshot(page, locator, path) -> None:
+    """Write ``locator``'s element, whole, as a PNG at ``path``. JupyterLab scrolls its
+    notebook inside a panel, not the page, so playwright cannot scroll an element taller than
+    the window into view and captures the app's menus and empty space instead: the window is
+    made tall enough first (pictures whose box is a fraction of the window's height grow with
+    it, so until the element fits), the element centred in it, and the size restored after."""
+    size = page.viewport_size
+    for _ in range(4):
+        h = locator.evaluate("e => e.getBoundingClientRect().height")
+        if h + 220 <= page.viewport_size["height"]:
+            break
+        page.set_viewport_size({"width": size["width"], "height": int(h) + 300})
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                      "requestAnimationFrame(r)))")
+    locator.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    locator.screenshot(path=str(path))
+    page.set_viewport_size(size)

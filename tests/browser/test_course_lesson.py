@@ -9,10 +9,13 @@ from pathlib import Path
 import nbformat
 
 from tests.browser.conftest import edit_and_run, shutdown_kernel
+from tests.browser.scheduler import Planned
 from workbench.course import solution
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "notebooks" / "course" / "01_program_ids_blocks_masks.ipynb"
+NAME = "course_01_program_ids_blocks_masks.ipynb"
+NOTEBOOKS = [Planned(NAME, LESSON)]
 
 PANES_JS = """() => {
     const box = document.querySelector('.wb-sw .wb-panes');
@@ -37,9 +40,9 @@ def _cells(exercise: str) -> tuple[int, int]:
     return at["answer"], at["check"]
 
 
-def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
-    name = jupyter_server.add_notebook(LESSON)
-    page = run_notebook(name)
+def test_lesson_one_runs_and_its_checks_answer(jupyter_server, notebooks):
+    name = NAME
+    page = notebooks.run(name)
     try:
         assert page.state["unrun"] == 0, page.state
         checks = page.page.evaluate(CHECKS_JS)
@@ -71,4 +74,4 @@ def test_lesson_one_runs_and_its_checks_answer(jupyter_server, run_notebook):
               f"{time.monotonic() - t0:.1f} s")
     finally:
         page.close()
-        shutdown_kernel(jupyter_server, name)   # a notebook of notebooks/ has the same name
+        shutdown_kernel(jupyter_server, name)

@@ -11,19 +11,22 @@ from pathlib import Path
 import nbformat
 
 from tests.browser.conftest import edit_and_run, shutdown_kernel
+from tests.browser.scheduler import Planned
 from workbench.course import solution
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "notebooks" / "course" / "05_shared_memory_banks.ipynb"
+NAME = "course_05_shared_memory_banks.ipynb"    # notebooks/ has a 05_shared_memory_banks too
+NOTEBOOKS = [Planned(NAME, LESSON)]
 
 CHECKS_JS = """() => Array.from(document.querySelectorAll('[data-wb-view="check"]')).map(e => ({
     correct: e.dataset.correct, advice: e.dataset.advice, text: e.textContent.slice(0, 400)}))"""
 BANKS_JS = "() => document.querySelectorAll('[data-wb-kind=\"banks\"]').length"
 
 
-def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
-    name = jupyter_server.add_notebook(LESSON)
-    page = run_notebook(name)
+def test_lesson_five_runs_and_its_checks_answer(jupyter_server, notebooks):
+    name = NAME
+    page = notebooks.run(name)
     try:
         assert page.state["unrun"] == 0, page.state
         # Run All stops at a failing cell: every cell ran, so the lesson's asserts on the
@@ -50,4 +53,4 @@ def test_lesson_five_runs_and_its_checks_answer(jupyter_server, run_notebook):
               f"{time.monotonic() - t0:.1f} s")
     finally:
         page.close()
-        shutdown_kernel(jupyter_server, name)   # a notebook of notebooks/ has the same name
+        shutdown_kernel(jupyter_server, name)

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.browser.conftest import screenshot
+from tests.browser.scheduler import Planned
 from workbench.layouts import BlockedLayout, MmaLayout, ownership
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -62,13 +64,29 @@ BANKS = ('banks_picture(PaddedRowMajor(0), BlockedLayout((1, 1), (32, 1), (1, 1)
          '(32, 32), "fp32", compare=SwizzledSharedLayout(1, 1, 32, (1, 0)))')
 
 
+# the sizes a layout picture must stay readable at: 4x4 (every label drawn), 256x256 (labels
+# only once zoomed in), a 1-D layout of 1024 elements (a strip) and 32 warps (a long legend)
+SIZES = """display(layout_picture(BlockedLayout((1, 1), (2, 16), (2, 1), (1, 0)), (4, 4)))
+display(layout_picture(BlockedLayout((1, 8), (4, 8), (8, 1), (1, 0)), (256, 256)))
+display(layout_picture(BlockedLayout((4,), (32,), (4,), (0,)), (1024,)))
+display(layout_picture(BlockedLayout((1, 1), (4, 8), (32, 1), (1, 0)), (128, 8)))"""
+SIZE_LAYOUTS = {
+    (4, 4): (BlockedLayout((1, 1), (2, 16), (2, 1), (1, 0)), (4, 4)),
+    (256, 256): (BlockedLayout((1, 8), (4, 8), (8, 1), (1, 0)), (256, 256)),
+    (16, 64): (BlockedLayout((4,), (32,), (4,), (0,)), (1024,)),
+    (128, 8): (BlockedLayout((1, 1), (4, 8), (32, 1), (1, 0)), (128, 8)),
+}
+
+
+COLS = int(np.random.default_rng().integers(33, 60))    # the masked launch's column count
+NOTEBOOKS = [Planned("layout_views.ipynb", (SETUP, PICTURE, EXPLORER, ACCESS.format(cols=COLS),
+                                            ROOFLINE, BANKS, SIZES))]
+
+
 @pytest.fixture(scope="module")
-def nb(jupyter_server, run_notebook):
-    cols = int(np.random.default_rng().integers(33, 60))
-    name = jupyter_server.write_notebook(
-        "layout_views.ipynb", [SETUP, PICTURE, EXPLORER, ACCESS.format(cols=cols), ROOFLINE,
-                               BANKS])
-    page = run_notebook(name, width=1400, height=1000)
+def nb(notebooks):
+    cols = COLS
+    page = notebooks.run("layout_views.ipynb")
     page.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
     page.page.wait_for_selector(".wb-explorer canvas.wb-layout-canvas", timeout=30_000)
     page.page.wait_for_timeout(300)
@@ -124,7 +142,7 @@ def test_layout_picture_tooltip_names_the_owner(nb):
         tip = page.locator(".wb-grid .wb-tip").first
         assert tip.is_visible()
         assert tip.text_content() == _tip_text(own, i, j)
-    page.locator(".wb-grid").first.screenshot(path=str(DOCS / "layout_64x64.png"))
+    screenshot(page, page.locator(".wb-grid").first, DOCS / "layout_64x64.png")
 
 
 # warp of every cell as drawn: the canvas pixel a little inside each cell's top-left corner
@@ -187,6 +205,31 @@ def _check_picture_matches_text(page) -> tuple:
     return lay, own
 
 
+# each explorer control: its label, whether the label is cut (wider than its box or past the
+# explorer's edge), whether it has a value (a slider or a list; else a checkbox or a button)
+# and the value it shows
+_CONTROLS = """() => { const ex = document.querySelector('.wb-explorer');
+    const right = ex.getBoundingClientRect().right;
+    return Array.from(ex.querySelectorAll('.wb-ctl')).map(c => {
+        const l = c.querySelector('.wb-ctl-label'), r = l.getBoundingClientRect();
+        const s = c.querySelector('select'), v = c.querySelector('input[type=range]');
+        return {label: l.textContent, cut: l.scrollWidth > l.clientWidth + 1
+                    || r.right > right + 1 || r.width === 0,
+                value: !!(s || v), shows: s ? s.options[s.selectedIndex].textContent
+                                            : (v ? v.nextSibling.textContent : '')}; }); }"""
+
+
+def test_explorer_controls_carry_full_names(nb):
+    controls = nb.page.evaluate(_CONTROLS)
+    labels = [c["label"] for c in controls]
+    for name in ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "shape"):
+        assert f"{name}[0]" in labels and f"{name}[1]" in labels, labels
+    assert "order (fastest dim first)" in labels, labels
+    # no label cut, and every slider and list shows its value (none blank)
+    assert [c for c in controls if c["cut"] or (c["value"] and not c["shows"].strip())] == [], \
+        controls
+
+
 def test_explorer_follows_its_sliders_within_100ms(nb, record_property):
     page = nb.page
     page.evaluate(_WATCH)
@@ -223,7 +266,7 @@ def test_explorer_follows_its_sliders_within_100ms(nb, record_property):
         page.mouse.move(x, y)
         assert page.locator(".wb-explorer > .wb-tip").text_content() == _tip_text(own, i, j)
     assert nb.console_errors == [], nb.console_errors
-    page.locator(".wb-explorer").first.screenshot(path=str(DOCS / "explorer.png"))
+    screenshot(page, page.locator(".wb-explorer").first, DOCS / "explorer.png")
 
 
 def test_access_map_marks_exactly_the_masked_lanes(nb):
@@ -252,7 +295,7 @@ def test_access_map_marks_exactly_the_masked_lanes(nb):
         assert sorted(np.flatnonzero((drawn != 0) & (drawn != 4))) == \
             sorted((rr * 64 + cc)[loaded])
     page.mouse.move(0, 0)
-    page.locator(".wb-access").first.screenshot(path=str(DOCS / "access_map.png"))
+    screenshot(page, page.locator(".wb-access").first, DOCS / "access_map.png")
 
 
 POINTS_JS = """() => {
@@ -262,7 +305,9 @@ POINTS_JS = """() => {
   const rows = Array.from(view.querySelectorAll('tr[data-point]')).map(r => r.dataset.point);
   const maths = view.querySelectorAll('mjx-container, .MathJax').length;
   const box = view.getBoundingClientRect();
-  return {tips, rows, maths, width: box.width};
+  const labels = Array.from(view.querySelectorAll('g[id^="wb-roofline-label-"]')).map(g => {
+      const r = g.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; });
+  return {tips, rows, maths, width: box.width, labels};
 }"""
 
 
@@ -273,9 +318,15 @@ def test_roofline_points_have_tooltips_and_a_table(nb):
     assert data["tips"][0].startswith("#1 triad") and "BLOCK=1024" in data["tips"][0]
     assert "intensity 0.25 FLOP/B" in data["tips"][0]
     assert "above its roof" in data["tips"][2]
+    # one number per point, none over another
+    boxes = data["labels"]
+    assert len(boxes) == 3, boxes
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], boxes
     assert nb.console_errors == [], nb.console_errors
-    nb.page.locator('[data-wb-view="roofline"]').first.screenshot(
-        path=str(DOCS / "roofline.png"))
+    screenshot(nb.page, nb.page.locator('[data-wb-view="roofline"]').first,
+               DOCS / "roofline.png")
 
 
 def test_bank_view_compares_two_shared_layouts(nb):
@@ -288,11 +339,132 @@ def test_bank_view_compares_two_shared_layouts(nb):
     assert "1 wavefront(s)" in swizzled and "maxPhase = 32" in swizzled, swizzled
     assert nb.console_errors == [], nb.console_errors
     nb.page.mouse.move(0, 0)
-    # both pictures, side by side in their flex row: a window tall enough to hold them whole
-    size = nb.page.viewport_size
-    nb.page.set_viewport_size({"width": size["width"], "height": 2400})
+    # both pictures, in their flex row
     pair = nb.page.locator('.wb-grid[data-wb-kind="banks"]').last.locator("xpath=../..")
-    pair.evaluate("e => e.scrollIntoView({block: 'start'})")
-    nb.page.wait_for_timeout(200)
-    pair.screenshot(path=str(DOCS / "banks.png"))
-    nb.page.set_viewport_size(size)
+    screenshot(nb.page, pair, DOCS / "banks.png")
+
+
+# the index of the .wb-grid whose data has `rows` x `cols` cells (the first such)
+_GRID_AT = """([rows, cols]) => Array.from(document.querySelectorAll('.wb-grid')).findIndex(g => {
+    const d = JSON.parse(g.dataset.wbGrid); return d.rows === rows && d.cols === cols; })"""
+
+# cell (i, j) of grid k: scrolled into view, its centre in client pixels
+_CELL = """([k, i, j]) => { const g = document.querySelectorAll('.wb-grid')[k];
+    const d = JSON.parse(g.dataset.wbGrid);
+    const box = g.querySelector('.wb-grid-box'), svg = box.querySelector('svg');
+    const x = d.ox + (j + 0.5) * d.cell, y = d.oy + (i + 0.5) * d.cell;
+    let p = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM());
+    const b = box.getBoundingClientRect();
+    box.scrollTop += p.y - (b.top + b.height / 2);
+    box.scrollLeft += p.x - (b.left + b.width / 2);
+    g.scrollIntoView({block: 'center'});
+    p = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM());
+    return [p.x, p.y]; }"""
+
+# the labels grid k draws now: [cell index, text, on-screen font px] of each label in view
+_LABELS = """(k) => { const g = document.querySelectorAll('.wb-grid')[k];
+    return Array.from(g.querySelectorAll('.wb-lbls text')).map(t => [+t.dataset.i,
+        t.textContent, parseFloat(t.getAttribute('font-size'))
+                       * g.querySelector('svg').getScreenCTM().a]); }"""
+
+
+def _hover_tip(page, k: int, i: int, j: int) -> str:
+    x, y = page.evaluate(_CELL, [k, i, j])
+    page.mouse.move(x, y)
+    return page.locator(".wb-grid").nth(k).locator(".wb-tip").text_content()
+
+
+def _owner_label(own, flat: int) -> str:
+    return f"T{own.lane.reshape(-1)[flat]}:{own.register.reshape(-1)[flat]}"
+
+
+def test_layouts_readable_from_4x4_to_256x256(nb):
+    page = nb.page
+    rng = np.random.default_rng()
+    at = {key: page.evaluate(_GRID_AT, list(key)) for key in SIZE_LAYOUTS}
+    assert all(k >= 0 for k in at.values()), at
+    min_font = page.evaluate(
+        "(k) => JSON.parse(document.querySelectorAll('.wb-grid')[k].dataset.wbGrid).minFont",
+        at[(4, 4)])
+    # 4x4: every cell labelled with its owner, in a font no smaller than the minimum
+    lay, shape = SIZE_LAYOUTS[(4, 4)]
+    own = ownership(lay, shape)
+    labels = page.evaluate(_LABELS, at[(4, 4)])
+    assert sorted(i for i, _, _ in labels) == list(range(16)), labels
+    assert all(t == _owner_label(own, i) and px >= min_font - 0.01 for i, t, px in labels)
+    # 256x256 fitted to the output area: cells too small for labels, none drawn; the tooltip
+    # names the owner of any cell
+    lay, shape = SIZE_LAYOUTS[(256, 256)]
+    own = ownership(lay, shape)
+    k = at[(256, 256)]
+    assert page.evaluate(_LABELS, k) == []
+    for flat in rng.choice(256 * 256, 4, replace=False):
+        i, j = divmod(int(flat), 256)
+        assert _hover_tip(page, k, i, j) == _tip_text(own, i, j)
+    # zoomed in (the + button) until labels fit: the labels in view name their cells' owners
+    grid = page.locator(".wb-grid").nth(k)
+    for _ in range(12):
+        if page.evaluate(_LABELS, k):
+            break
+        grid.locator(".wb-zin").click()
+    labels = page.evaluate(_LABELS, k)
+    assert 0 < len(labels) <= 8192, len(labels)
+    assert all(t == _owner_label(own, i) and px >= min_font - 0.01 for i, t, px in labels)
+    # drag pans the box
+    box = grid.locator(".wb-grid-box")
+    before = box.evaluate("b => [b.scrollLeft, b.scrollTop]")
+    bb = box.bounding_box()
+    page.mouse.move(bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(bb["x"] + bb["width"] / 2 - 120, bb["y"] + bb["height"] / 2 - 80, steps=3)
+    page.mouse.up()
+    after = box.evaluate("b => [b.scrollLeft, b.scrollTop]")
+    assert after[0] > before[0] + 60 and after[1] > before[1] + 40, (before, after)
+    grid.locator(".wb-zfit").click()
+    # a 1-D layout is a strip of 64-element rows; the tooltip names the element
+    lay, shape = SIZE_LAYOUTS[(16, 64)]
+    own = ownership(lay, shape)
+    for e in rng.choice(1024, 4, replace=False):
+        w, ln, r = own.warp[e], own.lane[e], own.register[e]
+        assert _hover_tip(page, at[(16, 64)], int(e) // 64, int(e) % 64).startswith(
+            f"element {e}, thread {w * 32 + ln}, warp {w}, lane {ln}, register {r}")
+    page.mouse.move(0, 0)
+
+
+# every legend entry of every view, against the view's own box and its output area
+_LEGENDS = """() => Array.from(document.querySelectorAll('.wb-legend')).map(l => {
+    const v = l.closest('.wb-grid, .wb-explorer') || l.parentElement;
+    const a = l.closest('.jp-OutputArea-output').getBoundingClientRect();
+    const r = v.getBoundingClientRect();
+    const items = Array.from(l.children).map(c => c.getBoundingClientRect());
+    return {n: items.length, out: items.filter(b => b.width === 0 || b.left < r.left - 1
+                || b.right > Math.min(r.right, a.right) + 1).length,
+            scroll: l.scrollWidth > l.clientWidth + 1}; })"""
+
+
+def test_no_legend_is_clipped(nb):
+    legends = nb.page.evaluate(_LEGENDS)
+    # 32 warps (the 128x8 picture) wrap over lines rather than run out of the view
+    assert any(lg["n"] == 32 for lg in legends), legends
+    assert all(lg["out"] == 0 and not lg["scroll"] for lg in legends), legends
+
+
+def test_bank_tooltip_gives_address_bank_and_wavefront(nb):
+    from workbench.layouts import PaddedRowMajor, SwizzledSharedLayout
+    from workbench.viz import banks_picture
+    reader = BlockedLayout((1, 1), (32, 1), (1, 1), (0, 1))
+    view = banks_picture(PaddedRowMajor(0), reader, (32, 32), "fp32",
+                         compare=SwizzledSharedLayout(1, 1, 32, (1, 0)))
+    page = nb.page
+    k = page.evaluate("""() => Array.from(document.querySelectorAll('.wb-grid')).map(
+        (g, i) => [g.dataset.wbKind, i]).filter(([kind]) => kind === 'banks').map(x => x[1])""")
+    grids = k[-2:]                       # the BANKS cell's two pictures
+    for pic, at in zip(view.pictures, grids, strict=True):
+        for flat in np.random.default_rng().choice(32 * 32, 5, replace=False):
+            i, j = divmod(int(flat), 32)
+            text = _hover_tip(page, at, i, j)
+            assert text == pic.tooltip(int(flat)), (text, pic.tooltip(int(flat)))
+    # a word every lane reads: its tooltip has the byte address, bank and wavefront
+    assert re.search(r"byte address \d+, bank \d+, lanes \d+, wavefront \d+",
+                     _hover_tip(page, grids[0], 3, 0))
+    page.mouse.move(0, 0)

@@ -7,10 +7,10 @@ from files (:func:`conftest.check_clean_page`).
 The notebooks run in JupyterLab, except the layouts notebook, which runs in Notebook 7's
 notebook page (``/notebooks/<name>``, the same server), where its stage view must link a
 source line to every IR pane by hover and its layout explorer must redraw the picture the
-controls describe. Two kernels run at a time (the next notebook is started before the current
-one is checked), so a 2-core machine's both cores work; each kernel is shut down once its
-notebook is checked. The quickstart is run by ``test_quickstart.py`` with the same checks;
-lesson 1 of the course by ``test_course_lesson.py``.
+controls describe. The notebooks run ahead of the test reading them
+(``tests/browser/scheduler.py``); each kernel is shut down once its notebook is checked. The
+quickstart is run by ``test_quickstart.py`` with the same checks; lesson 1 of the course by
+``test_course_lesson.py``.
 """
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ import numpy as np
 import pytest
 
 from tests.browser.conftest import check_clean_page, shutdown_kernel
+from tests.browser.scheduler import Planned
 from tests.browser.test_layout_views import _WATCH, _check_picture_matches_text
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = [p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))
-             if p.name != "01_quickstart.ipynb"]
+PATHS = [p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))
+         if p.name != "01_quickstart.ipynb"]
 IN_NOTEBOOK7 = {"04_layouts.ipynb"}
 
 
@@ -33,51 +34,39 @@ def _ui(path: Path) -> str:
     return "notebook" if path.name in IN_NOTEBOOK7 else "lab"
 
 
-@pytest.fixture(scope="module")
-def pipeline(jupyter_server, start_notebook, request):
-    """``pipeline(path)``: the notebook's finished :class:`NotebookPage`; the next notebook
-    this session runs is started before this one is waited for (two kernels at a time)."""
-    started = {}
-    chosen = [it.callspec.params["path"] for it in request.session.items
-              if it.originalname == "test_notebook_runs_in_the_browser"]
-
-    def start(path: Path) -> None:
-        if path.name not in started:
-            jupyter_server.add_notebook(path)
-            # 1400 px window: output areas of about 1220 px (every view must fit its area)
-            started[path.name] = start_notebook(path.name, width=1400, height=1000,
-                                                ui=_ui(path))
-
-    def run(path: Path):
-        start(path)
-        k = chosen.index(path)
-        if k + 1 < len(chosen):
-            start(chosen[k + 1])
-        return started[path.name].finish()
-
-    return run
+def NOTEBOOKS(items) -> list:  # noqa: N802 - the name tests/browser/scheduler.py reads
+    """The notebooks of the selected tests, in test order (1400 px windows: output areas of
+    about 1220 px, which every view must fit), Notebook 7's plain one before the first that
+    runs in Notebook 7."""
+    out: list = []
+    for it in items:
+        path = it.callspec.params["path"]
+        if _ui(path) == "notebook" and not any(p.name == "plain.ipynb" for p in out):
+            out.append(Planned("plain.ipynb", ("1 + 1",), ui="notebook"))
+        out.append(Planned(path.name, path, ui=_ui(path)))
+    return out
 
 
 @pytest.fixture(scope="module")
-def notebook7_own_errors(run_notebook, jupyter_server):
+def notebook7_own_errors(notebooks, jupyter_server):
     """The console errors Notebook 7 logs by itself, for a notebook holding only ``1 + 1``
     (Notebook 7.6.5 on JupyterLab 4.6.6 logs one, "reading 'schema'"); only errors beyond
     these are the workbench's."""
-    plain = run_notebook(jupyter_server.write_notebook("plain.ipynb", ["1 + 1"]), ui="notebook")
+    plain = notebooks.run("plain.ipynb")
     plain.close()
     shutdown_kernel(jupyter_server, "plain.ipynb")
     return plain.console_errors
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.name}-{_ui(p)}")
-def test_notebook_runs_in_the_browser(path, jupyter_server, pipeline, request,
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: f"{p.name}-{_ui(p)}")
+def test_notebook_runs_in_the_browser(path, jupyter_server, notebooks, request,
                                       record_property):
     known = request.getfixturevalue("notebook7_own_errors") if _ui(path) == "notebook" else []
-    nb = pipeline(path)
+    nb = notebooks.run(path.name)
     try:
         if _ui(path) == "lab":
             nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
-            nb.page.wait_for_timeout(300)
+            nb.page.wait_for_function("() => window.jupyterapp.shell.leftCollapsed")
         found = check_clean_page(nb, path.name, known)
         if _ui(path) == "notebook":
             _check_linking_and_explorer(nb, record_property)

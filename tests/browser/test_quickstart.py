@@ -5,13 +5,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.scheduler import Planned
+
 ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = [Planned("01_quickstart.ipynb", ROOT / "notebooks" / "01_quickstart.ipynb")]
 
 
 @pytest.fixture(scope="module")
-def quickstart(jupyter_server, run_notebook):
-    name = jupyter_server.add_notebook(ROOT / "notebooks" / "01_quickstart.ipynb")
-    nb = run_notebook(name)
+def quickstart(notebooks):
+    nb = notebooks.run("01_quickstart.ipynb")
     yield nb
     nb.close()
 

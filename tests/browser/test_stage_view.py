@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import screenshot
+from tests.browser.scheduler import Planned
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -46,12 +49,13 @@ def bad(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + offs, 1.0, mask=offs < n)'''
 
 
+NOTEBOOKS = [Planned("stage_view.ipynb", ("%load_ext workbench\nimport workbench as wb", KERNEL,
+                                           DIFF, PASSES, TRITON, BAD), width=1500)]
+
+
 @pytest.fixture(scope="module")
-def view(jupyter_server, run_notebook):
-    name = jupyter_server.write_notebook("stage_view.ipynb",
-                                         ["%load_ext workbench\nimport workbench as wb", KERNEL,
-                                          DIFF, PASSES, TRITON, BAD])
-    nb = run_notebook(name, width=1500, height=1000)
+def view(notebooks):
+    nb = notebooks.run("stage_view.ipynb")
     nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # room for the panes
     nb.page.wait_for_selector(".wb-sw .wb-pane[data-stage='ptx'] .wb-ln", state="attached",
                               timeout=30_000)
@@ -83,7 +87,7 @@ def test_widget_shows_and_fits_the_output_area(view):
     assert fit["view"] <= fit["area"] + 1, fit
     assert fit["maths"] == 0, fit
     DOCS.mkdir(exist_ok=True)
-    page.locator(".wb-sw").first.screenshot(path=str(DOCS / "stage_view.png"))
+    screenshot(page, page.locator(".wb-sw").first, DOCS / "stage_view.png")
 
 
 def test_hover_source_line_lights_every_pane_and_back(view):
@@ -291,7 +295,7 @@ def test_pass_diff_marks_the_pass_changes_and_switches_pass(view):
     box = page.locator(".wb-sw >> nth=2")
     box.scroll_into_view_if_needed()
     page.mouse.move(0, 0)               # no hover outline in the picture
-    box.screenshot(path=str(DOCS / "pass_diff.png"))
+    screenshot(page, box, DOCS / "pass_diff.png")
     # any other pass: the list switches both panes and the marks
     pick = box.locator(".wb-diff-pick")
     labels = pick.locator("option").all_text_contents()
@@ -320,3 +324,76 @@ def test_ours_beside_triton_inside_the_widget(view):
     page.locator(".wb-sw >> nth=3").locator(".wb-diff-pick").select_option(index=1)
     assert _panes(page, 3) == ["source", "ptx ours", "ptx Triton"]
     _check_pair(page.evaluate(_MARKED, 3), "ptx ours", "ptx Triton")
+
+
+_WIDTHS = """() => { const w = document.querySelector('.wb-sw');
+    const area = w.closest('.jp-OutputArea-output').getBoundingClientRect();
+    const box = w.querySelector('.wb-panes');
+    return {panes: Array.from(w.querySelectorAll('.wb-pane:not([hidden])')).map(p =>
+                [p.dataset.stage, p.getBoundingClientRect().width]),
+            right: w.getBoundingClientRect().right, area: area.right, areaWidth: area.width,
+            height: box.getBoundingClientRect().height,
+            resize: getComputedStyle(box).resize}; }"""
+
+
+def test_panes_fill_the_output_area_and_resize_by_dragging(view):
+    page = view.page
+    page.mouse.move(0, 0)
+    before = page.evaluate(_WIDTHS)
+    # the panes share the output area's width (the view is not a fixed size)
+    total = sum(w for _, w in before["panes"])
+    assert 0.85 * before["areaWidth"] <= total <= before["areaWidth"], before
+    split = page.locator(".wb-sw").first.locator(".wb-panes > .wb-split").nth(1)
+    split.scroll_into_view_if_needed()
+    box = split.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y, steps=4)
+    page.mouse.move(x + 90, y, steps=4)
+    page.mouse.up()
+    after = page.evaluate(_WIDTHS)
+    (s0, w0), (s1, w1), (s2, w2) = before["panes"][:3]
+    got = dict(after["panes"])
+    # the second divider moved 90 px: the pane left of it grew by that much, the one right of
+    # it shrank by as much, the others kept their widths, and the view still fits its area
+    assert abs(got[s1] - (w1 + 90)) <= 3 and abs(got[s2] - (w2 - 90)) <= 3, (before, after)
+    assert abs(got[s0] - w0) <= 2, (before, after)
+    assert after["right"] <= after["area"] + 1, after
+    # the height: the bottom edge of the panes is a vertical resize handle
+    assert after["resize"] == "vertical", after
+    page.locator(".wb-sw").first.locator(".wb-panes").evaluate(
+        "b => { b.style.height = (b.getBoundingClientRect().height + 120) + 'px'; }")
+    assert abs(page.evaluate(_WIDTHS)["height"] - (before["height"] + 120)) <= 2
+
+
+# per source line: the cost cells beside it, and what the panes hold for that line (its
+# instructions in ptx, its bar.sync/barrier instructions)
+_COSTS = """() => { const w = document.querySelector('.wb-sw'); const out = [];
+    const count = (stage, src, pred) => Array.from(w.querySelectorAll(
+        `.wb-pane[data-stage="${stage}"] .wb-ln[data-src="${src}"]:not(.wb-dbg)`))
+        .filter(l => l.querySelector('.wb-tx').textContent.trim() && pred(l)).length;
+    w.querySelectorAll('.wb-pane[data-stage=source] .wb-ln[data-src]').forEach(l => {
+        const cell = k => { const c = l.querySelector(`.wb-cost-c[data-k="${k}"]`);
+                            return c && !c.hidden ? c.textContent : null; };
+        out.push({src: l.dataset.src, text: l.querySelector('.wb-tx').textContent.trim(),
+                  ptx: cell('ptx'), bar: cell('barriers'), title: l.title,
+                  ptx_lines: count('ptx', l.dataset.src, () => true),
+                  bar_lines: count('ptx', l.dataset.src, x => /^(bar|barrier)\\./.test(
+                      x.dataset.op || ''))}); });
+    return out; }"""
+
+
+def test_per_source_line_cost_counts_what_the_panes_show(view):
+    rows = view.page.evaluate(_COSTS)
+    with_code = [r for r in rows if r["ptx_lines"]]
+    assert len(with_code) >= 5, rows
+    for r in rows:
+        # the ptx column is the number of that source line's ptx instructions in the pane
+        assert (r["ptx"] or "0") == str(r["ptx_lines"]), r
+        assert (r["bar"] or "0") == str(r["bar_lines"]), r
+        if r["ptx_lines"]:
+            assert f"ptx {r['ptx_lines']}" in r["title"], r
+    # the reductions synchronise through shared memory: their lines carry barriers
+    assert any(int(r["bar"] or 0) >= 1 for r in rows if "tl.max" in r["text"]
+               or "tl.sum" in r["text"]), rows

@@ -2,6 +2,7 @@
 PTX and SASS lines into opcodes."""
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ F32, F16, I32 = "*fp32:16", "*fp16:16", "i32"
 # (kernel, signature, constexprs, archs): the example kernels, covering elementwise code,
 # reductions, loops, mma.sync, wgmma and cp.async pipelines
 CASES = [
-    (ex.add_kernel, (F32, F32, F32, I32), {"BLOCK_SIZE": 1024}, ("cuda:80",)),
+    (ex.add_kernel, (F32, F32, F32, I32), {"BLOCK_SIZE": 1024}, ("cuda:80", "cuda:90")),
     (ex.softmax_kernel, (F32, F32, I32, I32, I32), {"BLOCK_SIZE": 1024}, ("cuda:90",)),
     (ex.layer_norm_fwd_kernel, (F32, F32, F32, F32, F32, F32, I32, I32, "fp32"),
      {"BLOCK_SIZE": 256}, ("cuda:80",)),
@@ -33,15 +34,43 @@ def _opcodes(ptx: str) -> set[str]:
     return {op for op in map(ptx_opcode, ptx.splitlines()) if op}
 
 
-@pytest.mark.parametrize("kernel,sig,consts,archs", CASES, ids=lambda c: getattr(c, "__name__",
-                                                                                  None))
-def test_every_emitted_ptx_opcode_has_help(kernel, sig, consts, archs):
-    for arch in archs:
-        ptx = wb.compile(kernel, *sig, target=arch, **consts).asm["ptx"]
-        ops = _opcodes(ptx)
+@functools.cache
+def _compiled(case: int, arch: str):
+    """One compilation per (case, arch) for the whole module (the SASS test reuses the PTX
+    test's compilations and only adds ptxas and nvdisasm)."""
+    kernel, sig, consts, _ = CASES[case]
+    return wb.compile(kernel, *sig, target=arch, **consts)
+
+
+_IDS = [c[0].__name__ for c in CASES]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=_IDS)
+def test_every_emitted_ptx_opcode_has_help(case):
+    for arch in CASES[case][3]:
+        ops = _opcodes(_compiled(case, arch).asm["ptx"])
         assert len(ops) >= 10, ops
         missing = sorted(op for op in ops if describe("ptx", op) is None)
-        assert missing == [], f"{kernel.__name__} on {arch}: no help for {missing}"
+        assert missing == [], f"{_IDS[case]} on {arch}: no help for {missing}"
+
+
+@pytest.mark.parametrize("case", [k for k, c in enumerate(CASES) if "cuda:90" in c[3]],
+                         ids=[c[0].__name__ for c in CASES if "cuda:90" in c[3]])
+def test_every_sass_opcode_on_sm90_has_help(case):
+    """The SASS nvdisasm prints for the sm_90 compilations (ptxas's own instruction choice:
+    uniform-datapath U* forms, predicate packing, sm_90's VIADD/VIMNMX, HGMMA, ...)."""
+    compiled = _compiled(case, "cuda:90")
+    if "sass" not in compiled.asm:
+        pytest.skip("ptxas or nvdisasm is not installed: no SASS stage "
+                    "(pip install 'tile-workbench[sass]')")
+    ops = {op for op in map(sass_opcode, compiled.asm["sass"].splitlines()) if op}
+    assert len(ops) >= 10, ops
+    missing = sorted(op for op in ops if describe("sass", op) is None)
+    assert missing == [], f"{_IDS[case]} on sm_90: no SASS help for {missing}"
+    # a uniform-datapath opcode is explained as the plain one plus the uniform note
+    for op in ops:
+        if op.startswith("U") and op.split(".")[0][1:] in ("IADD3", "IMAD", "SHF", "LOP3"):
+            assert "Uniform datapath" in describe("sass", op).summary, op
 
 
 # dotted names in codegen/nvptx's strings that are not PTX: MLIR op names the lowering

@@ -82,6 +82,11 @@ def test_one_d_layout_is_a_strip():
         assert (c["row"], c["col"]) == divmod(k, 64) and c["index"] == (k,)
         assert (c["warp"], c["lane"], c["register"]) == (own.warp[k], own.lane[k],
                                                           own.register[k])
+        # the tooltip names the element, not its place in the strip
+        w, ln = own.warp[k], own.lane[k]
+        assert view.picture.tooltip(k).startswith(
+            f"element {k}, thread {w * 32 + ln}, warp {w}, lane {ln}, register "
+            f"{own.register[k]}"), view.picture.tooltip(k)
     short = layout_picture(BlockedLayout((1,), (32,), (1,), (0,)), (16,))
     assert short.labels.shape == (1, 16)  # 16 elements of 32 lanes: one short row
 

@@ -164,3 +164,26 @@ def test_ceilings_of_another_machine_are_not_remeasured():
     from workbench.viz.roofline import default_remeasure
     pts = roofline_points([Run("wrong", 0.01, 1e9, 1e9)], CEIL)
     assert default_remeasure(CEIL, pts) == (CEIL, [])
+
+
+def test_point_numbers_never_overlap():
+    """Configurations of one kernel share an intensity, and two with the same code take about
+    the same time: their numbers must still be readable, one clear of another."""
+    import numpy as np
+    rng = np.random.default_rng()
+    base = float(rng.uniform(0.05, 0.2))
+    same = [Run(f"cfg{k}", seconds=base * (1 + 0.01 * rng.random()), flops=1e8, bytes=4e8,
+                config={"BLOCK": 1024, "num_warps": 2 ** k}) for k in range(4)]
+    spread = [Run(f"other{k}", seconds=base * 3 ** k, flops=1e8, bytes=4e8) for k in range(1, 9)]
+    fig = roofline(same + spread + [Run("x", seconds=base, flops=1e8, bytes=4e8)] * 3, CEIL,
+                   remeasure=False)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_gid() and t.get_gid().startswith(
+        "wb-roofline-label-")]
+    assert sorted(int(t.get_text()) for t in labels) == list(range(1, 16))
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)

@@ -173,7 +173,7 @@ def order_picture(am: AccessMap, array: str, kind: str = "store") -> GridPicture
                       fields={"program": flat, "pid (x, y, z)": pid_text},
                       title=f"{array}: which program {kind}s each element (colour and label ="
                             f" linear program id; hover for its (x, y, z))",
-                      row_ticks=rt, col_ticks=ct)
+                      row_ticks=rt, col_ticks=ct, strip=len(am.arrays[array]) == 1)
     if n <= 256:  # one readable label per program, at the centre of its elements' box
         pic.labels = [""] * size
         grid = flat.reshape(rows, cols)
@@ -196,7 +196,8 @@ def _program_pictures(am: AccessMap) -> tuple[list, dict]:
         colour[:numel] = np.where(states[0] > 0, states[0] - 1, -1)
         pics.append(GridPicture(rows=rows, cols=cols, colour=colour, palette=STATE_COLOURS,
                                 labels=[""] * (rows * cols), fields={}, title=name,
-                                row_ticks=rt, col_ticks=ct, per_cell=True))
+                                row_ticks=rt, col_ticks=ct, per_cell=True,
+                                strip=len(shape) == 1))
         data[name] = [s.tolist() for s in states]
     return pics, data
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from .isa_tables import MODIFIERS, PTX, SASS, SASS_MODIFIERS
+from .isa_tables import MODIFIERS, PTX, SASS, SASS_MODIFIERS, UNIFORM_NOTE
 
 __all__ = ["Help", "ptx_opcode", "sass_opcode", "describe", "help_table"]
 
@@ -70,6 +70,16 @@ def _ptx_base(op: str) -> str:
     return two if two in PTX else parts[0]
 
 
+def _uniform(base: str) -> tuple | None:
+    """The entry of a uniform-datapath opcode (``UIADD3``: ``IADD3`` on uniform registers)."""
+    plain = SASS.get(base[1:]) if base.startswith("U") else None
+    if plain is None:
+        return None
+    syntax, summary, ref = plain
+    return ("U" + syntax.replace(" R", " UR").replace("[R", "[UR").replace(", R", ", UR"),
+            f"{summary} {UNIFORM_NOTE}", ref)
+
+
 def describe(stage: str, op: str) -> Help | None:
     """Help for opcode ``op`` of ``stage`` (``"ptx"`` or ``"sass"``), or None when the table has
     no entry for its base opcode. Modifiers the table knows are explained; others are listed
@@ -83,7 +93,7 @@ def describe(stage: str, op: str) -> Help | None:
     elif stage == "sass":
         parts = op.split(".")
         base = parts[0]
-        entry = SASS.get(base)
+        entry = SASS.get(base) or _uniform(base)
         mods_table = SASS_MODIFIERS
         keys = parts[1:]
     else:

@@ -348,7 +348,78 @@ SASS: dict[str, tuple[str, str, str]] = {
     "CALL": ("CALL target", "Call a function.", _S),
     "NOP": ("NOP", "No operation (padding).", _S),
     "ISBERD": ("ISBERD Rd, [Ra]", "Read from the internal stage buffer.", _S),
+    # sm_90 integer forms, predicates and uniform registers
+    "VIADD": ("VIADD Rd, Ra, Rb", "32-bit integer add (the sm_90 encoding of an add).", _S),
+    "VIMNMX": ("VIMNMX Rd, Ra, Rb, P", "32-bit integer minimum or maximum (sm_90 encoding).",
+               _S),
+    "VIADDMNMX": ("VIADDMNMX Rd, Ra, Rb, Rc, P", "Integer add, then minimum or maximum with a "
+                  "third operand.", _S),
+    "IMUL": ("IMUL Rd, Ra, Rb", "Integer multiply (.WIDE: 64-bit result).", _S),
+    "I2I": ("I2I.dst.src Rd, Ra", "Convert between integer widths (saturating).", _S),
+    "BREV": ("BREV Rd, Ra", "Reverse the bit order.", _S),
+    "PLOP3": ("PLOP3.LUT Pd, Pe, Pa, Pb, Pc, lut", "Any logical function of three predicates, "
+              "written to predicates.", _S),
+    "PSETP": ("PSETP.op Pd, Pe, Pa, Pb", "Combine predicates into predicates.", _S),
+    "P2R": ("P2R Rd, PR, Ra, mask", "Copy predicate registers into bits of a register (to keep "
+            "them across code that needs the predicates).", _S),
+    "R2P": ("R2P PR, Ra, mask", "Set predicate registers from bits of a register.", _S),
+    "R2UR": ("R2UR URd, Ra", "Copy a register into a uniform register (a value every lane of "
+             "the warp holds alike).", _S),
+    "REDUX": ("REDUX.op URd, Ra", "Reduce a register over the warp's lanes into a uniform "
+              "register (PTX redux.sync).", _S),
+    "ELECT": ("ELECT Pd, URd, PT", "Pick one active lane of the warp (PTX elect.sync).", _S),
+    "VOTEU": ("VOTEU.mode URd, P", "Warp vote into a uniform register.", _S),
+    "MATCH": ("MATCH.mode Rd, Ra", "Find the lanes of the warp holding the same value.", _S),
+    "HMNMX2": ("HMNMX2 Rd, Ra, Rb", "Two packed fp16 minimums or maximums.", _S),
+    "HSETP2": ("HSETP2.cmp Pd, Pe, Ra, Rb", "Compare two packed fp16 pairs into predicates.",
+               _S),
+    "HSET2": ("HSET2.cmp Rd, Ra, Rb", "Compare two packed fp16 pairs into a mask register.", _S),
+    "DADD": ("DADD Rd, Ra, Rb", "64-bit float add (register pairs).", _S),
+    "DMUL": ("DMUL Rd, Ra, Rb", "64-bit float multiply.", _S),
+    "DFMA": ("DFMA Rd, Ra, Rb, Rc", "64-bit float fused multiply-add.", _S),
+    "DSETP": ("DSETP.cmp Pd, Pe, Ra, Rb", "Compare 64-bit floats into predicates.", _S),
+    "FRND": ("FRND.mode Rd, Ra", "Round a float to an integral value (floor, ceil, trunc, "
+             "nearest).", _S),
+    "FSET": ("FSET.cmp Rd, Ra, Rb", "Compare floats into a mask register.", _S),
+    "STSM": ("STSM.16.M88.4 [Ra], Rb", "Store matrix fragments to shared memory (from PTX "
+             "stmatrix).", _S),
+    "LD": ("LD.E Rd, [Ra]", "Load through a generic address.", _S),
+    "ST": ("ST.E [Ra], Rb", "Store through a generic address.", _S),
+    "LDL": ("LDL Rd, [Ra]", "Load from thread-local memory (spills, local arrays).", _S),
+    "STL": ("STL [Ra], Rb", "Store to thread-local memory (spills, local arrays).", _S),
+    "SYNCS": ("SYNCS.op [UR], R", "mbarrier operations in shared memory: arrive, expect "
+              "a transaction count, test or wait for a phase (PTX mbarrier.*).", _S),
+    "ARRIVES": ("ARRIVES.LDGSTSBAR [Ra]", "Arrive on an mbarrier once this thread's "
+                "asynchronous copies land (cp.async.mbarrier.arrive).", _S),
+    "UTMALDG": ("UTMALDG.dim [URd], [URa]", "Tensor memory accelerator: copy a tile from "
+                "global to shared memory as a tensor map describes (cp.async.bulk.tensor).",
+                _S),
+    "UTMASTG": ("UTMASTG.dim [URa], [URd]", "Tensor memory accelerator: copy a tile from shared "
+                "to global memory.", _S),
+    "UTMACMDFLUSH": ("UTMACMDFLUSH", "Issue the tensor memory accelerator's queued commands.",
+                     _S),
+    "UBLKCP": ("UBLKCP [URd], [URa], URb", "Bulk copy between global and shared memory "
+               "(cp.async.bulk).", _S),
+    "UCGABAR": ("UCGABAR_ARV / _WAIT", "Cluster-wide barrier (barrier.cluster).", _S),
+    "USETMAXREG": ("USETMAXREG.op N", "Raise or lower the warp's register budget "
+                   "(setmaxnreg).", _S),
+    "ACQBULK": ("ACQBULK", "Wait for the warp's bulk asynchronous copies to be readable.", _S),
+    "CCTL": ("CCTL.op [Ra]", "Cache control (invalidate or write back a line).", _S),
+    "ERRBAR": ("ERRBAR", "Error barrier: wait until earlier errors are reported.", _S),
+    "LEPC": ("LEPC Rd", "Load the address of the current instruction.", _S),
+    "BMOV": ("BMOV Bd, Ra", "Move to or from a convergence barrier register.", _S),
+    "BREAK": ("BREAK Bd", "Leave a divergent region early (a loop's break).", _S),
+    "YIELD": ("YIELD", "Hint that the scheduler may switch to another warp.", _S),
+    "NANOSLEEP": ("NANOSLEEP t", "Suspend the thread for about t nanoseconds.", _S),
+    "QSPC": ("QSPC.E.space Pd, Rd, [Ra]", "Query which state space a generic address is in.",
+             _S),
 }
+
+# a U-prefixed opcode that is not in SASS is the uniform-datapath form of the opcode without
+# its U (UIADD3, ULEA, USHF, ...): computed once per warp on uniform registers
+UNIFORM_NOTE = ("Uniform datapath: computed once for the whole warp in uniform registers "
+                "(URn), for values every lane shares (program ids, kernel arguments, "
+                "addresses of whole tiles).")
 
 SASS_MODIFIERS: dict[str, str] = {
     "E": "64-bit (extended) address", "128": "128 bits per thread", "64": "64 bits per thread",
@@ -364,5 +435,10 @@ SASS_MODIFIERS: dict[str, str] = {
     "OR": "or-combined", "U": "unsigned", "MOV": "used as a move", "SHL": "used as a shift",
     "CONSTANT": "constant cache", "STRONG": "strongly ordered", "GPU": "GPU scope",
     "SYS": "system scope", "ADD": "add", "MIN": "minimum", "MAX": "maximum", "CAS": "compare "
-    "and swap", "EXCH": "exchange",
+    "and swap", "EXCH": "exchange", "L": "left", "R": "right",
+    "S16": "16-bit signed", "S64": "64-bit signed", "U64": "64-bit unsigned",
+    "F64": "64-bit float", "PACK_AB": "pack two results", "RELU": "clamp at zero",
+    "SAT": "saturate", "NOT": "negated", "XOR": "xor-combined", "TRUNC": "round toward zero",
+    "FLOOR": "round down", "CEIL": "round up", "ARRIVE": "arrive", "WAIT": "wait",
+    "TRYWAIT": "test the phase",
 }

@@ -181,6 +181,7 @@ def layout_picture(layout, shape: Sequence[int], warp: int | None = None,
                       labels=labels, fields=fields, title=_title(layout, own, sel_warp,
                                                                  sel_lane))
     if len(own.shape) == 1:
+        pic.strip = True
         pic.row_ticks = _ticks(rows, _tick_step(rows), cols)
         pic.col_ticks = _ticks(cols, 8)
     else:

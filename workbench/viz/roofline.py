@@ -177,19 +177,61 @@ def _draw_roofs(ax, ceilings, xlim) -> None:
                         ha="right", va="bottom")
 
 
+# where a point's number may go, as offsets (points) of the label's lower-left corner from
+# the point: right-up first, then round the point, then further out
+_LABEL_SPOTS: list[tuple[float, float]] = [(5, 4), (5, -12), (-6, 4), (-6, -12), (5, 13),
+                                            (5, -21), (-6, 13), (-6, -21)]
+_LABEL_PT = 8.0          # font size of the numbers (points)
+
+
+def _label_boxes(spot: tuple, text: str, at: tuple) -> tuple:
+    """The box (x0, y0, x1, y1, in points) of ``text`` put at ``spot`` beside a point at
+    ``at`` (points); left spots end at the offset rather than start there."""
+    w, h = 0.62 * _LABEL_PT * len(text) + 1, _LABEL_PT
+    dx, dy = spot
+    x0 = at[0] + dx - (w if dx < 0 else 0)
+    return (x0, at[1] + dy, x0 + w, at[1] + dy + h)
+
+
+def _free_spot(text: str, at: tuple, taken: list) -> tuple:
+    """The first spot of :data:`_LABEL_SPOTS` whose box overlaps none of ``taken``; if all
+    do, further right in steps of the label's width (labels never overlap)."""
+    def clear(b):
+        return all(b[2] <= t[0] or t[2] <= b[0] or b[3] <= t[1] or t[3] <= b[1] for t in taken)
+    for spot in _LABEL_SPOTS:
+        if clear(_label_boxes(spot, text, at)):
+            return spot
+    k = 1
+    while True:
+        spot = (5 + k * (0.62 * _LABEL_PT * len(text) + 3), 4.0)
+        if clear(_label_boxes(spot, text, at)):
+            return spot
+        k += 1
+
+
 def _draw_points(ax, drawn: list) -> None:
     """Each point as a marker (red cross when above its roof) carrying the gid the SVG view
-    hangs its tooltip on, and its number as the only label."""
-    from .roofline_view import POINT_GID
+    hangs its tooltip on, and its number as the only label, placed where it overlaps no other
+    number (call after the axes' limits are set: placement is in screen points)."""
+    from .roofline_view import LABEL_GID, POINT_GID
+    taken: list = []
+    to_pt = 72.0 / ax.figure.dpi
     for p in drawn:
         above = p["above_roof"]
         (line,) = ax.plot([p["intensity"]], [p["flops_per_s"]], "x" if above else "o",
                           color="red" if above else "black", ms=10 if above else 6,
                           mew=2.5 if above else 1)
         line.set_gid(POINT_GID.format(p["number"]))
-        ax.annotate(str(p["number"]), (p["intensity"], p["flops_per_s"]), fontsize=8,
-                    xytext=(5, 4), textcoords="offset points",
-                    color="red" if above else "black")
+        x, y = ax.transData.transform((p["intensity"], p["flops_per_s"]))
+        text = str(p["number"])
+        spot = _free_spot(text, (x * to_pt, y * to_pt), taken)
+        taken.append(_label_boxes(spot, text, (x * to_pt, y * to_pt)))
+        ann = ax.annotate(text, (p["intensity"], p["flops_per_s"]), fontsize=_LABEL_PT,
+                          xytext=spot, textcoords="offset points", ha="left", va="bottom",
+                          color="red" if above else "black")
+        if spot[0] < 0:
+            ann.set_ha("right")
+        ann.set_gid(LABEL_GID.format(p["number"]))
 
 
 def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
@@ -228,9 +270,9 @@ def roofline(runs, ceilings=None, *, ax=None, title: str | None = None,
     ax.set_xscale("log")
     ax.set_yscale("log")
     _draw_roofs(ax, ceilings, xlim)
-    _draw_points(ax, drawn)
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
+    _draw_points(ax, drawn)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("performance (FLOP/s)")
     ax.grid(True, which="major", alpha=0.3)

@@ -16,6 +16,8 @@ import math
 import re
 
 POINT_GID = "wb-roofline-point-{}"
+#: the SVG id of point n's number label
+LABEL_GID = "wb-roofline-label-{}"
 
 
 def _si(v: float, unit: str) -> str:

@@ -84,6 +84,8 @@ class GridPicture:
     #: texts drawn over the cells at a fixed size: (row, col, text) with fractional cell
     #: coordinates (e.g. one label per program region)
     overlays: list = field(default_factory=list)
+    #: a 1-D array drawn as a strip: cell i is element i, and the tooltip says so
+    strip: bool = False
 
     @property
     def longest(self) -> str:
@@ -106,7 +108,7 @@ class GridPicture:
     def tooltip(self, i: int) -> str:
         """The tooltip text of cell ``i`` (row-major), as the script shows it."""
         r, c = divmod(i, self.cols)
-        parts = [f"({r}, {c})"]
+        parts = [f"element {i}" if self.strip else f"({r}, {c})"]
         for k, v in self.fields.items():
             x = v[i]
             if isinstance(x, str):
@@ -206,7 +208,7 @@ def render_html(pic: GridPicture, kind: str = "grid") -> str:
             "cell": pic.cell_px, "longest": pic.longest, "ox": MARGIN_LEFT, "oy": MARGIN_TOP,
             "fields": {k: v if isinstance(v, list) else np.asarray(v).astype(int).tolist()
                        for k, v in pic.fields.items()},
-            "maxStatic": MAX_STATIC_LABELS}
+            "maxStatic": MAX_STATIC_LABELS, "strip": pic.strip}
     legend = "".join(
         f'<span class="wb-leg" style="display:inline-flex;align-items:center;margin:0 10px 2px '
         f'0;white-space:nowrap"><span style="display:inline-block;width:12px;height:12px;'

@@ -1,6 +1,7 @@
 // Zoom, pan, hover tooltip and fitted labels for the SVG grids of workbench.viz
 // (layout, bank and access-map pictures). The data is the root's data-wb-grid JSON:
-// rows, cols, cell (SVG units), ox/oy (margins), labels[], fields{name: int[]}, minFont (px).
+// rows, cols, cell (SVG units), ox/oy (margins), labels[], fields{name: int[]}, minFont (px),
+// strip (a 1-D array: cell i is element i).
 // Defined once per page; every grid calls wbGridInit(root).
 if (typeof window.wbGridInit !== "function") {
   window.wbLabelFont = function (cellPx, label, longest) {
@@ -31,7 +32,7 @@ if (typeof window.wbGridInit !== "function") {
     const fitWidth = () => Math.min(box.clientWidth || natural, natural);
     function tooltip(i) {
       const r = Math.floor(i / d.cols), c = i % d.cols;
-      const parts = ["(" + r + ", " + c + ")"];
+      const parts = [d.strip ? "element " + i : "(" + r + ", " + c + ")"];
       for (const [k, v] of Object.entries(d.fields)) {
         const x = v[i];
         if (typeof x === "string" ? x !== "" : x >= 0) parts.push(k + " " + x);
