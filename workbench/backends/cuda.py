@@ -262,7 +262,9 @@ class CudaBackend(Backend):
         if reason is None:
             inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared,
                                              pdl=pdl and arch >= 90)
-            launcher = _wrap(inner, metas, out.global_scratch, ttir_module)
+            # Triton asks the allocator for every CTA of a program (num_ctas of them); a
+            # program here runs on one CTA and uses the first part
+            launcher = _wrap(inner, metas, out.global_scratch * options.num_ctas, ttir_module)
         else:
             launcher = _Unavailable(reason)
         return BackendResult(stages, meta, launcher, reason, extra)
@@ -280,7 +282,8 @@ class CudaBackend(Backend):
         meta = {"name": md.name, "num_warps": md.num_warps, "shared": md.shared,
                 "kinds": kinds, "descriptors": has_descriptors(ttir),
                 "tensordesc_meta": kernel.extra.get("tensordesc_meta") or [],
-                "global_scratch": kernel.extra.get("global_scratch_size") or 0,
+                "global_scratch": (kernel.extra.get("global_scratch_size") or 0) *
+                getattr(kernel.options, "num_ctas", 1),
                 "image_is_text": isinstance(image, str),
                 "launch_pdl": bool(kernel.extra.get("launch_pdl"))}
         data = image.encode() if isinstance(image, str) else bytes(image)
