@@ -150,7 +150,10 @@ def test_cuda_libdevice_matches_the_interpreter(name, sym, args, ret):
     got = torch.from_numpy(_out(ret)).cuda()
     kern[(1,)](*[torch.from_numpy(x).cuda() for x in xs], got, FN=fn, BLOCK=BLOCK)
     got = got.cpu().numpy()
-    if ret not in (dt.float32, dt.float64) or _is_exact(name):
+    # libdevice's __nv_sqrtf asks __nvvm_reflect("__CUDA_PREC_SQRT"), which is 0 here as in
+    # Triton: it is sqrt.approx.ftz.f32 (relative error 2^-23), not the correctly rounded root
+    approx_sqrt = sym == "__nv_sqrtf"
+    if ret not in (dt.float32, dt.float64) or (_is_exact(name) and not approx_sqrt):
         np.testing.assert_array_equal(got, want, err_msg=sym)
         return
     # the CUDA Math API's largest documented bounds outside the Bessel/gamma functions are 6

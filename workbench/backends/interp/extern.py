@@ -29,6 +29,29 @@ def _rint(x):
     return np.rint(x)  # numpy rounds half to even, like rintf / nearbyintf
 
 
+def _odd(n):
+    return np.fmod(n, 2.0) != 0.0
+
+
+def _sinpi(x):
+    """sin(pi x) with x reduced exactly to r = x - rint(x) in [-1/2, 1/2] first, so results
+    near the zeros keep their relative accuracy (as libdevice's sinpi)."""
+    n = np.rint(x)
+    s = np.sin(np.pi * (x - n))
+    s = np.where(_odd(n), -s, s)
+    return np.where(s == 0.0, np.copysign(0.0, x), s)  # sinPi(+-n) = +-0 (IEEE 754-2019)
+
+
+def _cospi(x):
+    """cos(pi x) from r = |x - rint(x)|: cos(pi r) below 1/4, else sin(pi (1/2 - r)), whose
+    argument is exact (Sterbenz), so results near the zeros stay accurate."""
+    n = np.rint(x)
+    r = np.abs(x - n)
+    c = np.where(r < 0.25, np.cos(np.pi * r), np.sin(np.pi * (0.5 - r)))
+    c = np.where(_odd(n), -c, c)
+    return np.where(c == 0.0, 0.0, c)  # cosPi(n + 1/2) = +0
+
+
 def _round(x):  # C round(): half away from zero (exact: no x + 0.5, which rounds up
     t = np.trunc(x)  # 0.49999999999999994 to 1)
     with np.errstate(invalid="ignore"):
@@ -45,12 +68,13 @@ FLOAT_FUNCS = {
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round, "rint": _rint,
     "nearbyint": _rint, "fabs": np.abs, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod,
     "hypot": np.hypot, "copysign": np.copysign,
-    "fdim": lambda a, b: np.where(a > b, a - b, 0.0), "erf": _vec(math.erf),
+    "fdim": lambda a, b: np.where(a <= b, 0.0, a - b),  # NaN in, NaN out (C fdim)
+    "erf": _vec(math.erf),
     "erfc": _vec(math.erfc),
     "lgamma": _vec(math.lgamma), "tgamma": _vec(math.gamma), "fma": lambda a, b, c: a * b + c,
     "div_rn": np.divide, "fdiv_rn": np.divide, "sqrt_rn": np.sqrt, "rcp": lambda x: 1.0 / x,
-    "saturate": lambda x: np.clip(x, 0.0, 1.0), "sinpi": lambda x: np.sin(np.pi * x),
-    "cospi": lambda x: np.cos(np.pi * x), "fast_exp": np.exp, "fast_log": np.log,
+    "saturate": lambda x: np.clip(x, 0.0, 1.0), "sinpi": _sinpi,
+    "cospi": _cospi, "fast_exp": np.exp, "fast_log": np.log,
     "ldexp": lambda x, e: np.ldexp(x, e), "scalbn": lambda x, e: np.ldexp(x, e),
 }
 

@@ -80,6 +80,31 @@ def _from_double(b, v, ty):
     return v if ty == DOUBLE else fptrunc(b, v, ty)
 
 
+def _sin_cos_pi(b, module, name: str, x):
+    """sin(pi x) / cos(pi x) in double with x first reduced exactly to r = x - rint(x)
+    (cos from sin(pi (1/2 - |r|)) when |r| >= 1/4, an exact argument), so values near the
+    zeros keep their relative accuracy, as libdevice's sinpi/cospi."""
+    d = DOUBLE
+    n = b.call(_intr(module, "llvm.rint", d), [x])
+    r = b.fsub(x, n)
+    pi = ir.Constant(d, math.pi)
+    if name == "sinpi":
+        v = b.call(_intr(module, "llvm.sin", d), [b.fmul(r, pi)])
+    else:
+        ar = b.call(_intr(module, "llvm.fabs", d), [r])
+        near = b.call(_intr(module, "llvm.cos", d), [b.fmul(ar, pi)])
+        far = b.call(_intr(module, "llvm.sin", d),
+                     [b.fmul(b.fsub(ir.Constant(d, 0.5), ar), pi)])
+        v = b.select(b.fcmp_ordered("<", ar, ir.Constant(d, 0.25)), near, far)
+    zero = ir.Constant(d, 0.0)
+    odd = b.fcmp_unordered("!=", b.frem(n, ir.Constant(d, 2.0)), zero)
+    v = b.select(odd, b.fneg(v), v)
+    # IEEE 754-2019: sinPi(+-n) = +-0, cosPi(n + 1/2) = +0
+    signed = b.call(_intr(module, "llvm.copysign", d, 2), [zero, x]) if name == "sinpi" \
+        else zero
+    return b.select(b.fcmp_ordered("==", v, zero), signed, v)
+
+
 def _float_fn(b, module, name, xs):
     """``name`` on double values ``xs`` (ints pass through for ldexp/scalbn)."""
     d = lambda c: ir.Constant(DOUBLE, c)  # noqa: E731
@@ -102,9 +127,9 @@ def _float_fn(b, module, name, xs):
         lo = b.call(_intr(module, "llvm.maxnum", DOUBLE, 2), [x, d(0.0)])
         return b.call(_intr(module, "llvm.minnum", DOUBLE, 2), [lo, d(1.0)])
     if name in ("sinpi", "cospi"):
-        return b.call(_intr(module, "llvm." + name[:3], DOUBLE), [b.fmul(x, d(math.pi))])
-    if name == "fdim":
-        return b.select(b.fcmp_ordered(">", x, xs[1]), b.fsub(x, xs[1]), d(0.0))
+        return _sin_cos_pi(b, module, name, x)
+    if name == "fdim":  # x <= y: +0; x > y or a NaN: x - y (NaN in, NaN out, as C's fdim)
+        return b.select(b.fcmp_ordered("<=", x, xs[1]), d(0.0), b.fsub(x, xs[1]))
     if name in ("ldexp", "scalbn"):
         e = xs[1]
         e = e if e.type.width == 32 else (b.trunc(e, I32) if e.type.width > 32

@@ -198,6 +198,10 @@ class KernelLowering:
         nt = self.module.add_metadata([self.fn, "reqntidx", I32(32 * self.num_warps)])
         self.module.add_named_metadata("nvvm.annotations", md)
         self.module.add_named_metadata("nvvm.annotations", nt)
+        # libdevice asks __nvvm_reflect("__CUDA_FTZ"); Triton answers 1 (flush subnormals,
+        # llvm.set_nvvm_reflect_ftz in its make_llir): module flag behaviour 4 = override
+        self.module.add_named_metadata("llvm.module.flags", self.module.add_metadata(
+            [I32(4), "nvvm-reflect-ftz", I32(1)]))
 
     def lower_block(self, block) -> None:
         for op in block.ops:
