@@ -164,6 +164,8 @@ def test_cuda_libdevice_matches_the_interpreter(name, sym, args, ret):
         sp = np.maximum(sp, np.spacing(want.dtype.type(1)))
     err = np.abs(got.astype(np.float64) - want)
     ok = (got == want) | (np.isnan(got) & np.isnan(want)) | (err <= tol * sp)
+    if ret == dt.float32:  # libdevice flushes fp32 subnormals (nvvm-reflect-ftz, as Triton)
+        ok |= (got == 0) & (np.abs(want) < np.finfo(np.float32).tiny)
     if name in LOOSE and name not in ("lgamma", "tgamma"):
         # near a zero of a Bessel function the CUDA Math API bounds the absolute error
         # (5e-12 in double, 2.2e-6 in single for y0/y1/j0/j1 with |x| >= 8 and jn/yn)
