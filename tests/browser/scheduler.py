@@ -80,11 +80,14 @@ class Scheduler:
 
 
 def session_plan(items) -> list:
-    """The ``NOTEBOOKS`` of the modules of ``items`` (pytest's items, in run order)."""
+    """The ``NOTEBOOKS`` of the browser-test modules of ``items`` (pytest's items, in run
+    order; other test modules may have a ``NOTEBOOKS`` of their own, which is not a plan)."""
     plan, seen = [], set()
+    here = os.path.dirname(os.path.abspath(__file__))
     for it in items:
         mod = getattr(it, "module", None)
-        if mod is None or mod.__name__ in seen:
+        if mod is None or mod.__name__ in seen or \
+                os.path.dirname(os.path.abspath(getattr(mod, "__file__", ""))) != here:
             continue
         seen.add(mod.__name__)
         planned = getattr(mod, "NOTEBOOKS", [])

@@ -77,7 +77,7 @@ def test_every_sass_opcode_on_sm90_has_help(case):
 # dispatches on, NVVM intrinsics, special registers, basic-block labels
 NOT_PTX = {"tt", "ttg", "ttng", "arith", "scf", "math", "llvm", "nvvm", "gpu", "cf", "tid",
            "ctaid", "ntid", "nctaid", "laneid", "print", "while", "for", "if", "atomic",
-           "allocation", "workbench", "amdgpu"}
+           "allocation", "workbench", "amdgpu", "ub"}
 
 
 def test_every_inline_asm_opcode_of_the_backend_has_help():
