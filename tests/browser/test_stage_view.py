@@ -152,10 +152,16 @@ def test_choose_panes_and_search(view):
 def test_errors_name_the_notebook_cell(view):
     view.page.wait_for_selector(".jp-OutputArea-output [data-wb-error]", state="attached",
                                 timeout=30_000)
-    text = view.page.evaluate("""() => Array.from(document.querySelectorAll(
-        '.jp-OutputArea-output [data-wb-error]')).map(e => e.textContent).join('\\n')""")
-    # the fourth cell run; its execution count is 4 unless the kernel ran something else first
-    assert re.search(r"In \[\d+\], line 5, col", text) and "arange" in text, text
+    text, prompt = view.page.evaluate("""() => {
+        const errs = Array.from(document.querySelectorAll(
+            '.jp-OutputArea-output [data-wb-error]'));
+        const cell = errs[0].closest('.jp-Cell');
+        return [errs.map(e => e.textContent).join('\\n'),
+                cell.querySelector('.jp-InputPrompt').textContent]; }""")
+    # the number is the one the cell's prompt shows ("[4]:"), as IPython's own tracebacks say
+    shown = re.search(r"\[(\d+)\]", prompt)
+    assert shown, prompt
+    assert f"In [{shown.group(1)}], line 5, col" in text and "arange" in text, (prompt, text)
     assert "cell_" not in text, text
 
 

@@ -230,3 +230,16 @@ def test_cell_without_kernels_and_unknown_kernel_name(shell):
     html = shell.html(cell("--kernel nope"), fails=True)
     assert "--kernel nope: no @jit kernel of that name" in html and "defined by this cell: add" \
         in html
+
+
+def test_the_cell_number_is_the_one_ipython_gave_the_cell():
+    # IPython 9 with ipykernel 7 has execution_count one ahead while a cell runs; the number
+    # its compiler gave the running cell's code is the one the prompt and tracebacks show
+    from types import SimpleNamespace
+
+    from workbench.notebook.cells import current_cell_number
+    shell = SimpleNamespace(execution_count=6, compile=SimpleNamespace(
+        _filename_map={"/tmp/ipykernel_1/111.py": 4, "/tmp/ipykernel_1/222.py": 5}))
+    assert current_cell_number(shell) == 5
+    assert current_cell_number(SimpleNamespace(execution_count=3)) == 3
+    assert current_cell_number(None) is None

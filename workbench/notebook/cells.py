@@ -65,6 +65,18 @@ class CellNames:
         return f"In [{n}]" if n is not None else None
 
 
+def current_cell_number(shell) -> int | None:
+    """The number IPython shows for the cell running now (``In [n]``): the one its compiler
+    gave the cell's code (``shell.compile._filename_map``, newest entry), which is also what
+    its own tracebacks print; ``execution_count`` may already be one ahead while a cell runs
+    (IPython 9 with ipykernel 7). None without a shell."""
+    fmap = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if fmap:
+        return int(list(fmap.values())[-1])
+    count = getattr(shell, "execution_count", None)
+    return int(count) if count is not None else None
+
+
 def cell_names(shell) -> CellNames:
     """The :class:`CellNames` of ``shell`` (made on first use and registered with
     :func:`workbench.errors.add_file_namer`)."""

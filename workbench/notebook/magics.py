@@ -17,7 +17,7 @@ import dataclasses
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..config import Target
-from .cells import cell_names, defined_functions, run_cell_source, write_cell
+from .cells import cell_names, current_cell_number, defined_functions, run_cell_source, write_cell
 from .display import box_html, show, show_box, show_error
 from .options import USAGE, OptionsError, parse_options
 
@@ -149,7 +149,7 @@ class TileKernelMagics(Magics):
         # workbench prints is the line number Jupyter shows in the cell's gutter
         source = f"# %%tilekernel {line.strip()}\n{cell}"
         path = write_cell(source)
-        cell_names(self.shell).remember(path, getattr(self.shell, "execution_count", None))
+        cell_names(self.shell).remember(path, current_cell_number(self.shell))
         try:
             run_cell_source(source, path, ns)
         except BaseException as exc:  # noqa: BLE001 - includes KeyboardInterrupt in the cell
