@@ -34,3 +34,13 @@ def test_unknown_target_is_refused_before_any_work(capsys):
     assert info.value.code == 2
     err = capsys.readouterr()
     assert "unknown target 'tpu'" in err.err and "vector add" not in err.out
+
+
+def test_quickstart_html_for_cuda_has_the_sass(tmp_path, capsys):
+    from workbench.backends.nvidia_tools import find_tool
+    if find_tool("ptxas") is None or find_tool("nvdisasm") is None:
+        pytest.skip("ptxas and nvdisasm are needed for SASS (pip install 'tile-workbench[sass]')")
+    html = tmp_path / "view.html"
+    assert main(["quickstart", "--lines", "3", "--html", str(html)]) == 0
+    text = html.read_text()
+    assert text.count('data-stage="sass"') >= 2 and "not made yet" not in text

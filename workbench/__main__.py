@@ -59,6 +59,8 @@ def quickstart(args) -> int:
                 "the softmax (its row max and sum are tl.max and tl.sum reductions)")]
     for compiled, what in kernels:
         _show(compiled, what, args)
+        if "sass" in compiled.asm:  # made now (nvdisasm), so the HTML file shows it too
+            compiled.asm["sass"]
     html = Path(args.html or Path(tempfile.gettempdir()) / "workbench_quickstart.html")
     html.write_text("<!doctype html><meta charset='utf-8'><title>Tile Workbench quickstart"
                     "</title>" + "".join(c._repr_html_() for c, _ in kernels),
