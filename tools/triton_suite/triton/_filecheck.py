@@ -65,7 +65,7 @@ def run_filecheck_test(kernel_fn):
     ``# CHECK`` comments of its source."""
     check_template = inspect.getsource(kernel_fn.fn)
     module = run_parser(kernel_fn)
-    run_filecheck("placeholder", module.str_nodebug(), check_template)
+    run_filecheck(kernel_fn.fn.__name__, module.str_nodebug(), check_template)
 
 
 def filecheck_test(fn):
