@@ -13,41 +13,9 @@ import numpy as np
 import pytest
 
 import workbench as wb
-import workbench.language as tl
-
-
-@wb.jit
-def mm_store_t(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
-    c = tl.dot(a, b).to(tl.float16)
-    tl.store(c_ptr + rm[:, None] + rn[None, :] * BM, c)   # column-major: c.T row-major
-
-
-@wb.jit
-def mm_tma_store(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
-    c_d = tl.make_tensor_descriptor(c_ptr, [BM, BN], [BN, 1], [BM, BN])
-    c_d.store([0, 0], tl.dot(a, b).to(tl.float16))
-
-
-@wb.jit
-def dot_chain_b(a_ptr, b_ptr, x_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
-    r = tl.arange(0, BM)
-    k = tl.arange(0, BK)
-    a = tl.load(a_ptr + r[:, None] * BK + k[None, :])
-    b = tl.load(b_ptr + k[:, None] * BM + r[None, :])
-    x = tl.load(x_ptr + r[:, None] * BM + r[None, :])
-    c = tl.dot(a, b).to(tl.float16)
-    tl.store(c_ptr + r[:, None] * BM + r[None, :], tl.dot(x, c))
-
+from tests.codegen.nvptx.test_stmatrix import dot_chain_b_k as dot_chain_b
+from tests.codegen.nvptx.test_stmatrix import dot_store_t_k as mm_store_t
+from tests.codegen.nvptx.test_stmatrix import dot_tma_store_k as mm_tma_store
 
 F16 = "*fp16:16"
 SHAPES = [(64, 64), (128, 128), (64, 128)]
