@@ -32,17 +32,18 @@ def bessel_i_numpy(nu: int, x: np.ndarray) -> np.ndarray:
     q = small * small / 4.0
     t = np.ones_like(a) if nu == 0 else small / 2.0
     s = t.copy()
-    for k in range(1, SERIES_TERMS + 1):
-        t = t * q / (k * (k + nu))
+    for k in range(1, SERIES_TERMS + 1):  # the IR emitter's operation order, step for step
+        t = t * (q * (1.0 / (k * (k + nu))))
         s = s + t
     big = np.maximum(a, SWITCH)
+    inv = 1.0 / big
     c = np.ones_like(a)
     acc = c.copy()
     for k in range(1, ASYMPTOTIC_TERMS + 1):
-        c = -c * (4 * nu * nu - (2 * k - 1) ** 2) / (8.0 * k * big)
+        c = c * (inv * (-(4 * nu * nu - (2 * k - 1) ** 2) / (8.0 * k)))
         acc = acc + c
     with np.errstate(over="ignore"):
-        asym = np.exp(big) / np.sqrt(2.0 * math.pi * big) * acc
+        asym = np.exp(big) / np.sqrt(big * (2.0 * math.pi)) * acc
     r = np.where(a <= SWITCH, s, asym)
     return np.copysign(r, x) if nu == 1 else r
 
