@@ -45,3 +45,28 @@ def test_a_missing_type_is_named():
     with pytest.raises(wb.LaunchError, match="'n' has no type"):
         wb.compile(ASTSource(scale, signature={"x_ptr": "*fp32", "out_ptr": "*fp32"},
                              constexprs={"FACTOR": 1.0, "BLOCK": 16}))
+
+
+@wb.jit
+def strided_copy(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride, mask=offs < n), mask=offs < n)
+
+
+def test_a_runtime_parameter_typed_constexpr_is_baked_in():
+    # Triton's form of specialising stride=1 (or any value): the parameter keeps no argument
+    rng = np.random.default_rng()
+    stride = int(rng.integers(1, 4))
+    src = ASTSource(strided_copy, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                             "stride": "constexpr", "BLOCK": "constexpr"},
+                    constexprs={"stride": stride, "BLOCK": 32})
+    kernel = wb.compiler.compile(src)
+    assert "%stride" not in kernel.asm["ttir"].split("\n", 3)[1] + kernel.asm["ttir"]
+    x = rng.standard_normal(32 * stride).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    kernel[(1,)](x, out, 29)
+    np.testing.assert_array_equal(out[:29], x[::stride][:29])
+    assert (out[29:] == 0).all()
+    # the same baked value through workbench.compile's own form
+    again = wb.compile(strided_copy, "*fp32", "*fp32", "i32", tl.constexpr(stride), BLOCK=32)
+    assert again.asm["ttir"] == kernel.asm["ttir"]

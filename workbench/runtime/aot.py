@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from ..config import Target
 from ..errors import user_facing
+from ..language.core import constexpr as tl_constexpr
 from .astsource import ASTSource
 from .binding import bind_arguments, launch_error, specialize
 from .compiled import CompiledKernel
 from .compiler import is_signature_tuple, parse_signature_entry, split_options
 from .jit import JITFunction, jit
-from .specialization import Specialization
+from .specialization import ArgSpec, Specialization
 
 
 @user_facing
@@ -22,7 +23,9 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     Positional entries, one per non-constexpr parameter in order: an example value (an array,
     int, float, bool: specialised as a launch would) or a Triton signature string (``"*fp32"``,
     ``"i32"``, ``"*fp16:16"``; a tuple parameter's entry is a tuple of those, compile-time
-    values standing for constexpr elements: see :func:`parse_signature_entry`). Keywords:
+    values standing for constexpr elements: see :func:`parse_signature_entry`) or
+    ``tl.constexpr(value)``, which bakes that value into the kernel as Triton does for a
+    parameter typed ``"constexpr"`` in an ``ASTSource`` signature (``stride_ak=1``). Keywords:
     the constexpr values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
     ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
     the IR after every pass in ``.snapshots``). Triton's form ``compile(ASTSource(fn,
@@ -52,7 +55,10 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     stated = {}
     values = dict(kw)
     for p, e in zip(runtime_params, entries, strict=True):
-        if isinstance(e, str) or is_signature_tuple(e):
+        if isinstance(e, tl_constexpr):
+            stated[p.name] = ArgSpec(p.name, "constexpr", "constexpr", value=e.value)
+            values[p.name] = e.value
+        elif isinstance(e, str) or is_signature_tuple(e):
             try:
                 stated[p.name] = parse_signature_entry(p.name, e)
             except ValueError as err:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..language.core import constexpr
+
 
 @dataclass(frozen=True)
 class GPUTarget:
@@ -30,6 +32,8 @@ class ASTSource:
     A tuple parameter's signature is a (nested) tuple of type strings, ``"constexpr"`` where
     an element's value is in ``constexprs`` under its path (``(1, 0)``: parameter 1, element
     0), as Triton 3.6 forms them. Parameters missing from ``signature`` take their defaults.
+    A parameter not annotated ``tl.constexpr`` but typed ``"constexpr"`` with a value is
+    compiled with that value baked in (Triton's specialisation of ``stride_ak=1``).
     ``attrs`` gives ``tt.divisibility`` 16 by path, as Triton's (``{(0,): [["tt.divisibility",
     16]]}``), like a ``":16"`` suffix on the type string; other attributes are ignored."""
 
@@ -39,8 +43,9 @@ class ASTSource:
     attrs: dict | None = None
 
     def arguments(self, params) -> tuple[list, dict]:
-        """(signature strings of the non-constexpr parameters in order, constexpr values by
-        name) for the kernel's parameter list ``params``. Raises KeyError naming a
+        """(signature entries of the non-constexpr parameters in order: strings, or
+        ``constexpr(value)`` for those typed ``"constexpr"``; constexpr values by name) for
+        the kernel's parameter list ``params``. Raises KeyError naming a
         parameter that has neither a type nor a default."""
         consts = {}
         inner = {}  # paths inside tuple parameters -> constexpr value
@@ -60,6 +65,8 @@ class ASTSource:
             if p.constexpr or ty == "constexpr":
                 if p.name not in consts and ty == "constexpr":
                     raise KeyError(f"constexpr parameter {p.name!r} has no value in constexprs")
+                if not p.constexpr and p.name in consts:  # a runtime parameter baked in
+                    entries.append(constexpr(consts.pop(p.name)))
                 continue
             if ty is None:
                 raise KeyError(f"parameter {p.name!r} has no type in the signature")

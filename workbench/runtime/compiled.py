@@ -30,7 +30,12 @@ class CompiledKernel:
     def __init__(self, *, fn, params, src, spec, options, target, asm, line_maps, metadata,
                  launcher=None, launch_error=None, snapshots=None, timings=None, extra=None):
         self.fn = fn
-        self.params = params
+        # a parameter compiled with its value baked in (``ASTSource`` typed it "constexpr")
+        # binds as a constexpr: it may be left out, and a given value must be the compiled one
+        baked = {a.name for a in spec.args if a.kind == "constexpr"}
+        self.params = params if params is None else [
+            dataclasses.replace(p, constexpr=True) if p.name in baked and not p.constexpr else p
+            for p in params]
         self.name = metadata.name
         self.src = src
         self.spec = spec
