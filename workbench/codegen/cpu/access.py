@@ -39,9 +39,9 @@ class Run:
 
 
 def contiguous_run(lw, ptr_value, ptr_tile, shape) -> Run | None:
-    """The best :class:`Run` of the pointer tile ``ptr_tile`` (IR value ``ptr_value``) of
-    ``shape``, from the kernel's AxisInfo, or None (scalar, splat, or no dim with
-    contiguity >= 2). Ties prefer the later (row-major faster) dim."""
+    """The best :class:`Run` of the pointer tile ``ptr_tile`` (IR value ``ptr_value``; None
+    when not lowered yet) of ``shape``, from the kernel's AxisInfo, or None (scalar, splat,
+    or no dim with contiguity >= 2). Ties prefer the later (row-major faster) dim."""
     if not shape or isinstance(ptr_tile, Splat) or getattr(lw, "axis", None) is None:
         return None
     info = lw.axis.get(ptr_value)

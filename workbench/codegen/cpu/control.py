@@ -34,7 +34,7 @@ def _depends(t, ptrs) -> bool:
         return False
     if isinstance(t, Buffer):
         return any(t.ptr is p for p in ptrs)
-    return any(_depends(o, ptrs) for o in t.operands)
+    return any(o is not None and _depends(o, ptrs) for o in t.operands)
 
 
 def _store_tiles(lw, pairs, bufs) -> None:

@@ -23,7 +23,7 @@ from ...ir.dialects.tt import is_grid_dependency_control
 from ...ir.types import PointerType, TensorType
 from ...passes.axis_info import AxisInfoAnalysis
 from ..poison import Poison
-from . import atomics, control, debug_ops, dot, memory, reduce, tile_ops
+from . import atomics, control, debug_ops, dot, load_fusion, memory, reduce, tile_ops
 from .debuginfo import DebugInfo
 from .irtypes import tensor_of
 from .llvmtypes import I32, I64, PTR, const, storage_size, value_type
@@ -67,6 +67,11 @@ class KernelLowering:
         self.mem_ops: list = []
         self.prov = memory.provenance(func)
         self.axis = AxisInfoAnalysis(func)
+        #: tile loads read in their store's loop (load_fusion), by load and by store
+        self.fusions = load_fusion.fusions(func)
+        self.fused_into: dict = {}
+        for f in self.fusions.values():
+            self.fused_into.setdefault(f.store, []).append(f)
         self.scope = None
         self._error_block = None
         self._stopped_block = None
@@ -150,7 +155,7 @@ class KernelLowering:
         return Buffer(tuple(shape), elem, ptr, contiguous_strides(shape))
 
     def elems(self) -> Elems:
-        return Elems(self.b, self.emit_elem)
+        return Elems(self.b, self.emit_elem, self)
 
     def emit_elem(self, op: Operation, args: list):
         saved = self.b.debug_metadata

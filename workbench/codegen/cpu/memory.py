@@ -21,6 +21,8 @@ a masked load without ``other`` yields 0.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
 
 from ...ir.core import Operation
@@ -28,7 +30,7 @@ from ...ir.types import PointerType, TensorType
 from .access import Run, contiguous_run, element_pointer, run_nest, runs_nest
 from .irtypes import terminator_of
 from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
-from .tiles import linearize, loop_nest
+from .tiles import Lazy, linearize, loop_nest
 
 ERR_FIELDS = 12
 #: error-record slots the launcher sets for host calls: launch token, worker index
@@ -225,7 +227,8 @@ def _operands(lw, op: Operation, names: int):
 def lower_load(lw, op: Operation) -> None:
     """``tt.load [ptr, mask?, other?]``: tiles load into a scratch buffer, scalars into an SSA
     value. Masked-off elements take ``other`` (0 when absent). Contiguous pointer tiles load
-    run by run (:mod:`.access`)."""
+    run by run (:mod:`.access`). A load that :mod:`.load_fusion` defers becomes a lazy tile
+    read inside its store's loop (its bounds check stays here)."""
     b = lw.b
     ptr_v, mask_v, other_v = _operands(lw, op, 3)
     rt = op.result.type
@@ -239,6 +242,10 @@ def lower_load(lw, op: Operation) -> None:
     if lw.options.bounds_check:
         check_access(lw, op, 0, ptr, mask, size, run)
         lw.set_loc(op)
+    if _deferrable(lw, op):
+        lw.env[op.result] = Lazy(shape, elem, "load", [ptr, mask, other], op=op,
+                                 param=DeferredLoad(run))
+        return
     st = storage_type(elem)
     out = lw.alloc(shape, elem) if shape else lw.entry_alloca(st)
 
@@ -248,27 +255,7 @@ def lower_load(lw, op: Operation) -> None:
             p = element_pointer(b, e, ptr, start_idx, r, st)
         else:
             p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
-
-        def do_load():
-            return from_storage(b, b.load(p, typ=st), elem)
-        if mask is None:
-            v = do_load()
-        else:
-            m = e.get(mask, idx)
-            alt = e.get(other, idx) if other is not None else _zero(b, elem, st)
-            pre = b.block
-            yes = lw.fn.append_basic_block("load.on")
-            join = lw.fn.append_basic_block("load.join")
-            b.cbranch(m, yes, join)
-            b.position_at_end(yes)
-            lv = do_load()
-            yes_end = b.block
-            b.branch(join)
-            b.position_at_end(join)
-            phi = b.phi(lv.type)
-            phi.add_incoming(lv, yes_end)
-            phi.add_incoming(alt, pre)
-            v = phi
+        v = _read(lw, e, p, mask, other, idx, elem)
         if shape:
             e.store(out, idx, v)
         else:
@@ -283,13 +270,100 @@ def lower_load(lw, op: Operation) -> None:
         lw.env[op.result] = from_storage(b, b.load(out, typ=st), elem)
 
 
+def _read(lw, e, p, mask, other, idx, elem):
+    """The element at pointer ``p``, or ``other`` (0) where ``mask`` is off: the read sits in
+    its own block, so masked-off elements are never touched."""
+    b = lw.b
+    st = storage_type(elem)
+    if mask is None:
+        return from_storage(b, b.load(p, typ=st), elem)
+    m = e.get(mask, idx)
+    alt = e.get(other, idx) if other is not None else _zero(b, elem, st)
+    pre = b.block
+    yes = lw.fn.append_basic_block("load.on")
+    join = lw.fn.append_basic_block("load.join")
+    b.cbranch(m, yes, join)
+    b.position_at_end(yes)
+    lv = from_storage(b, b.load(p, typ=st), elem)
+    yes_end = b.block
+    b.branch(join)
+    b.position_at_end(join)
+    phi = b.phi(lv.type)
+    phi.add_incoming(lv, yes_end)
+    phi.add_incoming(alt, pre)
+    return phi
+
+
+def _deferrable(lw, op: Operation) -> bool:
+    """Whether load ``op`` is read in its store's loop (:mod:`.load_fusion`): the analysis
+    allows it, the store walks the load's contiguous run (if it has one) and, unless the
+    store writes through the load's own pointers, both pointers have known, different
+    parameters whose arrays :func:`_disjoint` can compare."""
+    f = lw.fusions.get(op)
+    if f is None:
+        return False
+    shape = tuple(op.result.type.shape)
+    run = contiguous_run(lw, op.operands[0], None, shape)
+    if run is not None and run != contiguous_run(lw, f.store.operands[0], None, shape):
+        return False  # read element by element in the store's loop: not worth it
+    if f.same_pointer:
+        return True
+    mine = _candidates(lw, op.operands[0])
+    theirs = _candidates(lw, f.store.operands[0])
+    return bool(mine) and bool(theirs) and not set(mine) & set(theirs)
+
+
+def _disjoint(lw, loads: list, store: Operation):
+    """i1: no array a deferred load of ``loads`` may read overlaps one ``store`` may write
+    (byte spans ``[lo, hi)`` of the launch's arguments)."""
+    b = lw.b
+    ok = None
+    for ld in loads:
+        for i in _candidates(lw, ld.operands[0]):
+            for j in _candidates(lw, store.operands[0]):
+                _, lo_i, hi_i = lw.spans[i]
+                _, lo_j, hi_j = lw.spans[j]
+                apart = b.or_(b.icmp_unsigned("<=", hi_i, lo_j), b.icmp_unsigned("<=", hi_j, lo_i))
+                ok = apart if ok is None else b.and_(ok, apart)
+    return ok if ok is not None else ir.Constant(ir.IntType(1), 1)
+
+
+@dataclass(frozen=True, eq=False)
+class DeferredLoad:
+    """How a deferred load's element is read inside a consumer's loop: through the
+    consumer's run pointer when the consumer walks the same contiguous run at the same index
+    (LLVM then sees a consecutive access and vectorises it), else through the element's own
+    address. ``run``: the load's contiguous :class:`~.access.Run` or None."""
+
+    run: Run | None
+
+    def element(self, lw, e, tile, idx):
+        """The LLVM value of deferred load ``tile`` at ``idx`` in the loop body of ``e``."""
+        ptr, mask, other = tile.operands
+        st = storage_type(tile.elem)
+        ctx = e.run_ctx
+        b = lw.b
+        saved = b.debug_metadata
+        lw.set_loc(tile.op)  # the read keeps the load's source line
+        if (self.run is not None and ctx is not None and ctx[0] == self.run
+                and all(x is y for x, y in zip(ctx[1], idx, strict=True))):
+            p = element_pointer(b, e, ptr, ctx[2], ctx[3], st)
+        else:
+            p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
+        v = _read(lw, e, p, mask, other, idx, tile.elem)
+        b.debug_metadata = saved
+        return v
+
+
 def _zero(b, elem, st):
     return from_storage(b, ir.Constant(st, 0), elem)
 
 
 def lower_store(lw, op: Operation) -> None:
     """``tt.store [ptr, value, mask?]``: one loop storing every active element (run by run
-    for contiguous pointer tiles)."""
+    for contiguous pointer tiles). Loads deferred into it (:mod:`.load_fusion`) are read in
+    the same loop; where they need it, a run-time test sends launches whose arrays overlap
+    to a copy of the loop that reads them from scratch buffers first."""
     b = lw.b
     ptr_v, val_v, mask_v = _operands(lw, op, 3)
     pt = ptr_v.type
@@ -304,24 +378,61 @@ def lower_store(lw, op: Operation) -> None:
         lw.set_loc(op)
     st = storage_type(elem)
 
+    def emit(subst):
+        def body(idx, start_idx=None, r=None):
+            e = lw.elems()
+            e.subst = subst
+            if run is not None:
+                e.run_ctx = (run, idx, start_idx, r)
+                p = element_pointer(b, e, ptr, start_idx, r, st)
+            else:
+                p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
+            v = e.get(val, idx)
+            if mask is not None:
+                m = e.get(mask, idx)
+                yes = lw.fn.append_basic_block("store.on")
+                join = lw.fn.append_basic_block("store.join")
+                b.cbranch(m, yes, join)
+                b.position_at_end(yes)
+            b.store(to_storage(b, v, elem), p)
+            if mask is not None:
+                b.branch(join)
+                b.position_at_end(join)
+        if run is not None:
+            run_nest(b, shape, run, body)
+        else:
+            loop_nest(b, shape, body)
+
+    checked = [f.load for f in lw.fused_into.get(op, ())
+               if not f.same_pointer and isinstance(lw.env.get(f.load.result), Lazy)]
+    if not checked:
+        emit({})
+        return
+    fused = lw.fn.append_basic_block("store.fused")
+    copied = lw.fn.append_basic_block("store.copied")
+    done = lw.fn.append_basic_block("store.done")
+    b.cbranch(_disjoint(lw, checked, op), fused, copied)
+    b.position_at_end(fused)
+    emit({})
+    b.branch(done)
+    b.position_at_end(copied)
+    emit({id(t): _copy(lw, t) for t in (lw.env[ld.result] for ld in checked)})
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def _copy(lw, tile):
+    """A scratch buffer holding deferred load ``tile``, read run by run as an ordinary load."""
+    buf = lw.alloc(tile.shape, tile.elem)
+    run = tile.param.run
+
     def body(idx, start_idx=None, r=None):
         e = lw.elems()
         if run is not None:
-            p = element_pointer(b, e, ptr, start_idx, r, st)
-        else:
-            p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
-        v = e.get(val, idx)
-        if mask is not None:
-            m = e.get(mask, idx)
-            yes = lw.fn.append_basic_block("store.on")
-            join = lw.fn.append_basic_block("store.join")
-            b.cbranch(m, yes, join)
-            b.position_at_end(yes)
-        b.store(to_storage(b, v, elem), p)
-        if mask is not None:
-            b.branch(join)
-            b.position_at_end(join)
+            e.run_ctx = (run, idx, start_idx, r)
+        e.store(buf, idx, e.get(tile, idx))
     if run is not None:
-        run_nest(b, shape, run, body)
+        run_nest(lw.b, tile.shape, run, body)
     else:
-        loop_nest(b, shape, body)
+        loop_nest(lw.b, tile.shape, body)
+    return buf

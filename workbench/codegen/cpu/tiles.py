@@ -51,8 +51,9 @@ class Buffer(Tile):
 @dataclass(eq=False)
 class Lazy(Tile):
     """``kind``: "range" (start + idx[0]), "elementwise" (op applied to operands at the same
-    index), "broadcast", "expand", "trans", "reshape". ``op`` is the IR op (for elementwise:
-    its name, attributes and location), ``operands`` are Tiles."""
+    index), "broadcast", "expand", "trans", "reshape", "load" (a deferred ``tt.load``:
+    operands ``[ptr, mask or None, other or None]``, ``param`` its reader). ``op`` is the IR
+    op (for elementwise: its name, attributes and location), ``operands`` are Tiles."""
 
     shape: tuple
     elem: Type
@@ -87,13 +88,20 @@ class Elems:
     ``emit_op(op, args, arg_types)`` is the callback lowering one element of an elementwise
     IR op (it sets the op's debug location)."""
 
-    def __init__(self, b: ir.IRBuilder, emit_op):
+    def __init__(self, b: ir.IRBuilder, emit_op, lowering=None):
         self.b = b
         self.emit_op = emit_op
+        self.lowering = lowering
         self.memo: dict = {}
+        #: ``id(tile) -> Buffer``: tiles read from a buffer instead (a deferred load copied)
+        self.subst: dict = {}
+        #: ``(Run, idx, start_idx, r)`` of the enclosing run loop (a store's), or None
+        self.run_ctx: tuple | None = None
 
     def get(self, tile: Tile, idx: tuple):
         """The LLVM value of ``tile`` at ``idx`` (tuple of i64 values, len == rank)."""
+        if self.subst:
+            tile = self.subst.get(id(tile), tile)
         if isinstance(tile, Splat):
             return tile.value
         key = (id(tile), tuple(id(i) for i in idx))
@@ -111,6 +119,8 @@ class Elems:
             return from_storage(b, b.load(self.address(tile, idx), typ=st), tile.elem)
         assert isinstance(tile, Lazy), tile
         kind = tile.kind
+        if kind == "load":  # a deferred load (see load_fusion), read here
+            return tile.param.element(self.lowering, self, tile, idx)
         if kind == "range":
             start = ir.Constant(ir.IntType(32), tile.param)
             return b.add(b.trunc(idx[0], ir.IntType(32)), start)
