@@ -82,6 +82,7 @@ def fusions(func: Operation) -> dict:
         store = _consumer(op)
         if store is None:
             continue
+        assert op.parent is not None
         ops = op.parent.ops
         i, j = ops.index(op), ops.index(store)
         if any(_may_write(x) for x in ops[i + 1:j]):

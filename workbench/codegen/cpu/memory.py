@@ -28,7 +28,7 @@ from llvmlite import ir
 from ...ir.core import Operation
 from ...ir.types import PointerType, TensorType
 from .access import Run, contiguous_run, element_pointer, run_nest, runs_nest
-from .irtypes import terminator_of
+from .irtypes import tensor_of, terminator_of
 from .llvmtypes import I8, I64, from_storage, storage_size, storage_type, to_storage
 from .tiles import Lazy, linearize, loop_nest
 
@@ -302,7 +302,7 @@ def _deferrable(lw, op: Operation) -> bool:
     f = lw.fusions.get(op)
     if f is None:
         return False
-    shape = tuple(op.result.type.shape)
+    shape = tuple(tensor_of(op.result.type).shape)
     run = contiguous_run(lw, op.operands[0], None, shape)
     if run is not None and run != contiguous_run(lw, f.store.operands[0], None, shape):
         return False  # read element by element in the store's loop: not worth it

@@ -16,6 +16,7 @@ loop body, memoising each (tile, index) pair so shared sub-expressions are compu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from llvmlite import ir
 
@@ -120,7 +121,8 @@ class Elems:
         assert isinstance(tile, Lazy), tile
         kind = tile.kind
         if kind == "load":  # a deferred load (see load_fusion), read here
-            return tile.param.element(self.lowering, self, tile, idx)
+            reader: Any = tile.param
+            return reader.element(self.lowering, self, tile, idx)
         if kind == "range":
             start = ir.Constant(ir.IntType(32), tile.param)
             return b.add(b.trunc(idx[0], ir.IntType(32)), start)
