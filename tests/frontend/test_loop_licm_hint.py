@@ -103,3 +103,17 @@ def test_builtin_print_is_a_device_print(capsys):
     assert re.search(r'tt\.print "i " \{hex = false, isSigned = array<i32: 1>\} : %i : i32', ttir)
     assert "scf.for" in ttir
     assert capsys.readouterr().out == ""   # nothing printed while compiling
+
+
+@wb.jit
+def _print_loaded(x_ptr, n):
+    for i in tl.range(0, n):
+        print("v", tl.load(x_ptr + i))
+
+
+def test_builtin_print_prints_when_the_kernel_runs(backend, capfd):
+    n = int(rng.integers(2, 6))
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    _print_loaded[(1,)](x, n)
+    lines = [ln for ln in capfd.readouterr().out.splitlines() if ln.strip()]
+    assert [int(ln.split()[-1]) for ln in lines] == x.tolist()
