@@ -94,15 +94,14 @@ def test_multiple_of_is_recorded_on_the_defining_op():
 
 def static_stuff(x_ptr, N: tl.constexpr):
     tl.static_assert(N % 2 == 0, "N must be even")
-    tl.static_print("N is", N)
-    print("twice", N * 2)
+    tl.static_print("N is", N, "twice", N * 2)
     for i in tl.static_range(0, N, 2):
         tl.store(x_ptr + i, i)
 
 
 def test_static_print_assert_and_static_range(capsys):
     text = ttir(static_stuff, ptr("x_ptr", "*i32"), const("N", 4))
-    assert capsys.readouterr().out == "N is 4\ntwice 8\n"
+    assert capsys.readouterr().out == "N is 4 twice 8\n"
     filecheck(text, """
 CHECK: %c0_i32 = arith.constant 0 : i32
 CHECK-NEXT: %0 = tt.addptr %x_ptr, %c0_i32 : !tt.ptr<i32>, i32

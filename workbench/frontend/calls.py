@@ -128,7 +128,8 @@ class CallsMixin:
 
     def call_python_builtin(self, fn, args, kws, node):
         """``float("inf")``, ``min``/``max`` (tl.minimum/maximum on tensors), ``len``,
-        ``abs``, ``print`` (a static print), ``range``..."""
+        ``abs``, ``print`` (``tl.device_print``, as in Triton: a runtime print whose first
+        argument is the prefix string), ``range``..."""
         name = fn.__name__
         if name not in ALLOWED_BUILTINS:
             raise self.error(node, f"the Python builtin {name}() is not supported in kernels",
@@ -139,7 +140,7 @@ class CallsMixin:
             # compiling, as in Triton (tutorial 06: isinstance(x, tl.tensor_descriptor))
             return isinstance(args[0], args[1])
         if name == "print":
-            return ldebug.static_print(*args, _semantic=self.sem)
+            return ldebug.device_print(*args, **kws, _semantic=self.sem)
         if name == "len" and len(args) == 1 and isinstance(args[0], (tuple, list)):
             return len(args[0])  # a tuple's length is known when compiling
         if name in ("min", "max") and ce.is_const(args) and _nan_or_negative_zero(args):

@@ -10,7 +10,7 @@ import contextlib
 import functools
 
 from ..errors import CompilationError, UnsupportedError
-from ..ir.attrs import UNIT
+from ..ir.attrs import LICM_DISABLED, UNIT
 from ..ir.core import Block
 from ..language import loops
 from ..language.semantic import integer_promote, ir_type
@@ -204,6 +204,8 @@ class LoopsMixin:
         for flag in ("disallow_acc_multi_buffer", "flatten", "warp_specialize"):
             if getattr(r, flag, False):  # unit attributes, as Triton's code_generator sets them
                 attrs["tt." + flag] = UNIT
+        if getattr(r, "disable_licm", False):
+            attrs["llvm.loop_annotation"] = LICM_DISABLED
         inits = [t for v in carried.values() for t in carry.flatten(v)]
         op = self.builder.create("scf.for", [lb.handle, ub.handle, step.handle] +
                                  [t.handle for t in inits], [t.handle.type for t in inits],
@@ -250,8 +252,9 @@ class LoopsMixin:
             self.builder.create("scf.condition", [cond.handle] +
                                 [a for a in before.args], [])
         inits = [t for v in carried.values() for t in carry.flatten(v)]
+        attrs = {"llvm.loop_annotation": LICM_DISABLED} if self._no_licm(node.test) else {}
         op = self.builder.create("scf.while", [t.handle for t in inits],
-                                 [t.handle.type for t in inits], regions=2)
+                                 [t.handle.type for t in inits], attrs, regions=2)
         for region, block in zip(op.regions, (before, after), strict=False):
             region.blocks.append(block)
             block.parent = region
@@ -264,9 +267,20 @@ class LoopsMixin:
         with self._inside(scope, before):
             return ce.unwrap(self.visit(self._while_test(node.test)))
 
+    def _no_licm(self, test):
+        """True when a ``while`` test is ``tl.condition(c, disable_licm=<true constant>)``."""
+        if self._while_test(test) is test:
+            return False
+        for k in test.keywords:
+            flag = ce.unwrap(self.visit(k.value))
+            if not ce.is_const(flag) and not isinstance(flag, (bool, int)):
+                raise self.error(k.value, "disable_licm must be a compile-time bool")
+            return bool(flag)
+        return False
+
     def _while_test(self, test):
         """The expression a ``while`` tests: ``c`` of ``tl.condition(c, disable_licm=...)``
-        (Triton 3.6; the hint needs nothing here, see ``workbench.language.loops``)."""
+        (Triton 3.6; ``disable_licm`` becomes the ``scf.while``'s ``llvm.loop_annotation``)."""
         if isinstance(test, ast.Call) and isinstance(test.func, (ast.Attribute, ast.Name)):
             try:
                 fn = self.visit(test.func)

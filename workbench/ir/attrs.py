@@ -42,6 +42,42 @@ class UnitAttr:
 UNIT = UnitAttr()
 
 
+class LoopAnnotation:
+    """MLIR's ``#llvm.loop_annotation<...>`` attribute, which Triton's frontend puts on an
+    ``scf.for`` or ``scf.while`` as ``llvm.loop_annotation`` and MLIR turns into the loop's
+    ``!llvm.loop`` metadata in LLVM IR. ``body`` is the text between the angle brackets,
+    e.g. ``licm = <disable = true, versioningDisable = true>`` (what
+    ``tl.range(..., disable_licm=True)`` and ``tl.condition(c, disable_licm=True)`` ask
+    for). Compared and hashed by its text."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: str):
+        self.body = body
+
+    @property
+    def licm_disabled(self) -> bool:
+        """True when the annotation turns LLVM's loop-invariant code motion off."""
+        return re.search(r"licm\s*=\s*(#llvm\.loop_licm)?<[^>]*\bdisable\s*=\s*true",
+                         self.body) is not None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LoopAnnotation) and other.body == self.body
+
+    def __hash__(self) -> int:
+        return hash(("llvm.loop_annotation", self.body))
+
+    def __repr__(self) -> str:
+        return f"#llvm.loop_annotation<{self.body}>"
+
+    __str__ = __repr__
+
+
+#: the annotation of a loop whose ``disable_licm`` is set (Triton 3.6's
+#: ``builder.get_disable_loop_licm_attr()``: LICM and LICM versioning both off)
+LICM_DISABLED = LoopAnnotation("licm = <disable = true, versioningDisable = true>")
+
+
 def quote(text: str) -> str:
     """``text`` as an MLIR string literal: a backslash doubled, other printable ASCII as is,
     everything else (the quote, newline, tab, non-ASCII UTF-8 bytes) as ``\\XX``, two upper-case

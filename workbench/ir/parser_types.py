@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .attrs import UNIT
+from .attrs import UNIT, LoopAnnotation
 from .parser_lex import Cursor, float_from_text
 from .types import (
     AsyncTokenType,
@@ -161,6 +161,8 @@ class TypeParser(Cursor):
             return tuple(vals)
         if self.eat("dense<"):
             return self.dense_ints()
+        if self.eat("#llvm.loop_annotation"):
+            return LoopAnnotation(self.balanced()[1:-1])
         if self.eat("["):
             vals = []
             while not self.at("]"):

@@ -22,9 +22,8 @@ class static_range:
 class condition:
     """``while tl.condition(c, disable_licm=False):``: the loop test ``c`` with a hint
     (Triton 3.6's ``tl.condition``). ``disable_licm`` asks that nothing be hoisted out of
-    the loop; the workbench's ttir passes hoist nothing but constants out of loops (as MLIR's
-    canonicalisation does in Triton too), so the hint holds; it is not printed (Triton
-    prints an ``llvm.loop_annotation`` attribute on the ``scf.while``)."""
+    the loop: the ``scf.while`` gets Triton's ``llvm.loop_annotation`` attribute, which the
+    CPU backend turns into ``!llvm.loop`` metadata that stops LLVM's LICM (as MLIR does)."""
 
     def __init__(self, arg1, disable_licm=False):
         self.condition = arg1

@@ -13,8 +13,14 @@
   be waiting for another program (a spin lock), so its head first checks the launch's stop
   flag and leaves the program once another program failed
   (:meth:`.lower.KernelLowering.leave_if_stopped`).
+- A loop whose ``llvm.loop_annotation`` turns LICM off (``tl.range(..., disable_licm=True)``,
+  ``tl.condition(c, disable_licm=True)``) gets the ``!llvm.loop`` metadata MLIR gives it in
+  Triton on its back edge: a self-referential loop id naming ``llvm.licm.disable`` and
+  ``llvm.loop.licm_versioning.disable``, which LLVM's LICM obeys.
 """
 from __future__ import annotations
+
+from llvmlite import ir
 
 from ...ir.core import Operation
 from ...ir.types import TensorType
@@ -88,6 +94,19 @@ def _carried_phis(lw, inits, args, bufs, pre) -> dict:
     return phis
 
 
+def _annotate_back_edge(lw, op: Operation, branch) -> None:
+    """``!llvm.loop`` metadata on ``branch`` (the loop's back edge) when ``op`` asks for LICM
+    to stay off; a fresh loop id per loop (its first operand is itself, as LLVM requires)."""
+    note = op.attributes.get("llvm.loop_annotation")
+    if note is None or not getattr(note, "licm_disabled", False):
+        return
+    hints = [lw.m.add_metadata([ir.MetaDataString(lw.m, name)])
+             for name in ("llvm.licm.disable", "llvm.loop.licm_versioning.disable")]
+    loop_id = ir.values.MDValue(lw.m, hints, name=str(len(lw.m.metadata)))
+    loop_id.operands = (loop_id, *hints)
+    branch.set_metadata("llvm.loop", loop_id)
+
+
 def lower_for(lw, op: Operation) -> None:
     b = lw.b
     lb, ub, step = (lw.env[v] for v in op.operands[:3])
@@ -114,7 +133,7 @@ def lower_for(lw, op: Operation) -> None:
     for k, p in phis.items():
         p.add_incoming(lw.env[yields[k]], end)
     iv.add_incoming(b.add(iv, step), end)
-    b.branch(head)
+    _annotate_back_edge(lw, op, b.branch(head))
     b.position_at_end(exit_)
     for k, r in enumerate(op.results):
         lw.env[r] = bufs[k] if k in bufs else phis[k]
@@ -200,7 +219,7 @@ def lower_while(lw, op: Operation) -> None:
     end = b.block
     for k, p in phis.items():
         p.add_incoming(lw.env[yields[k]], end)
-    b.branch(head)
+    _annotate_back_edge(lw, op, b.branch(head))
     b.position_at_end(exit_)
     for k, r in enumerate(op.results):
         lw.env[r] = cbufs[k] if k in cbufs else scalars[k]

@@ -142,7 +142,10 @@ def _print_while(p, o, indent) -> None:
     p.emit(indent, "} do {", None)
     p.block_header(after, indent)
     p.region_body(after, indent + 1)
-    p.emit(indent, "}", o.loc)
+    # MLIR's WhileOp::print: ``attributes {...}`` after the regions (llvm.loop_annotation)
+    attrs = (f" attributes {format_attr_dict(dict(sorted(o.attributes.items())))}"
+             if o.attributes else "")
+    p.emit(indent, "}" + attrs, o.loc)
 
 
 def _parse_while(r, name) -> Operation:
@@ -173,6 +176,9 @@ def _parse_while(r, name) -> Operation:
         r.expect(":")
         r.block_body(after)
     r.expect("}")
+    if r.at_same_line("attributes"):
+        r.eat_word("attributes")
+        o.attributes.update(r.attr_dict())
     return o
 
 
