@@ -271,7 +271,7 @@ class Options:
     def __post_init__(self):
         nw = self.num_warps
         if not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
-            raise ValueError(f"num_warps must be a power of two, got {nw!r} (a GPU block "
+            raise ValueError(f"num_warps must be a power of 2, got {nw!r} (a GPU block "
                              "holds at most 1024 threads: 32 warps)")
         nc = self.num_ctas
         if not isinstance(nc, int) or nc < 1 or nc > 16 or nc & (nc - 1):

@@ -190,6 +190,11 @@ class LaunchError(WorkbenchError):
     """Bad launch: wrong number or type of arguments, bad grid, mismatched devices."""
 
 
+class LaunchOptionError(LaunchError, AssertionError):
+    """A launch option with a bad value (``num_warps`` not a power of 2, ...); also an
+    ``AssertionError``, which Triton's backends raise from their options' checks."""
+
+
 class ArgumentOverflowError(LaunchError, OverflowError):
     """An integer argument outside the range of its parameter's type (an unannotated int
     must fit int64 or uint64); also an ``OverflowError``, which Triton raises there."""

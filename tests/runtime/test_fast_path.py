@@ -389,7 +389,7 @@ def test_generated_binder_positional_keyword_and_clashing_names():
     assert jf._fast.key((dst, src, 10), {"nope": 1}) is None
     with pytest.raises(TypeError):  # an unhashable option: the lookup fails, run() goes slow
         hash(jf._fast.key((dst, src, 10), {"num_warps": [4]})[0])
-    with pytest.raises(LaunchError, match="num_warps must be a power of two"):
+    with pytest.raises(LaunchError, match="num_warps must be a power of 2"):
         jf[(1,)](dst, src, 10, num_warps=[4])
     plain = wb.jit(plain_src)
     x = np.random.default_rng().standard_normal(16).astype(np.float32)

@@ -12,6 +12,7 @@ import time
 
 from ..backends.lazy import LazyText, StageMap
 from ..config import CompileContext, Options, Target
+from ..errors import LaunchOptionError
 from ..ir.core import Location
 from ..ir.printer import print_module_with_map
 from .binding import launch_error
@@ -164,7 +165,8 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
     """Separate launch/compile options (the fields of Options: ``num_warps``, ``num_stages``,
     ``num_ctas``, ``enable_fp_fusion``, ``debug``, ``bounds_check``, ...; ``extern_libs`` may
     name only libdevice; :data:`IGNORED_OPTIONS` are dropped) from parameter kwargs; returns
-    ``(param_kwargs, options)``. Raises :class:`LaunchError` for a bad option value."""
+    ``(param_kwargs, options)``. Raises :class:`LaunchOptionError` (a :class:`LaunchError`
+    and an ``AssertionError``, as Triton's option checks are asserts) for a bad option value."""
     params, overrides = {}, {}
     for k, v in kwargs.items():
         if k in param_names:
@@ -182,4 +184,5 @@ def split_options(fn, kwargs: dict, param_names, base: Options) -> tuple[dict, O
     try:
         return params, dataclasses.replace(base, **overrides)
     except (ValueError, TypeError) as e:
-        raise launch_error(fn, f"bad launch option: {e}", "Fix the option's value.") from None
+        raise launch_error(fn, f"bad launch option: {e}", "Fix the option's value.",
+                           cls=LaunchOptionError) from None
