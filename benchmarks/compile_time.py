@@ -9,7 +9,9 @@ source tree: ``python/tutorials``): every ``@triton.jit`` function of the tutori
 copied into a module in a temporary folder (autotune decorators dropped) that imports either
 ``workbench`` or ``triton`` under the name ``triton``. Each side compiles the same
 ``ASTSource(fn, signature, constexprs, attrs)`` for ``GPUTarget("cuda", 90, 32)`` (no GPU
-needed: both stop after ptxas's cubin) in its own process:
+needed: both stop after ptxas's cubin) in its own process, specialised as the tutorial's launch
+specialises it (pointers and the integers that are multiples of 16 marked divisible by 16,
+the unit strides as the constant 1):
 
 - ours: ``workbench.compile``, a fresh ``@jit`` object per compile, ``WORKBENCH_DISK_CACHE=0``,
   the in-process layout caches emptied first (``--keep-caches``: kept, as in one process
@@ -61,10 +63,16 @@ def _fwd(hd, bm, bn, warps, stages, causal=False):
 
 def _bwd(hd, causal):
     consts = dict(BLOCK_M1=32, BLOCK_N1=128, BLOCK_M2=128, BLOCK_N2=32, BLK_SLICE_FACTOR=2,
-                  HEAD_DIM=hd, CAUSAL=causal)
+                  HEAD_DIM=hd, CAUSAL=causal, **_ONES_BWD)
     return ("06", "_attn_bwd", _BWD_SIG, consts, (0, 1, 2, 4, 5, 6, 7, 8, 9, 12, 15),
             dict(num_warps=4, num_stages=5))
 
+
+#: integer arguments that are 1 when the tutorial launches the kernel: a launch specialises
+#: them to the constant 1 (Triton and ours alike), so the compiles below do too (typed
+#: "constexpr" with the value 1 in the ASTSource)
+_ONES_MM = dict(stride_ak=1, stride_bn=1, stride_cn=1)
+_ONES_BWD = dict(stride_d=1)
 
 #: name -> (tutorial number, kernel, signature, constexprs, 16-divisible parameter indices,
 #: options)
@@ -74,11 +82,13 @@ CASES = {
                    dict(BLOCK_SIZE=1024), (0, 1, 2, 3), dict(num_warps=4, num_stages=3)),
     "matmul_128x256x64": ("03", "matmul_kernel", _MM_SIG,
                           dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64,
-                               GROUP_SIZE_M=8, ACTIVATION=""), (0, 1, 2, 3, 4, 5, 6, 8, 10),
+                               GROUP_SIZE_M=8, ACTIVATION="", **_ONES_MM),
+                          (0, 1, 2, 3, 4, 5, 6, 8, 10),
                           dict(num_warps=8, num_stages=3)),
     "matmul_64x32x32": ("03", "matmul_kernel", _MM_SIG,
                         dict(BLOCK_SIZE_M=64, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32,
-                             GROUP_SIZE_M=8, ACTIVATION=""), (0, 1, 2, 3, 4, 5, 6, 8, 10),
+                             GROUP_SIZE_M=8, ACTIVATION="", **_ONES_MM),
+                        (0, 1, 2, 3, 4, 5, 6, 8, 10),
                         dict(num_warps=2, num_stages=5)),
     "attn_fwd_d64_128x64_s3w4": _fwd(64, 128, 64, 4, 3),
     "attn_fwd_d64_64x32_s2w4_causal": _fwd(64, 64, 32, 4, 2, causal=True),
