@@ -15,13 +15,15 @@ The kernels are written to a temporary file, compiled for each target with
 
 Outcomes: ``ok`` (a valid call compiled and ran; with both host targets, the CPU's results
 equal the interpreter's), ``clean`` (a wrong call raised a workbench error naming its line),
-``refused`` (a valid-looking call refused with an error at its line; with ``--triton``,
-``refused`` where Triton refuses it too), ``accepted`` (a wrong call that compiled; with
-``--triton``, ``lenient`` when Triton accepts it too) and the BAD ones: ``internal`` (an
-exception from inside the package: AttributeError, TypeError, ValueError...), ``noline`` (a
-workbench error without the kernel's line), ``mismatch`` (CPU and interpreter disagree),
-``timeout``. The exit status is 1 when there is a BAD outcome. A crash of the process (a
-segfault in LLVM) stops the probe at the case that caused it: rerun with ``--start``.
+``unsupported`` (a valid call this target cannot do, refused at its line with an error saying
+so), ``refused`` (a valid-looking call refused at its line; with ``--triton``: Triton refuses
+it too), ``accepted`` (a wrong call that compiled; with ``--triton``, ``lenient`` when Triton
+accepts it too) and the BAD ones, in upper case: ``REFUSED`` (with ``--triton``: Triton
+accepts it), ``INTERNAL`` (an exception from inside the package: AttributeError, TypeError,
+ValueError...), ``NOLINE`` (a workbench error without the kernel's line), ``MISMATCH`` (CPU
+and interpreter disagree), ``TIMEOUT``. The exit status is 1 when there is a BAD outcome. A
+crash of the process (a segfault in LLVM) stops the probe at the case that caused it: rerun
+with ``--start``.
 """
 from __future__ import annotations
 
@@ -1018,17 +1020,30 @@ def triton_verdicts(kpath: Path, indices) -> dict:
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "i_ptr": "*i32", "d_ptr": "*fp64",
            "out_ptr": "*fp32", "i_out": "*i32", "h_out": "*fp16", "n": "i32"}
     out = {}
-    for i in indices:
-        if "make_block_ptr(" in C[i][1] and C[i][1].endswith(") + 1"):
-            out[i] = False  # Triton aborts the process on this one (an MLIR assertion)
-            continue
-        try:
-            triton.compile(ASTSource(getattr(mod, f"k{i}"), sig, {}),
-                           target=GPUTarget("cuda", 90, 32))
-            out[i] = True
-        except Exception:  # noqa: BLE001 (any refusal counts)
-            out[i] = False
+    saved = os.dup(1), os.dup(2)  # Triton prints the IR of a failing compile to fd 1 and 2
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    try:
+        for i in indices:
+            out[i] = _triton_compiles(triton, ASTSource, GPUTarget, mod, sig, i)
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
     return out
+
+
+def _triton_compiles(triton, ast_source, gpu_target, mod, sig, i) -> bool:
+    if "make_block_ptr(" in C[i][1] and C[i][1].endswith(") + 1"):
+        return False  # Triton aborts the process on this one (an MLIR assertion)
+    try:
+        triton.compile(ast_source(getattr(mod, f"k{i}"), sig, {}),
+                       target=gpu_target("cuda", 90, 32))
+        return True
+    except Exception:  # noqa: BLE001 (any refusal counts)
+        return False
 
 
 def _load(path: Path, name: str):
@@ -1051,6 +1066,8 @@ def classify(valid: bool, rec: dict, triton_ok) -> str:
             return "NOLINE"
         if not valid:
             return "clean"
+        if rec["cls"] == "UnsupportedError" or "in this architecture" in rec["msg"]:
+            return "unsupported"  # this target cannot do it, and the error says so
         return "REFUSED" if triton_ok else "refused"
     return k.upper()
 
