@@ -75,7 +75,8 @@ def clamp(x, min, max, propagate_nan=PropagateNan.NONE, _semantic=None):  # noqa
     x, hi = sem.binary_checked(x, hi)
     x, lo = sem.binary_checked(x, lo)
     if not x.dtype.is_floating():
-        raise LanguageError(f"Unexpected dtype {x.dtype.name}. Only floating point clamp is supported",
+        raise LanguageError(f"Unexpected dtype {x.dtype.name}. "
+                            "Only floating point clamp is supported",
                             "use tl.minimum(tl.maximum(x, lo), hi) for integers")
     prop = "all" if propagates_nan(propagate_nan) else "none"
     return sem._op("tt.clampf", [x, lo, hi], x.dtype, x.shape, {"propagateNan": prop})
