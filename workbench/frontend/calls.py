@@ -7,6 +7,7 @@ import ast
 import builtins
 import inspect
 import math
+import re
 import types
 
 from ..errors import CompilationError, UnsupportedError
@@ -64,7 +65,7 @@ class CallsMixin:
             try:
                 return fn(*args, _semantic=self.sem, **kws)
             except TypeError as e:
-                raise self.error(node, f"bad arguments: {e}",
+                raise self.error(node, f"bad arguments: {_named(e, fn)}",
                                  "check the call against the Triton signature") from None
         if getattr(fn, "__workbench_jit__", False):
             if noinline.wants_call(self, fn, args, kws, node):
@@ -218,3 +219,14 @@ def is_range_call(fn) -> bool:
 
 
 __all__ = ["CallsMixin", "is_range_call", "ast"]
+
+
+def _named(err: TypeError, fn) -> str:
+    """Python's message for a call that does not bind, with the builtin's public name in
+    place of the name of the Python function that implements it (``_unary_math.<locals>.f()
+    missing 1 required positional argument`` -> ``ceil() missing ...``)."""
+    name = getattr(getattr(fn, "fn", fn), "__name__", None)
+    text = str(err)
+    if name and re.match(r"[\w.<>]+\(\)", text):
+        text = re.sub(r"^[\w.<>]+\(\)", f"{name}()", text, count=1)
+    return text

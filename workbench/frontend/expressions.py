@@ -21,7 +21,10 @@ _TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "s
                            "cos", "floor", "ceil", "erf", "cdiv", "argmax", "argmin", "xor_sum",
                            "cumsum", "cumprod", "trans", "permute", "reduce",
                            "associative_scan", "ravel", "view", "split", "join", "flip", "sort",
-                           "cast", "clamp", "item", "histogram", "topk", "gather"}
+                           "cast", "clamp", "item", "histogram", "topk", "gather",
+                           "reduce_or", "softmax", "sqrt_rn", "store", "atomic_add",
+                           "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+                           "atomic_or", "atomic_xchg", "atomic_xor"}
 
 
 class ExpressionsMixin:

@@ -196,6 +196,10 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
         raise LanguageError(f"tl.dot accumulator has shape {list(c.shape)}, expected "
                             f"{list(shape)}")
     if acc is not None:
+        if c.dtype.is_floating() != ret.is_floating():
+            raise LanguageError(f"tl.dot accumulator of type {c.dtype} cannot hold the product "
+                                f"of {a.dtype} tiles (expected {ret})",
+                                f"accumulate in {ret}: acc = tl.zeros(..., dtype=tl.{ret.name})")
         ret = c.dtype
     return sem._op("tt.dot", [a, b, c], ret, shape,
                    {"inputPrecision": prec, "maxNumImpreciseAcc": imprecise})
@@ -249,6 +253,9 @@ def _atomic(op_name, pointer, val, mask, sem_, scope, sem):
     mask = unwrap(mask)
     if mask is None:
         mask = PyScalar(True, dt.int1)
+    elif not sem.to_tensor(mask).dtype.is_bool():
+        raise LanguageError(f"mask must have boolean scalar type, got {sem.to_tensor(mask).dtype}",
+                            "build it from a comparison, e.g. mask = offs < n")
     mask = sem.broadcast_to_shape(mask, pointer.shape)
     semantics = unwrap(sem_) or "acq_rel"
     scope = unwrap(scope) or "gpu"

@@ -59,8 +59,9 @@ def arange(start, end, _semantic=None):
             raise LanguageError("arange's arguments must be compile-time ints (tl.constexpr), "
                                 f"got {v!r}",
                                 "pass the bound as a tl.constexpr parameter (BLOCK: tl.constexpr)")
-        if not -2**31 <= v < 2**31:
-            raise LanguageError(f"arange bound {v} does not fit in int32")
+        if not 0 <= v < 2**31:  # Triton refuses negative bounds with these words too
+            raise LanguageError(f"arange must fit in int32, got bound {v}",
+                                "arange's bounds are between 0 and 2**31 - 1")
     if end <= start:
         raise LanguageError(f"arange's end ({end}) must be greater than its start ({start})")
     n = end - start
@@ -121,6 +122,9 @@ def _ptr_arg(pointer, sem, what):
 
 def _mem_attrs(cache, evict, table):
     cache, evict = unwrap(cache) or "", unwrap(evict) or ""
+    for what, v in (("cache_modifier", cache), ("eviction_policy", evict)):
+        if not isinstance(v, str):
+            raise LanguageError(f"{what} must be a compile-time string, got {v!r}")
     if not cache.startswith(".") and cache:
         cache = "." + cache
     if cache not in table:
@@ -161,7 +165,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
         bp = unwrap(pointer)
         blockptr.check_access(mask, other, "loading")
         ptrs, mask = blockptr.expand(bp, boundary_check, sem)
-        other = blockptr.padding(bp, padding_option) if mask is not None else None
+        other = blockptr.padding(bp, padding_option)  # checked even when nothing is masked
+        other = other if mask is not None else None
         return load(ptrs, mask, other, cache_modifier=cache_modifier,
                     eviction_policy=eviction_policy, volatile=volatile, _semantic=sem)
     pointer = _ptr_arg(pointer, sem, "load")
@@ -209,6 +214,10 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             raise LanguageError(f"block element type ({bp.element_ty}) and value element "
                                 f"type ({value.dtype}) mismatch",
                                 f"cast the value first: value.to(tl.{bp.element_ty.name})")
+        if value.shape and value.shape != tuple(bp.block_shape):
+            raise LanguageError(f"Block shape({list(bp.block_shape)}) and value "
+                                f"shape({list(value.shape)}) mismatch",
+                                "store a tile of the block's shape (a scalar is splat)")
         value = sem.broadcast_to_shape(value, bp.block_shape)
         ptrs, mask = blockptr.expand(bp, boundary_check, sem)
         return store(ptrs, value, mask, cache_modifier=cache_modifier,
@@ -259,6 +268,18 @@ class PropagateNan:
     ALL = 0xFFFF
 
 
+def propagates_nan(propagate_nan) -> bool:
+    """True for ``PropagateNan.ALL``, False for ``NONE``; anything else raises LanguageError
+    with Triton's words (``language/semantic.py``)."""
+    p = unwrap(propagate_nan)
+    if p == PropagateNan.ALL:
+        return True
+    if p == PropagateNan.NONE:
+        return False
+    raise LanguageError(f"Unexpected propagate_nan {p!r}",
+                        "use tl.PropagateNan.NONE or tl.PropagateNan.ALL")
+
+
 def minmax_operands(sem, *values):
     """Each value as a tensor (Python numbers typed by ``to_tensor``), bf16 cast to fp32: the
     operands of minimum, maximum and clamp before promotion (Triton's ``language/core.py``,
@@ -277,7 +298,7 @@ def minimum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
     usual promotion applies, so ``minimum(int8_tile, -2)`` is int32 (Triton's
     ``language/core.py``)."""
     x, y = minmax_operands(_semantic, x, y)
-    return _semantic.minmax("min", x, y, unwrap(propagate_nan) == PropagateNan.ALL)
+    return _semantic.minmax("min", x, y, propagates_nan(propagate_nan))
 
 
 @builtin
@@ -285,7 +306,7 @@ def maximum(x, y, propagate_nan=PropagateNan.NONE, _semantic=None):
     """Elementwise maximum (``arith.maxnumf`` / ``maxsi`` / ``maxui``); operands typed as in
     :func:`minimum`, so ``maximum(fp16_tile, 0.5)`` is fp32."""
     x, y = minmax_operands(_semantic, x, y)
-    return _semantic.minmax("max", x, y, unwrap(propagate_nan) == PropagateNan.ALL)
+    return _semantic.minmax("max", x, y, propagates_nan(propagate_nan))
 
 
 def _fp_only(x, sem):
@@ -346,11 +367,15 @@ def sigmoid(x, _semantic=None):
 
 @builtin
 def fma(x, y, z, _semantic=None):
-    """x * y + z with one rounding (``math.fma``), ternary promotion."""
+    """x * y + z with one rounding (``math.fma``), ternary promotion. Raises LanguageError
+    for integer operands (``math.fma`` is for floats only)."""
     sem = _semantic
     x, y = sem.binary_checked(unwrap(x), unwrap(y))
     x, z = sem.binary_checked(x, unwrap(z))
     x, y = sem.binary_checked(x, y)
+    if not x.dtype.is_floating():
+        raise LanguageError(f"fma only supports floating point operands, got {x.dtype}",
+                            "use x * y + z for integers")
     return sem._op("math.fma", [x, y, z], x.dtype, x.shape)
 
 

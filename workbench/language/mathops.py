@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import dtypes as dt
-from .builtins import PropagateNan, minmax_operands
+from .builtins import PropagateNan, minmax_operands, propagates_nan
 from .core import LanguageError, builtin
 from .semantic import unwrap
 
@@ -67,17 +67,19 @@ def clamp(x, min, max, propagate_nan=PropagateNan.NONE, _semantic=None):  # noqa
     min > max). NaN in ``x`` is ignored unless ``propagate_nan=PropagateNan.ALL``. Python
     numbers first become tensors and bf16 becomes fp32, as in :func:`minimum`; then min/max
     are promoted together, then with ``x`` (Triton's ``language/semantic.py``). Integer tiles
-    are clamped with maxsi/minsi (Triton only accepts floats)."""
+    raise LanguageError with Triton's words (``tl.minimum``/``tl.maximum`` clamp them)."""
     sem = _semantic
     x, lo, hi = minmax_operands(sem, x, min, max)
     lo, hi = sem.binary_checked(lo, hi)
     x, lo = sem.binary_checked(x, lo)
     x, hi = sem.binary_checked(x, hi)
     x, lo = sem.binary_checked(x, lo)
-    if x.dtype.is_floating():
-        prop = "all" if unwrap(propagate_nan) == PropagateNan.ALL else "none"
-        return sem._op("tt.clampf", [x, lo, hi], x.dtype, x.shape, {"propagateNan": prop})
-    return sem.minmax("min", sem.minmax("max", x, lo), hi)
+    if not x.dtype.is_floating():
+        raise LanguageError(f"Unexpected dtype {x.dtype.name}. "
+                            "Only floating point clamp is supported",
+                            "use tl.minimum(tl.maximum(x, lo), hi) for integers")
+    prop = "all" if propagates_nan(propagate_nan) else "none"
+    return sem._op("tt.clampf", [x, lo, hi], x.dtype, x.shape, {"propagateNan": prop})
 
 
 @builtin

@@ -85,6 +85,8 @@ def scan_tiles(x, axis, combine, sem, reverse=False):
     xs = list(x) if multi else [x]
     if any(not isinstance(t, tensor) or not t.shape for t in xs):
         raise LanguageError("scans take tiles, not scalars")
+    if any(t.shape != xs[0].shape for t in xs):
+        raise LanguageError("all tiles of a multi-operand scan must have one shape")
     axis = _check_axis(unwrap(axis), len(xs[0].shape))
     outs = _region_op("tt.scan", xs, axis, combine, sem, {"reverse": bool(unwrap(reverse))},
                       xs[0].shape)

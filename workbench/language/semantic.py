@@ -176,6 +176,9 @@ class Semantic(CastRules, BroadcastRules):
         elif d.is_bool():
             v = bool(value)
         elif d.is_int():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise LanguageError(f"{value!r} cannot be represented as {d}",
+                                    "use a finite value, or a floating point dtype")
             w = d.int_bitwidth
             v = int(value) & ((1 << w) - 1)
             v = v - (1 << w) if v >= 1 << (w - 1) else v  # signless IR: two's complement

@@ -306,13 +306,17 @@ def item(input, _semantic=None):
 def histogram(input, num_bins, mask=None, _semantic=None):
     """int32 counts of the values of a 1-D integer tile in bins ``0 .. num_bins - 1``
     (``tt.histogram``; values outside are not counted; ``mask`` leaves elements out).
-    Raises LanguageError for other ranks or dtypes."""
+    Raises LanguageError for other ranks or dtypes, or a ``num_bins`` that is not a
+    compile-time power of 2 (a tile's length must be one, as in Triton)."""
     sem = _semantic
     x = _t(input, sem)
     if len(x.shape) != 1 or not x.dtype.is_int():
         raise LanguageError("histogram only supports 1-D integer input, got "
                             f"{x.dtype} of shape {list(x.shape)}")
     n = unwrap(num_bins)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1 or n & (n - 1):
+        raise LanguageError(f"num_bins must be a compile-time power of 2, got {n!r}",
+                            "pass a tl.constexpr power of 2 such as 8 or 64")
     operands = [x]
     if unwrap(mask) is not None:
         m = sem.broadcast_to_shape(_t(mask, sem), x.shape)

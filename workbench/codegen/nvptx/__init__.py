@@ -45,6 +45,8 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     t1 = time.perf_counter()
     # tensormap.replace / cp_fenceproxy need PTX ISA 8.3; Triton's 8.7 needs no stride fix
     version = 87 if lowered.global_scratch else None
+    if version is None and arch < 89 and "createpolicy" in lowered.text:
+        version = 74  # an eviction_policy's createpolicy / .L2::cache_hint need PTX ISA 7.4
     text, mod = optimise(lowered.text, arch, opt, version)
     t2 = time.perf_counter()
     ptx = emit_ptx(mod, arch, version)

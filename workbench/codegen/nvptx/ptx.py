@@ -3,7 +3,9 @@
 llvmlite 0.50 bundles LLVM 22 with the NVPTX back end. PTX versions: sm_80 code is emitted as
 PTX ISA 7.0 (the first with sm_80) and sm_90 as ``sm_90a`` with PTX ISA 8.0 (the first with
 ``sm_90a``), the oldest versions that hold every instruction we use, so the PTX also JIT-loads
-on older drivers (PTX ISA, "Release notes" / target directive tables).
+on older drivers (PTX ISA, "Release notes" / target directive tables). A kernel with an
+``eviction_policy`` on sm_80/86 is emitted as PTX ISA 7.4, the first with ``createpolicy``
+(:func:`workbench.codegen.nvptx.compile_ttgir` asks for it).
 """
 from __future__ import annotations
 
