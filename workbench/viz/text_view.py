@@ -39,13 +39,15 @@ def side_by_side(compiled, stages=("source", "ttir", "llir"), width: int | None 
 
     ``compiled`` needs ``.asm`` (stage -> text) and ``.line_maps`` (stage -> one Location or
     None per line). Lines that come from the same kernel source line share a colour in every
-    column. ``width``: total characters (default: the terminal's). Stages missing from
+    column. ``width``: total characters (default: the terminal's); a row is never wider
+    unless each column would get fewer than 8 characters. Stages missing from
     ``compiled.asm`` are skipped. ``max_lines`` cuts the columns; a last line then says how
     many lines of which stages were left out.
     """
     stages = [s for s in stages if s in compiled.asm]
     total = width or shutil.get_terminal_size((160, 40)).columns
-    col = max(20, (total - 3 * (len(stages) - 1)) // max(1, len(stages)))
+    # the columns share the width left by the " | " separators: four stages fit in 80 columns
+    col = max(8, (total - 3 * (len(stages) - 1)) // max(1, len(stages)))
     src_lines: dict[int, int] = {}
     columns = []
     for stage in stages:
