@@ -183,6 +183,18 @@ def test_wrong_type_names_parameter():
         spec_of(kern, aligned(4), aligned(4), 3, [1.0], True, BLOCK=4)
     with pytest.raises(LaunchError, match="argument 'x_ptr'.*complex128"):
         spec_of(kern, np.zeros(4, np.complex128), aligned(4), 3, 1.0, True, BLOCK=4)
+    # a list (a common slip for an array) is named with its length, never a cut repr
+    n = int(np.random.default_rng().integers(50, 500))
+    with pytest.raises(LaunchError) as ei:
+        spec_of(kern, list(aligned(n)), aligned(4), 3, 1.0, True, BLOCK=4)
+    first = str(ei.value).splitlines()[0]
+    assert f"argument 'x_ptr': a list of {n} item(s) cannot be passed" in first
+    assert "np.asarray" in first and "np.float32(" not in first
+    # any other object: its repr, cut with an ellipsis past 40 characters
+    with pytest.raises(LaunchError) as ei:
+        spec_of(kern, aligned(4), aligned(4), 3, {"k": "v" * n}, True, BLOCK=4)
+    first = str(ei.value).splitlines()[0]
+    assert "a dict ({'k': 'vvv" in first and "…) cannot be passed to a kernel" in first
     with pytest.raises(LaunchError, match="constexpr parameter 'BLOCK' was given an array"):
         spec_of(kern, aligned(4), aligned(4), 3, 1.0, True, BLOCK=aligned(4))
 

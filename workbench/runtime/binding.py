@@ -219,7 +219,12 @@ def _scalar(p: Param, v, hints: bool, align: bool = True):
         return ArgSpec(p.name, "scalar", ftyp), float(v)
     if isinstance(v, float):
         return ArgSpec(p.name, "scalar", p.fixed_type or "fp32"), v
-    raise ValueError(f"a {type(v).__name__} ({v!r:.40}) cannot be passed to a kernel")
+    if isinstance(v, list):
+        raise ValueError(f"a list of {len(v)} item(s) cannot be passed to a kernel "
+                         "(np.asarray(v, dtype=...) makes an array of it)")
+    shown = repr(v)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    raise ValueError(f"a {type(v).__name__} ({shown}) cannot be passed to a kernel")
 
 
 def specialize(fn, params, values: dict, do_not_specialize=frozenset(),
