@@ -238,9 +238,9 @@ function build(root, data, model) {
     fitSource(shown);
   }
 
-  // the source pane gets the width its longest line and its cost columns need (at most 55%
-  // of the row beside one or two stages, 40% beside three, 30% beside more) until the user
-  // drags a divider
+  // the source pane gets the width its longest line and its cost columns need (at most 40%
+  // of the row beside one or two stages, 32% beside three, 25% beside more: the IR panes are
+  // what is read, the source is the key to them) until the user drags a divider
   let dragged = false;
   function fitSource(shown) {
     const src = made[0];
@@ -249,12 +249,20 @@ function build(root, data, model) {
     if (dragged || src.pane.hidden || !others.length || !box) return;
     src.pane.classList.remove("wb-wrap-src");
     const need = src.body.scrollWidth + 4;
-    const cap = others.length <= 2 ? 0.55 : (others.length === 3 ? 0.4 : 0.3);
-    const frac = Math.min(cap, Math.max(need / box, 0.25));
+    const cap = others.length <= 2 ? 0.4 : (others.length === 3 ? 0.32 : 0.25);
+    const frac = Math.min(cap, Math.max(need / box, 0.2));
     const rest = others.reduce((a, m) => a + grow[m.pane.dataset.stage], 0);
-    grow.source = Math.max(1.6 * rest / others.length, frac * rest / (1 - frac));
+    grow.source = frac * rest / (1 - frac);
     src.pane.style.flex = `${grow.source} 1 0`;
-    // lines longer than that wrap inside the source pane rather than hide behind a scrollbar
+    // lines longer than that wrap inside the source pane rather than hide behind a scrollbar,
+    // each continuing under its code (a hanging indent as wide as the number and costs)
+    src.pane.style.setProperty("--wb-hang", "0px");
+    const tx = src.body.querySelector(".wb-ln[data-src] .wb-tx");
+    if (tx) {
+      const hang = tx.getBoundingClientRect().left - tx.parentElement.getBoundingClientRect().left
+        + (parseFloat(getComputedStyle(tx).paddingLeft) || 0);
+      src.pane.style.setProperty("--wb-hang", `${Math.max(0, Math.round(hang))}px`);
+    }
     src.pane.classList.toggle("wb-wrap-src", need > frac * box + 1);
   }
 
