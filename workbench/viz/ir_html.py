@@ -55,8 +55,10 @@ def style_sheet(uid: str, linked_lines=()) -> str:
         f"{s} .wb-note{{font-size:12px;color:#7a4b00;background:#fff8e6;"
         "border-left:3px solid #e0a000;padding:2px 6px;margin:2px 0}",
         f"{s} .wb-toggle{{font-size:12px;color:#444;margin:2px 0 4px 0;display:inline-block}}",
-        f"{s} .wb-panes{{display:flex;gap:6px;overflow-x:auto;align-items:flex-start}}",
-        f"{s} .wb-pane{{flex:1 0 26em;max-width:60em;min-width:0;border:1px solid #ccc;"
+        # panes flow into as many rows as the page needs (no sideways scrolling: every
+        # stage is on screen at any width), each at least 30em wide
+        f"{s} .wb-panes{{display:flex;flex-wrap:wrap;gap:6px;align-items:flex-start}}",
+        f"{s} .wb-pane{{flex:1 1 30em;max-width:100%;min-width:0;border:1px solid #ccc;"
         "border-radius:3px;background:#fff}",
         f"{s} .wb-pane-head{{background:#eef1f4;border-bottom:1px solid #ccc;padding:2px 6px;"
         "font-size:12px;display:flex;justify-content:space-between;gap:8px}",
