@@ -200,7 +200,10 @@ class Semantic(CastRules, BroadcastRules):
     def _check_ptr(self, a: dt.dtype, b: dt.dtype, allow: bool) -> None:
         if a.is_ptr():
             if not allow or (b.is_ptr() and a != b) or b.is_floating():
-                raise LanguageError(f"invalid operands of type {a!r} and {b!r}")
+                hint = ("pointer offsets must be integers: make the offsets an integer tile "
+                        "(e.g. .to(tl.int32)) where they are computed") if \
+                    allow and b.is_floating() else None
+                raise LanguageError(f"invalid operands of type {a!r} and {b!r}", hint)
 
     def binary_checked(self, a, b, allow_lhs_ptr=False, allow_rhs_ptr=False,
                        arithmetic=True, div_or_mod=False):
