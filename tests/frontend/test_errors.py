@@ -112,6 +112,11 @@ def k_reassign_constexpr(x_ptr):
     B = 8
 
 
+def k_float_offsets(x_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N) * 1.5
+    tl.store(x_ptr + offs, 1.0)
+
+
 CASES = [
     # kernel, spec, snippet under the caret (first occurrence in the line), line offset,
     # words in the reason, words in the hint, exception class
@@ -155,6 +160,8 @@ CASES = [
      "loop-carried variable 'acc' has initial type", "tl.zeros", CompilationError),
     (k_reassign_constexpr, (ptr("x_ptr"),), "B = 8", 2, "cannot reassign the constexpr 'B'",
      "new name", CompilationError),
+    (k_float_offsets, (ptr("x_ptr"), const("N", 8)), "x_ptr + offs", 2,
+     "invalid operands of type pointer", "offsets must be integers", CompilationError),
 ]
 
 
