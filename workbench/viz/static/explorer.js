@@ -175,8 +175,16 @@ function render({ model, el: root }) {
   const tip = el("div", { class: "wb-tip", style: "position:fixed;display:none;pointer-events:none;background:#ffffe8;border:1px solid #888;padding:2px 5px;font:12px monospace;z-index:1000" });
   const legend = el("div", { class: "wb-legend", style: "display:flex;flex-wrap:wrap;font-size:12px;margin:4px 0" });
   const message = el("div", { class: "wb-message", style: "font-size:12px" });
-  const banks = el("div", { class: "wb-banks" });
-  root.append(controls, status, bar, box, legend, message, banks, tip);
+  const banks = el("div", { class: "wb-banks", style: "max-height:80vh;overflow:auto" });
+  // the layout picture and the bank view side by side when the output area is wide enough
+  // (each column at least 460 px), one above the other when it is not
+  const views = el("div", { class: "wb-views", style: "display:flex;flex-wrap:wrap;gap:8px 16px;align-items:flex-start" });
+  const left = el("div", { class: "wb-view-layout", style: "flex:1 1 460px;min-width:0" });
+  const right = el("div", { class: "wb-view-banks", style: "flex:1 1 460px;min-width:0" });
+  left.append(bar, box, legend, message);
+  right.append(banks);
+  views.append(left, right);
+  root.append(controls, status, views, tip);
 
   function ownersNow() {
     if (p.kind === "blocked") {
