@@ -270,3 +270,26 @@ def test_isinstance_tells_a_descriptor_from_a_pointer(backend, rng):
         out = np.zeros((8, 16), np.float32)
         launch(backend, either_k, (1,), arg, out, 8, 16, B0=8, B1=16)
         np.testing.assert_array_equal(out, x)
+
+
+@wb.jit(noinline=True)
+def made_by_helper(ptr, M, N, B0: tl.constexpr, B1: tl.constexpr):
+    return tl.make_tensor_descriptor(ptr, shape=[M, N], strides=[N, 1], block_shape=[B0, B1])
+
+
+@wb.jit
+def negate_tiles_k(x_ptr, out_ptr, M, N, B0: tl.constexpr, B1: tl.constexpr):
+    src = made_by_helper(x_ptr, M, N, B0, B1)
+    dst = made_by_helper(out_ptr, M, N, B0, B1)
+    o0, o1 = tl.program_id(0) * B0, tl.program_id(1) * B1
+    dst.store([o0, o1], -src.load([o0, o1]))
+
+
+def test_descriptor_returned_by_a_noinline_helper(backend, rng):
+    b0, b1 = 8, 16
+    m, n = int(rng.integers(2, 6)) * b0 - 3, int(rng.integers(2, 6)) * b1 - 5
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    out = np.full((m, n), np.nan, np.float32)
+    launch(backend, negate_tiles_k, (wb.cdiv(m, b0), wb.cdiv(n, b1)), x, out, m, n,
+           B0=b0, B1=b1)
+    np.testing.assert_array_equal(out, -x)

@@ -59,8 +59,10 @@ class InterpreterBackend(Backend):
         Raises UnsupportedError naming the op and its line for ops the interpreter lacks.
         ``tt.dot_scaled`` is first decomposed as on sm_90 (``decompose-scaled-dot``)."""
         original = ttir_module
+        # helpers inlined before descriptors are lowered (as the CPU backend does), so a
+        # descriptor a noinline helper makes and returns has a known origin
+        ttir_module = expand_map_elementwise(inline_calls(ttir_module))
         ttir_module = decompose_all(lower_descriptors(ttir_module, clone_module))
-        ttir_module = expand_map_elementwise(inline_calls(ttir_module))  # as the others
         if ttir_module.name == "tt.func":
             func, module = ttir_module, None
         else:

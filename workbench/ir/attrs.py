@@ -8,12 +8,90 @@ import struct
 
 from .types import FloatType, Type
 
+#: significand bits (with the implicit one) of each float type, for the round-trip check
+_PRECISION = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+
+
+def _as_type(value: float, name: str) -> float:
+    """``value`` rounded to nearest-even in float type ``name`` (f16, bf16, f32, f64)."""
+    if name == "f64":
+        return value
+    if name == "f16":
+        try:
+            return struct.unpack("<e", struct.pack("<e", value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    try:
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    if name == "bf16":
+        bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+def _shortest_safe(value: float, precision: int) -> str:
+    """LLVM ``APFloat::toString`` with its defaults (``FormatPrecision`` 0, padding 3,
+    trailing zeros cut): the exact decimal expansion of ``value`` rounded (half up on the
+    first dropped digit, as LLVM does) to ``2 + precision * 59 // 196`` significant digits, in
+    plain notation when at most 3 zeros pad it, else ``d.dddE+x``."""
+    import decimal
+    sign, digits, exponent = decimal.Decimal(value).as_tuple()
+    assert isinstance(exponent, int), "finite values only"
+    buf = "".join(map(str, digits)).rstrip("0")
+    exp = exponent + len(digits) - len(buf)  # value = buf * 10**exp
+    keep = 2 + precision * 59 // 196
+    if len(buf) > keep:
+        drop = len(buf) - keep
+        up = buf[keep] >= "5"
+        buf, exp = buf[:keep], exp + drop
+        if up:
+            n = int(buf) + 1
+            buf = str(n)
+            if len(buf) > keep:  # carried into a new digit
+                buf, exp = buf[:-1], exp + 1
+        stripped = buf.rstrip("0")
+        exp += len(buf) - len(stripped)
+        buf = stripped
+    nd = len(buf)
+    if exp >= 0:
+        scientific = exp > 3 or nd + exp > keep
+    else:
+        msd = exp + nd - 1
+        scientific = msd < 0 and -msd > 3
+    out = "-" if sign else ""
+    if scientific:
+        e = exp + nd - 1
+        frac = buf[1:] or "0"
+        return f"{out}{buf[0]}.{frac}E{'+' if e >= 0 else '-'}{abs(e)}"
+    if exp >= 0:
+        return out + buf + "0" * exp
+    whole = exp + nd
+    if whole > 0:
+        return f"{out}{buf[:whole]}.{buf[whole:]}"
+    return f"{out}0.{'0' * -whole}{buf}"
+
 
 def format_float(value: float, t: Type) -> str:
-    """MLIR's float literal: ``1.000000e+00``, or the hex bit pattern for inf/nan."""
+    """A float literal as MLIR's printer writes it, so that parsing it back gives the same
+    value of type ``t``: ``1.000000e+00`` (6 digits after the point) when that reads back
+    bit-identical in ``t``; else LLVM's shortest safe form (``1.22070313E-4``,
+    ``0.693147182``) when it has a decimal point; else the hex bit pattern of ``t``
+    (``0x4B800001``, and always for inf/nan). Source: MLIR ``AsmPrinter``'s
+    ``printFloatValue`` and LLVM ``APFloat::toString``."""
     name = t.scalar.name if isinstance(t.scalar, FloatType) else "f32"
-    if math.isfinite(value):
-        return f"{value:.6e}"
+    text = f"{value:.6e}"
+    if math.isfinite(value) and name in _PRECISION:
+        want = _as_type(value, name)
+        if math.isfinite(want) and _as_type(float(text), name) != want:
+            text = _shortest_safe(want, _PRECISION[name])
+            if "." not in text:
+                text = ""
+        value = want
+        if text and math.isfinite(value):
+            return text
+    elif math.isfinite(value):
+        return text
     if name == "f64":
         return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
     if name == "f16":
