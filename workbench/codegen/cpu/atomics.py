@@ -151,19 +151,7 @@ def _elementwise_atomic(lw, op: Operation, operands: list, mask_v, one) -> None:
             # the masked-off result, made before the branch: for bf16 it takes instructions,
             # which must dominate the join's phi
             zero = from_storage(b, ir.Constant(st, 0), elem)
-            pre = b.block
-            yes = lw.fn.append_basic_block("atomic.on")
-            join = lw.fn.append_basic_block("atomic.join")
-            b.cbranch(m, yes, join)
-            b.position_at_end(yes)
-            old = one(p, *xs)
-            yes_end = b.block
-            b.branch(join)
-            b.position_at_end(join)
-            phi = b.phi(old.type)
-            phi.add_incoming(old, yes_end)
-            phi.add_incoming(zero, pre)
-            old = phi
+            old = memory.guarded(lw, m, lambda: one(p, *xs), zero, "atomic")
         else:
             old = one(p, *xs)
         if has_result:

@@ -279,17 +279,24 @@ def _read(lw, e, p, mask, other, idx, elem):
         return from_storage(b, b.load(p, typ=st), elem)
     m = e.get(mask, idx)
     alt = e.get(other, idx) if other is not None else _zero(b, elem, st)
+    return guarded(lw, m, lambda: from_storage(b, b.load(p, typ=st), elem), alt, "load")
+
+
+def guarded(lw, cond, make, alt, name: str):
+    """``cond ? make() : alt`` with ``make``'s instructions (a memory access) in a block of
+    their own that runs only when ``cond`` (i1) holds; ``alt`` must be computed before."""
+    b = lw.b
     pre = b.block
-    yes = lw.fn.append_basic_block("load.on")
-    join = lw.fn.append_basic_block("load.join")
-    b.cbranch(m, yes, join)
+    yes = lw.fn.append_basic_block(f"{name}.on")
+    join = lw.fn.append_basic_block(f"{name}.join")
+    b.cbranch(cond, yes, join)
     b.position_at_end(yes)
-    lv = from_storage(b, b.load(p, typ=st), elem)
+    v = make()
     yes_end = b.block
     b.branch(join)
     b.position_at_end(join)
-    phi = b.phi(lv.type)
-    phi.add_incoming(lv, yes_end)
+    phi = b.phi(v.type)
+    phi.add_incoming(v, yes_end)
     phi.add_incoming(alt, pre)
     return phi
 
