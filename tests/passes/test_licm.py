@@ -105,4 +105,7 @@ def test_inner_loop_invariants_leave_both_loops():
     for n in (2, 0):
         out = np.full(8, np.nan, np.float32)
         run_ttgir(m, (1, 1, 1), [x, out, n])
-        np.testing.assert_allclose(out, n * (3 * x[1::2] + 3), rtol=1e-5)
+        # n additions of 3x + 3 in fp32: bounded by the terms' magnitudes, not the result's
+        # (3x + 3 may cancel to near zero)
+        np.testing.assert_allclose(out, n * (3 * x[1::2] + 3), rtol=1e-5,
+                                   atol=1e-6 * n * (3 * np.abs(x[1::2]).max() + 3))
