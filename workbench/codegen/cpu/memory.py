@@ -242,32 +242,13 @@ def lower_load(lw, op: Operation) -> None:
     if lw.options.bounds_check:
         check_access(lw, op, 0, ptr, mask, size, run)
         lw.set_loc(op)
-    if _deferrable(lw, op):
-        lw.env[op.result] = Lazy(shape, elem, "load", [ptr, mask, other], op=op,
-                                 param=DeferredLoad(run))
-        return
-    st = storage_type(elem)
-    out = lw.alloc(shape, elem) if shape else lw.entry_alloca(st)
-
-    def body(idx, start_idx=None, r=None):
+    if not shape:  # a scalar: one read, an SSA value
         e = lw.elems()
-        if run is not None:
-            p = element_pointer(b, e, ptr, start_idx, r, st)
-        else:
-            p = b.inttoptr(e.get(ptr, idx), ir.PointerType())
-        v = _read(lw, e, p, mask, other, idx, elem)
-        if shape:
-            e.store(out, idx, v)
-        else:
-            b.store(to_storage(b, v, elem), out)
-    if run is not None:
-        run_nest(b, shape, run, body)
-    else:
-        loop_nest(b, shape, body)
-    if shape:
-        lw.env[op.result] = out
-    else:
-        lw.env[op.result] = from_storage(b, b.load(out, typ=st), elem)
+        p = b.inttoptr(e.get(ptr, ()), ir.PointerType())
+        lw.env[op.result] = _read(lw, e, p, mask, other, (), elem)
+        return
+    tile = Lazy(shape, elem, "load", [ptr, mask, other], op=op, param=LoadReader(run))
+    lw.env[op.result] = tile if _deferrable(lw, op) else _copy(lw, tile)
 
 
 def _read(lw, e, p, mask, other, idx, elem):
@@ -336,16 +317,17 @@ def _disjoint(lw, loads: list, store: Operation):
 
 
 @dataclass(frozen=True, eq=False)
-class DeferredLoad:
-    """How a deferred load's element is read inside a consumer's loop: through the
-    consumer's run pointer when the consumer walks the same contiguous run at the same index
-    (LLVM then sees a consecutive access and vectorises it), else through the element's own
-    address. ``run``: the load's contiguous :class:`~.access.Run` or None."""
+class LoadReader:
+    """How a tile load's element is read inside a loop (the copy into its scratch buffer,
+    or the loop of the store a deferred load feeds): through the loop's run pointer when
+    the loop walks the load's contiguous run at the same index (LLVM then sees a
+    consecutive access and vectorises it), else through the element's own address.
+    ``run``: the load's contiguous :class:`~.access.Run` or None."""
 
     run: Run | None
 
     def element(self, lw, e, tile, idx):
-        """The LLVM value of deferred load ``tile`` at ``idx`` in the loop body of ``e``."""
+        """The LLVM value of load ``tile`` at ``idx`` in the loop body of ``e``."""
         ptr, mask, other = tile.operands
         st = storage_type(tile.elem)
         ctx = e.run_ctx
@@ -429,7 +411,7 @@ def lower_store(lw, op: Operation) -> None:
 
 
 def _copy(lw, tile):
-    """A scratch buffer holding deferred load ``tile``, read run by run as an ordinary load."""
+    """A scratch buffer holding load ``tile`` (a Lazy "load"), read run by run."""
     buf = lw.alloc(tile.shape, tile.elem)
     run = tile.param.run
 
