@@ -5,8 +5,9 @@ interpreter; the ``gpu``-marked tests launch the same kernels on a GPU.
 - Grouped GEMM (tutorial 08) loads a table of int64 addresses and turns each into a pointer
   (``tt.int_to_ptr``); the CUDA code generator lowers it to LLVM ``inttoptr``.
 - The fp8 matmul of tutorial 03 loads fp8 tiles with ``other=0.0``: an fp8 constant that the
-  ttir canonicalizer rounds to fp8 (nearest even, saturating) before hoisting it; its dot is
-  widened to fp16 and takes the tensor cores (:mod:`workbench.passes.widen_fp8_dot`).
+  ttir canonicalizer rounds to fp8 (nearest even, saturating) before hoisting it; its dot
+  takes the tensor cores: widened to fp16 for mma.sync on sm_80, fp8 wgmma on sm_90
+  (:mod:`workbench.passes.widen_fp8_dot`).
 """
 from __future__ import annotations
 
@@ -67,13 +68,14 @@ def test_int_to_ptr_compiles(target):
 def test_fp8_matmul_takes_the_tensor_cores(target, fmt):
     k = wb.compile(fp8_matmul, f"*{fmt}", f"*{fmt}", "*fp16", "i32", "i32", "i32",
                    target=target, BM=64, BN=64, BK=32)
-    assert "tt.fp_to_fp" in k.asm["ttgir"]  # widened to fp16 (exact) before the dot
     ptx = k.asm["ptx"]
     if target == "cuda:80":
+        assert "tt.fp_to_fp" in k.asm["ttgir"]  # widened to fp16 (exact) before the dot
         assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
-    else:
-        assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
-        assert "cvt.rn.f16x2.e4m3x2" in ptx  # sm_89+'s paired fp8 -> fp16 conversion
+    else:  # Hopper's wgmma reads the fp8 tiles themselves
+        assert "tt.fp_to_fp" not in k.asm["ttgir"]
+        assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx
+        assert "f16x2.e4m3x2" not in ptx
     if PTXAS:
         assert "cubin" in k.asm
 

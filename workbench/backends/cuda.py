@@ -197,7 +197,8 @@ class CudaBackend(Backend):
             mod = clone_module(mod) if mod is ttir_module else mod
         mod = decompose_all(mod)  # tt.dot_scaled as on sm_90
         mod = expand_map_elementwise(inline_calls(mod))  # tile ops, calls inlined
-        mod = widen_fp8_dots(mod)  # fp8 tt.dot -> fp16 tensor-core dots
+        mod = widen_fp8_dots(mod, arch, options.num_warps,  # fp8 dots off wgmma: fp16
+                             getattr(options, "cuda_mma", "auto") or "auto")
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
         passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
         if passes:

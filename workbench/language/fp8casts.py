@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import dtypes as dt
 from .core import LanguageError
+from .target_info import current_target
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
@@ -100,6 +101,14 @@ class Fp8CastRules:
         return self.wrap(out.handle, dt.float8e4b15, x.shape)
 
 
+def imprecise_default() -> int:
+    """``max_num_imprecise_acc`` of an fp8 ``tl.dot`` that does not give it: 2**30 on
+    ``cuda:90``, 0 elsewhere (Triton 3.6 ``CUDABackend.parse_options``: ``2**30 if capability
+    == 90 else 0``; the AMD and interpreter backends say 0)."""
+    t = current_target()
+    return 2 ** 30 if t is not None and t.backend == "cuda" and t.arch == 90 else 0
+
+
 def _tl(d: dt.dtype) -> str:
     return "tl." + d.name
 
@@ -108,8 +117,13 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
     """The operands and ``maxNumImpreciseAcc`` of a ``tl.dot`` with an fp8 operand (Triton's
     ``language/semantic.py``, ``dot``): both must be fp8 (any two fp8 dtypes); float8e4b15,
     which has no MLIR type, upcasts both to float16; ``max_num_imprecise_acc`` must not exceed
-    K. Its default is 0 here (Triton's ttir for sm_90 says 2**30, full-precision accumulation,
-    which is also what every workbench backend does).
+    K. Its default is Triton's backend option ``max_num_imprecise_acc_default``
+    (``third_party/nvidia/backend/compiler.py``): 2**30 when compiling for ``cuda:90`` (wgmma
+    accumulates every K step in the fp32 accumulator; see :func:`imprecise_default`), 0 on
+    every other target. The CPU backend and the interpreter accumulate in fp32 whatever the
+    value; on ``cuda:90`` a value from 32 up to K makes wgmma add its partial sums into the
+    accumulator every that many K elements, and below 32 the dot leaves wgmma
+    (:mod:`workbench.passes.widen_fp8_dot`).
 
     Raises LanguageError for an fp8 operand with a non-fp8 one."""
     if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
@@ -121,7 +135,7 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
     imprecise = max_num_imprecise_acc.value if hasattr(max_num_imprecise_acc, "value") \
         else max_num_imprecise_acc
     if imprecise is None:
-        imprecise = 0
+        imprecise = imprecise_default()
     elif imprecise > k:
         raise LanguageError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
     return a, b, int(imprecise)

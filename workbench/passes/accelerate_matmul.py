@@ -46,6 +46,14 @@ conversion when it already lives in ``#mma``: attention's ``P``), and the result
 ``#ttg.nvidia_mma<{versionMajor = 3, ..., instrShape =
 [16, N, 16]}>``, as Triton's ttgir reads. A dot that stays on mma.sync on ``cuda:90`` gets a
 sentence in :attr:`AccelerateMatmul.notes` (the compile report's notes) saying why.
+
+fp8 dots (``e4m3``/``e5m2``, fp32 accumulator) reach this pass on ``cuda:90`` only when
+:func:`workbench.passes.widen_fp8_dot.keeps_fp8` kept them (``max_num_imprecise_acc`` >= 32,
+tile fits); they get ``instrShape = [16, N, 32]``, both operands K-major in 8-bit
+``#ttg.nvmma_shared`` buffers (:func:`~workbench.passes.widen_fp8_dot.fp8_wgmma_plan`), an A
+computed in registers ``kWidth = 4``, and keep ``maxNumImpreciseAcc`` on the
+``ttng.warp_group_dot``. The fp8 dots widened to fp16 keep mma.sync, with a note, as
+Triton's MMA v3 check runs on the fp8 types.
 """
 from __future__ import annotations
 
@@ -58,6 +66,7 @@ from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shar
 from .manager import Pass
 from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
 from .values import block_of, shaped_type, tensor_type
+from .widen_fp8_dot import WGMMA_FP8, fp8_wgmma_plan, widened_fp8_reason, widened_fp8_source
 
 
 def _arch(target) -> int:
@@ -88,6 +97,10 @@ def mma_kind(dot: Operation):
         kw, kin = 1, 8
     elif e == IntType(8) and r == IntType(32):
         kw, kin = 4, 32
+    elif getattr(e, "name", "") in WGMMA_FP8 and \
+            getattr(shaped_type(dot.operands[1]).element, "name", "") in WGMMA_FP8 and \
+            r == FloatType("f32"):  # fp8 kept for wgmma (widen_fp8_dot.keeps_fp8)
+        kw, kin = 4, 32
     else:
         return None
     if m % 16 or n % 8 or k % kin:
@@ -112,7 +125,9 @@ def _feeds_dot(v, depth=3) -> bool:
 
 
 def _bits(t) -> int:
-    return t.width if isinstance(t, IntType) else {"f16": 16, "bf16": 16, "f32": 32}[t.name]
+    if isinstance(t, IntType):
+        return t.width
+    return 8 if t.name in WGMMA_FP8 else {"f16": 16, "bf16": 16, "f32": 32}[t.name]
 
 
 def _place_after_source(dot, src, alloc) -> None:
@@ -183,6 +198,8 @@ def wgmma_plan(dot: Operation, num_warps: int):
     saying why wgmma cannot take it (then mma.sync is kept)."""
     a_t, b_t, c_t = (shaped_type(v) for v in dot.operands)
     e = a_t.element
+    if getattr(e, "name", "") in WGMMA_FP8:
+        return fp8_wgmma_plan(dot, num_warps, feeds_later_dot(dot))
     if not (isinstance(e, FloatType) and e.name in ("f16", "bf16") and b_t.element == e and
             c_t.element == FloatType("f32")):
         return (f"wgmma is used for fp16/bf16 inputs with fp32 accumulation only "
@@ -330,8 +347,11 @@ def comes_from_load(v) -> bool:
 def _to_warp_group_dot(dot: Operation) -> Operation:
     """Replace ``tt.dot`` (operands already memdescs) by ``ttng.warp_group_dot``."""
     prec = dot.attributes.get("inputPrecision", "tf32") or "tf32"
-    new = Operation("ttng.warp_group_dot", list(dot.operands), [dot.result.type],
-                    {"inputPrecision": prec, "isAsync": False}, loc=dot.loc)
+    attrs = {"inputPrecision": prec, "isAsync": False}
+    if dot.attributes.get("maxNumImpreciseAcc"):
+        attrs["maxNumImpreciseAcc"] = dot.attributes["maxNumImpreciseAcc"]
+    new = Operation("ttng.warp_group_dot", list(dot.operands), [dot.result.type], attrs,
+                    loc=dot.loc)
     new.result.name = dot.result.name
     block_of(dot).insert_before(dot, new)
     dot.result.replace_all_uses_with(new.result)
@@ -401,6 +421,12 @@ class AccelerateMatmul(Pass):
         if self.mma == "v2":
             self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: "
                               f"WORKBENCH_CUDA_MMA=v2 (cuda_mma = 'v2') asks for it.")
+            return None
+        fp8 = widened_fp8_source(dot.operands[0])
+        if fp8 is not None:  # Triton picks the MMA version on the fp8 types, then widens
+            why = widened_fp8_reason(dot, fp8, nw)
+            self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2) on its fp8 operands "
+                              f"widened to fp16, not wgmma: {why}.")
             return None
         plan = wgmma_plan(dot, nw)
         if isinstance(plan, str):

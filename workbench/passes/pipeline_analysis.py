@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Operation, Value
 from ..ir.types import TensorType
 from ..layouts import to_linear
+from ..layouts.encodings import NVMMASharedLayout
 from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .effects import is_pure
 
@@ -194,6 +195,21 @@ def copy_contiguity(load: Operation, axis) -> int:
     return max(1, min(vec, run))
 
 
+def _transposed_into_shared(load: Operation, alloc: Operation) -> bool:
+    """True when the rank-2 ``#ttg.nvmma_shared`` buffer ``alloc`` stores ``load``'s
+    registers with the other dim contiguous than their layout's fastest dim: every
+    register-to-shared run is one element (Triton 3.6 ``getCopyVecBytes``,
+    ``PipeliningUtility.cpp``; for 16-bit wgmma operands and ``#ttg.swizzled_shared`` the
+    buffer follows the registers' order)."""
+    t = load.result.type
+    sh = getattr(alloc.result.type, "encoding", None)
+    order = getattr(getattr(t, "encoding", None), "order", None)
+    if not isinstance(t, TensorType) or not isinstance(sh, NVMMASharedLayout) or \
+            not order or len(t.shape) != 2:
+        return False
+    return (0 if sh.transposed else 1) != order[0]
+
+
 def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
     uses = [u for u, _ in load.result.uses]
@@ -213,6 +229,11 @@ def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     if axis is not None and copy_bytes(load, axis) < 4:
         return None, ("its addresses are not known to be 4-byte aligned runs (no "
                       "divisibility: cp.async copies at least 4 bytes; Triton declines too)")
+    if _transposed_into_shared(load, alloc):
+        return None, ("its shared-memory buffer is contiguous along the other dim than its "
+                      "registers (an 8-bit wgmma operand is stored K-major), so no thread "
+                      "holds 4 bytes that are consecutive in both (cp.async copies at least 4 "
+                      "bytes; Triton declines too)")
     s = _Slicer(body, iv, affine)
     if not s.add(load.operands[0], "pointer"):
         return None, s.why

@@ -138,3 +138,31 @@ def test_run_time_origin_is_the_offset(op_idx, swz, transposed, shape, step):
     mn_ext = shape[1] if op_idx == 1 else shape[0]
     for mn in range(0, mn_ext, step):
         assert geo.origin(_KL(), mn) == geo.offset(mn, 0), mn
+
+
+@pytest.mark.parametrize("op_idx,swz,shape,mn_ext", [
+    (0, 128, (128, 128), 64),   # A, K = 128 fp8: 128 B rows
+    (0, 64, (64, 64), 64),      # A, K = 64: 64 B swizzle
+    (0, 32, (64, 32), 64),      # A, K = 32: 32 B swizzle
+    (1, 128, (128, 256), 256),  # B (transposed = true: K contiguous), n256 instructions
+    (1, 64, (64, 128), 128),
+    (1, 64, (64, 64), 32),      # B, two warp groups along N: n32 instructions
+    (1, 32, (32, 64), 64)])
+def test_fp8_descriptors_address_the_layout(op_idx, swz, shape, mn_ext):
+    """fp8 wgmma (k32, both operands K-major): every byte an instruction reads through our
+    descriptors is the element the 8-bit nvmma_shared layout put there."""
+    enc = NVMMASharedLayout(swz, op_idx == 1, 8)
+    geo = OperandGeometry(enc, shape, op_idx, 1)
+    assert (geo.k_major, geo.trans) == (True, 0)
+    ll = nvmma_shared_to_linear(enc, shape)
+    for off in range(0, shape[0] * shape[1], 7):
+        assert nvmma_offset_py(enc, shape, ll.apply(offset=off)) == off
+    base = 5 * 1024
+    k_dim = 1 if op_idx == 0 else 0
+    K, MN = shape[k_dim], shape[1 - k_dim]
+    for mn0, k0 in itertools.product(range(0, MN, mn_ext), range(0, K, 32)):
+        start = base + geo.offset(mn0, k0)
+        for mn, k in itertools.product(range(mn_ext), range(32)):
+            coord = [0, 0]
+            coord[k_dim], coord[1 - k_dim] = k0 + k, mn0 + mn
+            assert _hw_byte(geo, start, mn, k) == base + nvmma_offset_py(enc, shape, coord)

@@ -55,8 +55,9 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
+from .elementwise import fusion_flags
 from .smem_access import shared_address, smem_base
-from .types import F16, F32, I16, I32, I64, byte_size
+from .types import F16, F32, I8, I16, I32, I64, byte_size
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
 
@@ -190,39 +191,47 @@ def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
 
 def _register_a(kl, a_v, wm: int) -> dict:
     """``{(M repetition, K step): [4 x i32]}``: operand A in ``#ttg.dot_op<{opIdx = 0,
-    parent = #mma (v3), kWidth = 2}>`` registers packed as wgmma's register fragment (PTX ISA
-    9.7.15.5.1.1, "Register fragment for matrix A", the m16n8k16 A fragment per warp): word
-    ``j`` holds (row ``g + 8 * (j % 2)``, columns ``2 * t + 8 * (j // 2)`` and ``+ 1``), with
-    ``g = lane / 4``, ``t = lane % 4`` and rows offset by 16 per warp of the warp group."""
+    parent = #mma (v3), kWidth = w}>`` registers (``w`` = 32 / bits: 2 for 16-bit, 4 for
+    fp8) packed as wgmma's register fragment (PTX ISA 9.7.15.5.1.1, "Register fragment for
+    matrix A": per warp the m16n8k16 A fragment, or the m16n8k32 one for 8-bit types): word
+    ``j`` holds row ``g + 8 * (j % 2)``, columns ``w * t + 4 * w * (j // 2)`` to ``+ w - 1``,
+    with ``g = lane / 4``, ``t = lane % 4`` and rows offset by 16 per warp of the warp group;
+    one K step is ``8 * w`` columns."""
     a_t = a_v.type
-    if getattr(a_t.encoding, "k_width", 0) != 2:
-        raise UnsupportedError(f"wgmma's register operand A needs kWidth = 2, got {a_t.encoding}")
+    kw = getattr(a_t.encoding, "k_width", 0)
+    name = getattr(a_t.element, "name", "")
+    want = 4 // byte_size(a_t.element)
+    if kw != want:
+        raise UnsupportedError(f"wgmma's register operand A needs kWidth = {want}, got "
+                               f"{a_t.encoding}")
     regs = kl.get(a_v)
-    elem = F16 if getattr(a_t.element, "name", "") == "f16" else I16  # bf16: i16 bits
+    elem = F16 if name == "f16" else (I16 if kw == 2 else I8)  # bf16: i16 bits; fp8: i8
+    kstep = 8 * kw
     frags: dict = {}
     for r, (m, k) in enumerate(kl.layout(a_t).regs):
-        key = (m // (16 * wm), k // 16)
-        j = ((k % 16) // 8) * 2 + (m % 16) // 8
-        frags.setdefault(key, {}).setdefault(j, {})[k % 2] = regs[r]
+        key = (m // (16 * wm), k // kstep)
+        j = ((k % kstep) // (4 * kw)) * 2 + (m % 16) // 8
+        frags.setdefault(key, {}).setdefault(j, {})[k % kw] = regs[r]
     b = kl.b
     out = {}
-    vec_t = ir.VectorType(elem, 2)
+    vec_t = ir.VectorType(elem, kw)
     for key, words in frags.items():
         packed = []
         for j in range(4):
             v = ir.Constant(vec_t, None)
-            for e in range(2):
+            for e in range(kw):
                 v = b.insert_element(v, words[j][e], I32(e))
             packed.append(b.bitcast(v, I32))
         out[key] = packed
     return out
 
 
-def _operand_a(kl, op, a_v, wm: int, wg_m):
+def _operand_a(kl, op, a_v, wm: int, wg_m, k_in: int = 16):
     """How the wgmma instructions take operand A: ``(number of asm operands, their
     constraints, their LLVM types, the imm-trans-a text ("" for registers), args(rm, ks))``
-    with ``args`` the operands of M repetition ``rm`` and K step ``ks``: four packed
-    registers (:func:`_register_a`) or one shared-memory descriptor."""
+    with ``args`` the operands of M repetition ``rm`` and K step ``ks`` (of ``k_in``
+    elements): four packed registers (:func:`_register_a`) or one shared-memory
+    descriptor."""
     a_t = a_v.type
     if isinstance(a_t, TensorType):
         words = _register_a(kl, a_v, wm)
@@ -237,9 +246,13 @@ def _operand_a(kl, op, a_v, wm: int, wg_m):
     ga = OperandGeometry(a_t.encoding, a_t.shape, 0, byte_size(a_t.element))
     da = _desc_base(kl, a_v, ga, wg_m)
 
+    if ga.trans and k_in != 16:
+        raise UnsupportedError("wgmma reads an 8-bit operand A K-major only (its shared "
+                               "buffer must have K contiguous)", op.loc)
+
     def desc_args(rm, ks):
-        return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * 16) >> 4))]
-    return 1, ["l"], [I64], f"{ga.trans}, ", desc_args
+        return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * k_in) >> 4))]
+    return 1, ["l"], [I64], f"{ga.trans}, " if k_in == 16 else "", desc_args
 
 
 def _warp_group_origin(kl, enc: MmaLayout, m: int, n: int):
@@ -261,23 +274,73 @@ def _warp_group_origin(kl, enc: MmaLayout, m: int, n: int):
     return wg_m, wg_n
 
 
+#: wgmma's operand type names of the IR's float types (PTX ISA 9.7.15.5.2)
+_WGMMA_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def _is_zero(v) -> bool:
+    d = v.defining_op
+    return d is not None and d.name == "arith.constant" and d.attributes.get("value") in (0, 0.0)
+
+
+def _wgmma_asm(n: int, n_a: int, a_tys: list, a_cons: list, head: str, tail: str,
+               with_c: bool):
+    """The inline asm of one wgmma: ``n`` f32 accumulator registers, ``n_a`` operands for A,
+    then B's descriptor. ``with_c``: the accumulator is read (tied inputs, scale-d from a
+    predicate set from the last i32 operand); otherwise scale-d is 0 and the registers are
+    outputs only (a fresh partial sum, as Triton's lowering issues it)."""
+    outs = ",".join(f"${i}" for i in range(n))
+    base = 2 * n if with_c else n
+    a_text = "{" + ",".join(f"${base + i}" for i in range(n_a)) + "}" if n_a > 1 else \
+        f"${base}"
+    if with_c:
+        text = ("{\n.reg .pred p;\n"
+                f"setp.ne.b32 p, ${base + n_a + 1}, 0;\n"
+                f"{head} {{{outs}}}, {a_text}, ${base + n_a}, p, 1, 1{tail};\n}}")
+        cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
+        args = [F32] * n + a_tys + [I64, I32]
+    else:
+        text = f"{head} {{{outs}}}, {a_text}, ${base + n_a}, 0, 1, 1{tail};"
+        cons = ",".join(["=f"] * n + a_cons + ["l"])
+        args = a_tys + [I64]
+    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), args)
+    return ir.InlineAsm(fty, text, cons, side_effect=True)
+
+
 def lower_warp_group_dot(kl, op) -> None:
-    """``ttng.warp_group_dot %a, %b, %c {isAsync}`` (module docstring)."""
+    """``ttng.warp_group_dot %a, %b, %c {isAsync, maxNumImpreciseAcc}`` (module docstring).
+
+    fp8 operands (e4m3/e5m2, fp32 accumulator): ``wgmma...k32.f32.e4m3.e5m2`` with no
+    imm-trans operands (both operands K-major). When ``maxNumImpreciseAcc`` <= K (Triton's
+    ``needsPartialAccumulator``), each run of wgmmas covering ``maxNumImpreciseAcc`` K
+    elements (or the last run) accumulates into a fresh partial sum (scale-d 0 for its first
+    instruction), which ``fadd`` (PTX ``add.f32``) then adds into the accumulator: one add
+    per accumulator register per run, ``BM * BN / threads * ceil(K / maxNumImpreciseAcc)``
+    adds per thread and dot (Triton 3.6 ``WGMMA.cpp``, ``convertDot``). An fp8 dot whose
+    accumulator is a zero constant starts without it (no first add, scale-d 0), as Triton's.
+    """
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
     enc = c_t.encoding
     if not isinstance(enc, MmaLayout) or enc.version_major != 3:
         raise UnsupportedError("ttng.warp_group_dot needs an MMA v3 result layout", op.loc)
-    name = getattr(a_t.element, "name", "")
-    if name not in ("f16", "bf16") or getattr(c_t.element, "name", "") != "f32":
-        raise UnsupportedError(f"wgmma is emitted for f16/bf16 -> f32 only, got {a_t.element} "
-                               f"-> {c_t.element}", op.loc)
+    name = _WGMMA_TYPE.get(getattr(a_t.element, "name", ""))
+    name_b = _WGMMA_TYPE.get(getattr(b_t.element, "name", ""))
+    fp8 = name in ("e4m3", "e5m2")
+    if name is None or getattr(c_t.element, "name", "") != "f32" or \
+            (name_b != name and not (fp8 and name_b in ("e4m3", "e5m2"))):
+        raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2 -> f32 only, got "
+                               f"{a_t.element} x {b_t.element} -> {c_t.element}", op.loc)
     smem_base(kl).align = 1024  # swizzled operand buffers sit on 1024-byte boundaries
     eb = byte_size(a_t.element)
     wm, wn = enc.warps_per_cta
     n_in = enc.instr_shape[1]
+    k_in = 32 if fp8 else 16
     K = int(a_t.shape[1])
     gb = OperandGeometry(b_t.encoding, b_t.shape, 1, eb)
+    if fp8 and gb.trans:
+        raise UnsupportedError("wgmma reads an 8-bit operand B K-major only (its shared "
+                               "buffer must be transposed = true: K contiguous)", op.loc)
     b = kl.b
     C = kl.get(c_v)
     groups = _groups(kl, c_t, enc)
@@ -285,29 +348,44 @@ def lower_warp_group_dot(kl, op) -> None:
         raise UnsupportedError(f"ttng.warp_group_dot: {wn} warp groups of N = {n_in} do not "
                                f"cover whole {gb.swizzle}-byte swizzle atoms of B", op.loc)
     wg_m, wg_n = _warp_group_origin(kl, enc, int(c_t.shape[0]), int(c_t.shape[1]))
-    n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m)
+    n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m, k_in)
     db = _desc_base(kl, b_v, gb, wg_n)
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
     n = n_in // 2
-    outs = ",".join(f"${i}" for i in range(n))
-    a_text = "{" + ",".join(f"${2 * n + i}" for i in range(n_a)) + "}" if n_a > 1 else \
-        f"${2 * n}"
-    text = ("{\n.reg .pred p;\n"
-            f"setp.ne.b32 p, ${2 * n + n_a + 1}, 0;\n"
-            f"wgmma.mma_async.sync.aligned.m64n{n_in}k16.f32.{name}.{name} "
-            f"{{{outs}}}, {a_text}, ${2 * n + n_a}, p, 1, 1, {trans_a}{gb.trans};\n}}")
-    cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
-    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), [F32] * n + a_tys + [I64, I32])
-    asm = ir.InlineAsm(fty, text, cons, side_effect=True)
+    head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.f32.{name}.{name_b}"
+    tail = "" if fp8 else f", {trans_a}{gb.trans}"
+    acc_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True)
+    fresh_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False) if fp8 else None
+    limit = int(op.attributes.get("maxNumImpreciseAcc", 0) or 0)
+    partial = fp8 and limit <= K  # Triton's needsPartialAccumulator (fp8, f32 accumulator)
+    zero_c = fp8 and _is_zero(c_v)
+    flags = fusion_flags(kl)  # add.f32 (add.rn.f32 without enable_fp_fusion), as Triton's
+
+    def wgmma(acc, rm, ks, b_desc):
+        if acc is None:
+            res = b.call(fresh_asm, a_args(rm, ks) + [b_desc])
+        else:
+            res = b.call(acc_asm, acc + a_args(rm, ks) + [b_desc, I32(1)])
+        return [b.extract_value(res, i) for i in range(n)]
+
     out = list(C)
     for (rm, rn), regs in sorted(groups.items()):
-        acc = [C[r] for r in regs]
+        d = None if zero_c else [C[r] for r in regs]
+        part, run = None, 0
         n0 = rn * n_in * wn
-        for ks in range(K // 16):
-            b_desc = b.add(db, I64(gb.offset(n0, ks * 16) >> 4))
-            res = b.call(asm, acc + a_args(rm, ks) + [b_desc, I32(1)])
-            acc = [b.extract_value(res, i) for i in range(n)]
-        for r, v in zip(regs, acc, strict=True):
+        for ks in range(K // k_in):
+            b_desc = b.add(db, I64(gb.offset(n0, ks * k_in) >> 4))
+            if not partial:
+                d = wgmma(d, rm, ks, b_desc)
+                continue
+            part = wgmma(part, rm, ks, b_desc)
+            run += k_in
+            if run >= limit or ks == K // k_in - 1:  # add the partial sum in fp32
+                d = part if d is None else [b.fadd(x, y, flags=flags)
+                                            for x, y in zip(d, part, strict=True)]
+                part, run = None, 0
+        assert d is not None
+        for r, v in zip(regs, d, strict=True):
             out[r] = v
     _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
     if not op.attributes.get("isAsync"):

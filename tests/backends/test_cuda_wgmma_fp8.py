@@ -1,0 +1,306 @@
+"""fp8 ``tl.dot`` (float8e4nv = e4m3, float8e5 = e5m2) on cuda:90 as Triton 3.6 compiles it:
+MMA v3 with ``instrShape = [16, N, 32]``, both operands K-major in ``#ttg.nvmma_shared``
+buffers of 8-bit elements, ``wgmma.mma_async...k32.f32.e4m3.e4m3`` (PTX ISA 9.7.15.5.2), and
+``max_num_imprecise_acc`` splitting the accumulation (a fresh partial sum every that many K
+elements, added into the fp32 accumulator with ``add.f32``; 2**30 by default on sm_90, so no
+adds). Below 32 the dot leaves wgmma (fp16-widened mma.sync), as on sm_80. Compile-only tests
+run here (ptxas assembles where installed); the ``gpu``-marked ones run the kernels on an
+H100/H200 against numpy."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import workbench as wb
+import workbench.language as tl
+from workbench.backends import nvidia_tools
+
+PTXAS = nvidia_tools.find_tool("ptxas")
+ML = {"fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}
+PTX_NAME = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
+
+
+@wb.jit
+def fp8_mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr,
+           BN: tl.constexpr, BK: tl.constexpr, IMPRECISE: tl.constexpr):
+    """C (fp32, M x N) = A (fp8, M x K) @ B (fp8, K x N); M, N, K multiples of the block."""
+    pid = tl.program_id(0)
+    blocks_m = tl.cdiv(M, BM)
+    rm = (pid % blocks_m) * BM + tl.arange(0, BM)
+    rn = (pid // blocks_m) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    pa = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    pb = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in tl.range(0, tl.cdiv(K, BK), num_stages=3):
+        acc = tl.dot(tl.load(pa), tl.load(pb), acc=acc, max_num_imprecise_acc=IMPRECISE)
+        pa += BK * sak
+        pb += BK * sbk
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc)
+
+
+@wb.jit
+def fp8_dot_reg_a(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  IMPRECISE: tl.constexpr):
+    """One dot whose A is computed in registers (A * 2, exact in fp8): wgmma's register A."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    a = (a.to(tl.float32) * 2.0).to(a.dtype)
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    c = tl.dot(a, b, max_num_imprecise_acc=IMPRECISE)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], c)
+
+
+def _sig(fa, fb=None, contiguous=False):
+    """fp8_mm's signature: run-time strides (as Triton's test), or unit inner strides with
+    16-divisible pointers (``contiguous``: A row-major, B row-major)."""
+    fb = fb or fa
+    if not contiguous:
+        return [f"*{fa}", f"*{fb}", "*fp32"] + ["i32"] * 9
+    return [f"*{fa}:16", f"*{fb}:16", "*fp32:16", "i32", "i32", "i32:16", "i32:16", 1,
+            "i32:16", 1, "i32:16", 1]
+
+
+def _compile(fmt, bm, bn, bk, imprecise, nw=8, **kw):
+    return wb.compile(fp8_mm, *kw.pop("sig", _sig(fmt)), target="cuda:90", num_warps=nw,
+                      BM=bm, BN=bn, BK=bk, IMPRECISE=imprecise, **kw)
+
+
+def _wgmmas(ptx, fmt, fmt_b=None):
+    e, f = PTX_NAME[fmt], PTX_NAME[fmt_b or fmt]
+    return re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k32\.f32\.{e}\.{f} "
+                      rf"\{{[^}}]*\}}, (%rd\d+|\{{[^}}]*\}}), %rd\d+, (0|%p\d+|p), 1, 1;", ptx)
+
+
+# layouts and PTX ----------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+def test_fp8_dot_takes_fp8_wgmma(fmt):
+    c = _compile(fmt, 128, 256, 128, None)
+    elem = {"fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2"}[fmt]
+    dot = next(x for x in c.asm["ttir"].splitlines() if "tt.dot" in x)
+    assert "maxNumImpreciseAcc = 1073741824" in dot  # Triton's sm_90 default, 2**30
+    ttgir = c.asm["ttgir"]
+    assert "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], " \
+           "instrShape = [16, 256, 32]}>" in ttgir
+    a_sh = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 8}>"
+    b_sh = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = true, elementBitWidth = 8}>"
+    assert a_sh in ttgir and b_sh in ttgir  # both K-major whatever the registers' order
+    wg = next(x for x in ttgir.splitlines() if "ttng.warp_group_dot " in x)
+    assert f"!ttg.memdesc<128x128x{elem}" in wg and f"!ttg.memdesc<128x256x{elem}" in wg
+    assert "tt.fp_to_fp" not in ttgir
+    ptx = c.asm["ptx"]
+    found = _wgmmas(ptx, fmt)
+    assert len(found) == 4 and {n for n, _, _ in found} == {"256"}  # K = 128: four k32 steps
+    assert ptx.count("add.f32") == 0  # 2**30 > K: the wgmmas accumulate in place
+    assert "cvt.rn.f16x2" not in ptx  # no widening to fp16
+    if PTXAS:
+        assert "cubin" in c.asm, c.extra["notes"]
+
+
+# Triton's test_dot_max_num_imprecise_acc: num_warps 8, its blocks and low_precision_acc values
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("bm,bn,bk", [(128, 256, 128), (64, 64, 64)])
+@pytest.mark.parametrize("low", [32, 64, 128])
+def test_max_num_imprecise_acc_adds_partial_sums(fmt, bm, bn, bk, low):
+    imprecise = low if low <= bk else None
+    c = _compile(fmt, bm, bn, bk, imprecise)
+    ptx = c.asm["ptx"]
+    # one add per accumulator register (bm * bn / 256 threads) per run of `low` K elements
+    assert ptx.count("add.f32") == (bm * bn) // (32 * 8) * (bk // low)
+    found = _wgmmas(ptx, fmt)
+    fresh = [x for x in found if x[2] == "0"]  # scale-d 0: a run's first wgmma
+    assert found and len(found) % (bk // 32) == 0
+    if imprecise is None:
+        assert not fresh
+    else:
+        assert len(fresh) * low == len(found) * 32
+    wg = next(x for x in c.asm["ttgir"].splitlines() if "ttng.warp_group_dot " in x)
+    assert f"maxNumImpreciseAcc = {imprecise or 2 ** 30} : i32" in wg
+    if PTXAS:
+        assert "cubin" in c.asm, c.extra["notes"]
+
+
+@pytest.mark.parametrize("imprecise", [0, 16])
+def test_imprecise_below_32_leaves_wgmma_with_a_note(imprecise):
+    c = _compile("fp8e4nv", 64, 64, 64, imprecise)
+    assert "versionMajor = 2" in c.asm["ttgir"] and "tt.fp_to_fp" in c.asm["ttgir"]
+    ptx = c.asm["ptx"]
+    assert "wgmma.mma_async" not in ptx and "mma.sync.aligned.m16n8k16" in ptx
+    assert any("not wgmma" in n and f"max_num_imprecise_acc = {imprecise} is below 32" in n
+               for n in c.extra["notes"]), c.extra["notes"]
+
+
+def test_mixed_formats_and_cuda80():
+    c = _compile("fp8e4nv", 128, 128, 64, None, nw=4, sig=_sig("fp8e4nv", "fp8e5", True))
+    found = _wgmmas(c.asm["ptx"], "fp8e4nv", "fp8e5")
+    assert len(found) == 4 and {n for n, _, _ in found} == {"128"}  # 2 M reps x 2 k32 steps
+    # sm_80 has no fp8 tensor-core dot: e5m2 is widened to fp16 for mma.sync, as before
+    c80 = wb.compile(fp8_mm, *_sig("fp8e5", contiguous=True), target="cuda:80", num_warps=4,
+                     BM=128, BN=128, BK=64, IMPRECISE=None)
+    assert "tt.fp_to_fp" in c80.asm["ttgir"] and "wgmma.mma_async" not in c80.asm["ptx"]
+    assert "maxNumImpreciseAcc" not in c80.asm["ttir"]  # the default is 0 off sm_90
+
+
+def test_n_major_b_is_stored_k_major_without_cp_async():
+    """B row-major (N contiguous in registers) is stored transposed into its K-major buffer;
+    no thread holds 4 bytes consecutive in both, so (as Triton) only A is pipelined."""
+    c = _compile("fp8e4nv", 128, 128, 64, 32, nw=4, sig=_sig("fp8e4nv", contiguous=True))
+    ttgir = c.asm["ttgir"]
+    copies = re.findall(r"ttg.async_copy_global_to_local .* -> <(\d+x\d+)xf8E4M3FN", ttgir)
+    assert copies and set(copies) == {"128x64"}  # A's copies only
+    assert re.search(r"tt.load .*tensor<64x128x!tt.ptr<f8E4M3FN>", ttgir)
+    assert any("K-major" in n for n in c.extra["notes"]), c.extra["notes"]
+    assert c.asm["ptx"].count("add.f32") == 128 * 128 // 128 * 2
+
+
+def test_register_a_operand():
+    def build(imprecise):
+        return wb.compile(fp8_dot_reg_a, "*fp8e4nv:16", "*fp8e4nv:16", "*fp32:16",
+                          target="cuda:90", num_warps=4, BM=64, BN=64, BK=64,
+                          IMPRECISE=imprecise)
+    c, whole = build(32), build(None)
+    ttgir = c.asm["ttgir"]
+    assert re.search(r"ttng.warp_group_dot %\w+, %\w+, %\w+ .*: tensor<64x64xf8E4M3FN, "
+                     r"#ttg.dot_op<\{opIdx = 0, parent = #mma, kWidth = 4\}>>", ttgir)
+    found = _wgmmas(c.asm["ptx"], "fp8e4nv")
+    assert len(found) == 2 and all(a.startswith("{") and a.count("%r") == 4
+                                   for _, a, _ in found)
+    # a zero accumulator: the first run's sum is the result, the second one is added (A * 2
+    # has adds of its own: LLVM makes x * 2.0 into x + x)
+    assert c.asm["ptx"].count("add.f32") - whole.asm["ptx"].count("add.f32") == 64 * 64 // 128
+    assert [x[2] for x in _wgmmas(whole.asm["ptx"], "fp8e4nv")] == ["0", "p"]
+    if PTXAS:
+        assert "cubin" in c.asm, c.extra["notes"]
+
+
+@pytest.mark.parametrize("fmt,bm,bn,bk,low", [("fp8e4nv", 128, 256, 128, 32),
+                                             ("fp8e5", 64, 64, 64, None)])
+def test_layouts_agree_with_triton(fmt, bm, bn, bk, low):
+    pytest.importorskip("triton", reason="the comparison needs Triton 3.6 (the triton extra)")
+    from workbench.runtime.compare import compare
+    cmp = compare(fp8_mm, *_sig(fmt), target="cuda:90", num_warps=8, BM=bm, BN=bn, BK=bk,
+                  IMPRECISE=low)
+    assert cmp.agree["layouts"] and cmp.agree["op_layouts"] and cmp.agree["shared"], \
+        cmp.summary()
+    ours, theirs = cmp.ours["ptx"], cmp.theirs["ptx"]
+    assert ours.count("add.f32") == theirs.count("add.f32")
+    assert sorted(set(re.findall(r"wgmma\.mma_async\S+", ours))) == \
+        sorted(set(re.findall(r"wgmma\.mma_async\S+", theirs)))
+
+
+# the reference backends ---------------------------------------------------------------------
+def _fp8_tiles(rng, fmt, shape):
+    """Random finite fp8 values of both signs over several binades (ml_dtypes arrays)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = rng.standard_normal(shape) * 2.0 ** rng.integers(-3, 3, shape)
+    return x.astype(np.float32).astype(getattr(ml_dtypes, ML[fmt]))
+
+
+def _bound(a, b):
+    """What fp32 accumulation of exact fp8 products may lose against float64: K rounding
+    steps of 2**-24 of the running sums, bounded by the sum of |products|."""
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    return a.shape[1] * 2.0 ** -24 * mag + 1e-30
+
+
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("imprecise", [None, 32])
+def test_reference_backends_accumulate_in_fp32(backend, fmt, imprecise):
+    rng = np.random.default_rng()
+    M, N, K = 64, 64, 128
+    a, b = _fp8_tiles(rng, fmt, (M, K)), _fp8_tiles(rng, fmt, (K, N))
+    c = np.full((M, N), np.nan, np.float32)
+    fp8_mm[(1,)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=64,
+                 IMPRECISE=imprecise)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert (np.abs(c - ref) <= _bound(a, b)).all()
+
+
+# on the GPU ---------------------------------------------------------------------------------
+def _gpu_run(fmt, m, n, k, bm, bn, bk, nw, imprecise, b_n_major=True):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("fp8 wgmma needs sm_90")
+    rng = np.random.default_rng()
+    a, b = _fp8_tiles(rng, fmt, (m, k)), _fp8_tiles(rng, fmt, (k, n))
+    tdt = getattr(torch, ML[fmt])
+    ad = torch.from_numpy(a.view(np.uint8)).cuda().view(tdt)
+    if b_n_major:
+        bd = torch.from_numpy(b.view(np.uint8)).cuda().view(tdt)
+        sbk, sbn = n, 1
+    else:  # stored N x K (K contiguous), read as K x N
+        bd = torch.from_numpy(np.ascontiguousarray(b.T).view(np.uint8)).cuda().view(tdt)
+        sbk, sbn = 1, k
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    grid = ((m // bm) * (n // bn),)
+    kern = fp8_mm[grid](ad, bd, c, m, n, k, k, 1, sbk, sbn, n, 1, BM=bm, BN=bn, BK=bk,
+                        IMPRECISE=imprecise, num_warps=nw)
+    torch.cuda.synchronize()
+    return a, b, c.cpu().numpy(), kern
+
+
+def _check_close(a, b, got, runs):
+    """Hopper's fp8 wgmma adds each k32 step's products into its accumulator with fewer
+    mantissa bits than fp32 (about 14 kept, truncating), so each of the ``runs`` K steps
+    summed without an ``add.f32`` may lose about 2**-13 of the magnitude; the bound doubles
+    that."""
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    err = np.abs(got - ref)
+    assert not np.isnan(got).any()
+    assert (err <= (runs + 1) * 2.0 ** -12 * mag + 1e-6).all(), float((err / mag).max())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("imprecise", [None, 32, 64])
+@pytest.mark.parametrize("bm,bn,bk,nw,b_n_major", [(128, 128, 64, 4, True),
+                                                   (128, 256, 128, 8, False),
+                                                   (64, 64, 64, 4, False)])
+def test_fp8_wgmma_matmul_gpu(fmt, imprecise, bm, bn, bk, nw, b_n_major):
+    m, n, k = 256, 256, 512
+    a, b, got, kern = _gpu_run(fmt, m, n, k, bm, bn, bk, nw, imprecise, b_n_major)
+    assert _wgmmas(kern.asm["ptx"], fmt)
+    runs = (k if imprecise is None else imprecise) // 32  # k32 steps between fp32 adds
+    _check_close(a, b, got, runs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("imprecise", [0, 16])
+def test_fp8_dot_below_32_gpu(fmt, imprecise):
+    """mma.sync on fp16-widened operands: exact products, fp32 accumulation."""
+    a, b, got, kern = _gpu_run(fmt, 128, 128, 256, 64, 64, 64, 4, imprecise)
+    assert "wgmma.mma_async" not in kern.asm["ptx"]
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert (np.abs(got - ref) <= _bound(a, b) + 1e-6).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt,low", [("fp8e4nv", 32), ("fp8e4nv", 128), ("fp8e5", 64)])
+def test_triton_imprecise_acc_case_gpu(fmt, low):
+    """Triton's test_dot_max_num_imprecise_acc on Hopper: fp8 codes 20..39 (small positive
+    values), M, N, K = 128, 256, 256, blocks 128 x 256 x 128, 8 warps, its tolerances and
+    its add.f32 count."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("fp8 wgmma needs sm_90")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng()
+    m, n, k, bm, bn, bk = 128, 256, 256, 128, 256, 128
+    codes_a = rng.integers(20, 40, (m, k)).astype(np.uint8)
+    codes_b = rng.integers(20, 40, (k, n)).astype(np.uint8)
+    tdt = getattr(torch, ML[fmt])
+    ad = torch.from_numpy(codes_a).cuda().view(tdt)
+    bd = torch.from_numpy(codes_b).cuda().view(tdt)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    imprecise = low if low <= bk else None
+    kern = fp8_mm[(1,)](ad, bd, c, m, n, k, k, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk,
+                        IMPRECISE=imprecise, num_warps=8)
+    mlt = getattr(ml_dtypes, ML[fmt])
+    ref = codes_a.view(mlt).astype(np.float64) @ codes_b.view(mlt).astype(np.float64)
+    tol = 0.01 if fmt == "fp8e4nv" else 1e-3
+    np.testing.assert_allclose(c.cpu().numpy(), ref, rtol=tol, atol=tol)
+    assert kern.asm["ptx"].count("add.f32") == bm * bn // (32 * 8) * (bk // low)
