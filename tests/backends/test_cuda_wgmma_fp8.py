@@ -53,6 +53,21 @@ def fp8_dot_reg_a(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: t
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], c)
 
 
+@wb.jit
+def fp8_chain(q_ptr, k_ptr, v_ptr, s_ptr, o_ptr, BM: tl.constexpr, BN: tl.constexpr,
+              D: tl.constexpr):
+    """S = Q @ K^T (fp32, stored), P = S in fp8 (rounded in the accumulator's registers),
+    O = P @ V: attention's chained dots without the softmax; K stored N x D, V N x D."""
+    rm, rn, rd = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    kt = tl.load(k_ptr + rn[None, :] * D + rd[:, None])
+    s = tl.dot(q, kt)
+    tl.store(s_ptr + rm[:, None] * BN + rn[None, :], s)
+    v = tl.load(v_ptr + rn[:, None] * D + rd[None, :])
+    o = tl.dot(s.to(v.dtype), v)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], o)
+
+
 def _sig(fa, fb=None, contiguous=False):
     """fp8_mm's signature: run-time strides (as Triton's test), or unit inner strides with
     16-divisible pointers (``contiguous``: A row-major, B row-major)."""
@@ -171,6 +186,25 @@ def test_register_a_operand():
     # has adds of its own: LLVM makes x * 2.0 into x + x)
     assert c.asm["ptx"].count("add.f32") - whole.asm["ptx"].count("add.f32") == 64 * 64 // 128
     assert [x[2] for x in _wgmmas(whole.asm["ptx"], "fp8e4nv")] == ["0", "p"]
+    if PTXAS:
+        assert "cubin" in c.asm, c.extra["notes"]
+
+
+@pytest.mark.parametrize("nw", [4, 8])
+def test_chained_fp8_dots_convert_p_in_registers(nw):
+    """fp8 attention's P: rounded to fp8 in the accumulator layout, then one
+    ``ttg.convert_layout`` to ``#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 4}>`` (as
+    Triton's ttgir), the second wgmma's register A."""
+    c = wb.compile(fp8_chain, *(["*fp8e5:16"] * 3 + ["*fp32:16"] * 2), target="cuda:90",
+                   num_warps=nw, BM=16 * nw, BN=64, D=64)
+    ttgir = c.asm["ttgir"]
+    assert re.search(r"ttg.convert_layout %\S+ .*: tensor<\d+x64xf8E5M2, #mma> -> "
+                     r"tensor<\d+x64xf8E5M2, #ttg.dot_op<\{opIdx = 0, parent = #mma, "
+                     r"kWidth = 4\}>>", ttgir), ttgir
+    assert "ttg.local_load" not in ttgir
+    assert f"warpsPerCTA = [{nw}, 1], instrShape = [16, 64, 32]" in ttgir  # all along M
+    found = _wgmmas(c.asm["ptx"], "fp8e5")
+    assert sum(a.startswith("{") for _, a, _ in found) == 2  # P @ V: two k32 steps
     if PTXAS:
         assert "cubin" in c.asm, c.extra["notes"]
 
@@ -304,3 +338,28 @@ def test_triton_imprecise_acc_case_gpu(fmt, low):
     tol = 0.01 if fmt == "fp8e4nv" else 1e-3
     np.testing.assert_allclose(c.cpu().numpy(), ref, rtol=tol, atol=tol)
     assert kern.asm["ptx"].count("add.f32") == bm * bn // (32 * 8) * (bk // low)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
+@pytest.mark.parametrize("nw", [4, 8])
+def test_chained_fp8_dots_gpu(fmt, nw):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("fp8 wgmma needs sm_90")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng()
+    bm, bn, d = 16 * nw, 64, 64
+    q, k, v = (_fp8_tiles(rng, fmt, shape) * 0.25 for shape in ((bm, d), (bn, d), (bn, d)))
+    q, k, v = (x.astype(np.float32).astype(getattr(ml_dtypes, ML[fmt])) for x in (q, k, v))
+    tdt = getattr(torch, ML[fmt])
+    dq, dk, dv = (torch.from_numpy(x.view(np.uint8)).cuda().view(tdt) for x in (q, k, v))
+    s = torch.full((bm, bn), float("nan"), device="cuda", dtype=torch.float32)
+    o = torch.full((bm, d), float("nan"), device="cuda", dtype=torch.float32)
+    fp8_chain[(1,)](dq, dk, dv, s, o, BM=bm, BN=bn, D=d, num_warps=nw)
+    torch.cuda.synchronize()
+    got_s, got_o = s.cpu().numpy(), o.cpu().numpy()
+    _check_close(q, k.T, got_s, d // 32)
+    # P as the kernel rounded it (nearest even: these sums stay far below the fp8 maximum)
+    p = got_s.astype(getattr(ml_dtypes, ML[fmt]))
+    _check_close(p, v, got_o, bn // 32)

@@ -75,6 +75,17 @@ def _mma_source(v):
     return None
 
 
+def _v3_fp8_operand(src, enc) -> bool:
+    """An 8-bit A of a wgmma computed in the v3 accumulator layout (fp8 attention's ``P``):
+    one ``ttg.convert_layout`` #mma -> #dot_op as in Triton 3.6's ttgir (its lowering moves
+    the bytes between the lanes of each warp), not a trip through a staging buffer."""
+    parent = enc.parent
+    src_enc = shaped_type(src).encoding
+    return isinstance(parent, MmaLayout) and parent.version_major == 3 and \
+        isinstance(src_enc, MmaLayout) and src_enc.version_major == 3 and \
+        getattr(shaped_type(src).element, "width", 0) == 8
+
+
 def operands_in_registers(func: Operation) -> int:
     """Rewrite register-permutable shared-memory staging of dot operands (module docstring).
     Returns the number of operands rewritten."""
@@ -91,7 +102,8 @@ def operands_in_registers(func: Operation) -> int:
         if src is None or not isinstance(src.type, TensorType):
             continue
         shape = tuple(shaped_type(src).shape)
-        if not same_ownership(shaped_type(src).encoding, enc, shape):
+        if not same_ownership(shaped_type(src).encoding, enc, shape) and \
+                not _v3_fp8_operand(src, enc):
             continue
         cvt = Operation("ttg.convert_layout", [src], [op.result.type], loc=op.loc)
         block_of(op).insert_before(op, cvt)
