@@ -2,8 +2,10 @@
 or in registers.
 
 A warp group (4 consecutive warps, the first one's index a multiple of 4) issues
-``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` (PTX ISA 9.7.15.5.2):
-D (64 x N, fp32, registers) += A (64 x 16) * B (16 x N), A and B read by the tensor cores from
+``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}``, or for 8-bit floats
+``wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` (PTX ISA 9.7.15.5.2;
+K-major operands only, no imm-trans operands): D (64 x N, fp32, registers) += A (64 x K) *
+B (K x N) with K = 16 (32 for fp8), A and B read by the tensor cores from
 shared memory through 64-bit *matrix descriptors* (PTX ISA 9.7.15.5.1, "Matrix descriptor
 format")::
 
