@@ -77,8 +77,10 @@ def _mma_source(v):
 
 def _v3_fp8_operand(src, enc) -> bool:
     """An 8-bit A of a wgmma computed in the v3 accumulator layout (fp8 attention's ``P``):
-    one ``ttg.convert_layout`` #mma -> #dot_op as in Triton 3.6's ttgir (its lowering moves
-    the bytes between the lanes of each warp), not a trip through a staging buffer."""
+    one ``ttg.convert_layout`` #mma -> #dot_op (kWidth 4: the threads own other elements than
+    in #mma) as in Triton 3.6's ttgir, not a local_alloc/local_load pair. Triton lowers it
+    with warp shuffles; ours goes through the conversion's shared scratch (one more barrier
+    and ``BM * BN`` bytes of scratch than Triton)."""
     parent = enc.parent
     src_enc = shaped_type(src).encoding
     return isinstance(parent, MmaLayout) and parent.version_major == 3 and \
