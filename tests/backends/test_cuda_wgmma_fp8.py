@@ -147,6 +147,13 @@ def test_imprecise_below_32_leaves_wgmma_with_a_note(imprecise):
                for n in c.extra["notes"]), c.extra["notes"]
 
 
+def test_forced_mma_v2_widens_fp8():
+    c = _compile("fp8e5", 128, 128, 64, 32, cuda_mma="v2")
+    assert "versionMajor = 2" in c.asm["ttgir"] and "tt.fp_to_fp" in c.asm["ttgir"]
+    assert "wgmma.mma_async" not in c.asm["ptx"] and "add.f32" not in c.asm["ptx"]
+    assert any("WORKBENCH_CUDA_MMA=v2" in n for n in c.extra["notes"]), c.extra["notes"]
+
+
 def test_mixed_formats_and_cuda80():
     c = _compile("fp8e4nv", 128, 128, 64, None, nw=4, sig=_sig("fp8e4nv", "fp8e5", True))
     found = _wgmmas(c.asm["ptx"], "fp8e4nv", "fp8e5")
