@@ -129,14 +129,16 @@ def keeps_fp8(dot: Operation, arch: int, num_warps: int, mma: str = "auto") -> b
 def widen_fp8_dots(module: Operation, arch: int = 0, num_warps: int = 4,
                    mma: str = "auto") -> Operation:
     """Widen the operands of every ``tt.dot`` in ``module`` (ttir: no encodings yet) whose A
-    and B are both 8-bit floats of the formats above and whose accumulator is fp32 to fp16
-    by ``tt.fp_to_fp``, in place, except the dots that :func:`keeps_fp8` for ``arch``
+    and B are both 8-bit floats of the formats above and whose accumulator is fp32 or fp16
+    (``out_dtype = tl.float16``: then mma.sync accumulates in fp16, as Triton's MMA v2 does
+    after its promotion) to fp16 by ``tt.fp_to_fp``, in place, except the dots that
+    :func:`keeps_fp8` for ``arch``
     (80, 90), ``num_warps`` and ``mma``; returns ``module``. Other dots are left as they
     are."""
     for dot in [o for o in module.walk() if o.name == "tt.dot"]:
         a, b = dot.operands[0], dot.operands[1]
         if not (_fp8_operand(a) and _fp8_operand(b)) or \
-                getattr(dot.result.type, "element", None) != _F32:
+                getattr(dot.result.type, "element", None) not in (_F32, _F16):
             continue
         if keeps_fp8(dot, arch, num_warps, mma):
             continue
