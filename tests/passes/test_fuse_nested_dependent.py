@@ -99,6 +99,29 @@ def dependent_dot(a_ptr, b_ptr, c_ptr, T, BLOCK: tl.constexpr):
         tl.store(c_ptr + t * BLOCK * BLOCK + tile, acc)
 
 
+@wb.jit
+def read_back(ub, out_ptr):
+    """Outer iter args read in the inner body (``s``, ``old``), one carried through the
+    inner loop (``t``), one set by the prologue (``c``), one by the epilogue (``s``)."""
+    s = 0
+    t = 100
+    c = 7
+    for i in tl.range(0, ub, flatten=True):
+        lo = i
+        hi = i + 2 + i % 3
+        tl.assume(lo < hi)
+        x = s * 2
+        old = c
+        c = c + i
+        for j in tl.range(lo, hi):
+            tl.store(out_ptr + i * 8 + j - lo, s + t + j + old * 1000 + c * 100000)
+            t += 1
+        s = s + x + 1
+    tl.store(out_ptr + 1000, s)
+    tl.store(out_ptr + 1001, t)
+    tl.store(out_ptr + 1002, c)
+
+
 DEP_SIG = ["i32", "*i32", "*i32"]
 ROWS_SIG = ["*fp32", "*fp32", "*i32", "i32", "i32"]
 
@@ -157,6 +180,18 @@ def test_fused_dependent_runs_the_nest_interpreted(target):
         np.testing.assert_array_equal(oi[:k], ri[:k])
         np.testing.assert_array_equal(oj[:k], rj[:k])
         assert (oi[k:] == -7).all() and (oj[k:] == -7).all()
+
+
+@pytest.mark.parametrize("target", ["cuda:80", "cuda:90"])
+def test_outer_values_read_back_in_the_fused_loop(target):
+    m = pipelined_ttgir(read_back, ["i32", "*i32"], target=target)
+    assert not _nested(m)
+    for ub in [0, 1, *rng.integers(2, 12, size=2)]:
+        ref = np.full(1024, -3, np.int32)
+        read_back[(1,)](int(ub), ref)  # the nest as written, on the CPU backend
+        out = np.full(1024, -3, np.int32)
+        run_ttgir(m, (1, 1, 1), [int(ub), out])
+        np.testing.assert_array_equal(out, ref)
 
 
 def test_fused_rows_interpreted():
