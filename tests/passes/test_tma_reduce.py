@@ -116,10 +116,22 @@ def _skeleton(ptx: str) -> list:
     return re.findall(pat, ptx)
 
 
+#: the block shapes of Triton's test_tensor_descriptor_reduce
+BLOCKS = [(2, 16), (8, 16), (8, 32), (8, 128), (512, 32), (1, 1024)]
+
+
+# every kind and dtype at one block; four of them (16-bit float min/max, both integer
+# signednesses) at every block of Triton's test (the whole sweep, 228 compiles, passes too)
+CASES = [(k, d, (8, 32)) for k, d in NATIVE] + \
+    [(k, d, b) for b in BLOCKS if b != (8, 32)
+     for k, d in (("min", np.float16), ("max", BF16), ("add", np.float32), ("min", np.uint32))]
+
+
 @pytest.mark.parametrize("host", [True, False], ids=["host", "device"])
-@pytest.mark.parametrize("kind, dtype", NATIVE, ids=[f"{k}-{_SHORT[d]}" for k, d in NATIVE])
-def test_ptx_reduces_with_tma_and_assembles(kind, dtype, host):
-    k = _compile(kind, dtype, host)
+@pytest.mark.parametrize("kind, dtype, block", CASES,
+                         ids=[f"{k}-{_SHORT[d]}-{b[0]}x{b[1]}" for k, d, b in CASES])
+def test_ptx_reduces_with_tma_and_assembles(kind, dtype, host, block):
+    k = _compile(kind, dtype, host, *block)
     ptx = k.asm["ptx"]
     tail = _skeleton(ptx)
     tail = tail[tail.index("fence.proxy.async.shared::cta"):]
@@ -135,6 +147,18 @@ def test_ptx_reduces_with_tma_and_assembles(kind, dtype, host):
         assert "tensormap.replace.tile.global_address" in ptx
         assert k.extra["global_scratch_size"] == 128
     assert ("cubin" in k.asm) == (PTXAS is not None)  # ptxas ran and accepted the PTX
+
+
+@pytest.mark.slow
+def test_every_case_of_tritons_sweep_reduces_with_tma_and_assembles():
+    """All 228: NATIVE x host/device x Triton's 6 blocks (``-m slow``; about a minute)."""
+    for kind, dtype in NATIVE:
+        for host in (True, False):
+            for block in BLOCKS:
+                k = _compile(kind, dtype, host, *block)
+                assert f"cp.reduce.async.bulk.tensor.2d.global.shared::cta.{kind}." in \
+                    k.asm["ptx"] and not k.extra["notes"]
+                assert ("cubin" in k.asm) == (PTXAS is not None)
 
 
 @pytest.mark.parametrize("mb, nb, box, swizzle, shared", [
@@ -184,6 +208,22 @@ def test_interpreted_ttgir_reduces_like_numpy(kind, dtype):
     else:
         want = f(out, a[:m, :n])
     np.testing.assert_array_equal(got, want)
+
+
+_TMA_DTYPES = ["bfloat16", "float16", "float32", "int16", "int32", "int8", "uint16", "uint32",
+               "uint8"]  # Triton's tma_dtypes
+_SUPPORTED = {(k, np.dtype(d).name) for k, d in NATIVE}
+REFUSED = [(k, d) for k in ("add", "min", "max", "and", "or", "xor") for d in _TMA_DTYPES
+           if (k, d) not in _SUPPORTED]
+
+
+@pytest.mark.parametrize("kind, dtype", REFUSED, ids=[f"{k}-{d}" for k, d in REFUSED])
+def test_other_kinds_and_dtypes_are_refused_on_sm90(kind, dtype):
+    s = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype) or \
+        dtype.replace("uint", "u").replace("int", "i")
+    with pytest.raises(CompilationError, match=f"atomic_{kind} does not support"):
+        wb.compile(reduce_k, None, f"*{s}:16", f"*{s}:16", "i32", "i32", "i32", MB=8, NB=32,
+                   KIND=kind, target="cuda:90")
 
 
 @pytest.mark.parametrize("target", ["cuda:80", "cpu", "interpreter"])
