@@ -312,3 +312,12 @@ def test_ttgir_round_trips_and_tritons_parser_reads_it(host, tmp_path):
     ctx = triton_ir.context()
     triton_ir.load_dialects(ctx)
     triton_ir.parse_mlir_module(str(path), ctx)
+
+
+def test_the_isa_help_explains_the_reduction():
+    from workbench.viz.isa_help import describe
+    ptx = describe("ptx", "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.bulk_group")
+    assert ptx is not None and ptx.base == "cp.reduce" and "atomically" in ptx.summary
+    assert dict(ptx.modifiers)[".min"]
+    sass = describe("sass", "UTMAREDG.2D.MIN")
+    assert sass is not None and "cp.reduce.async.bulk.tensor" in sass.summary
