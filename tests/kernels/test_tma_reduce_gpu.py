@@ -124,3 +124,29 @@ def test_integer_reduce_with_tma_off_gives_the_same_tiles(monkeypatch):
         results.append(dout.to_numpy())
     np.testing.assert_array_equal(results[0], np.minimum(out, a[:m, :n]))
     np.testing.assert_array_equal(results[1], results[0])
+
+
+@wb.jit
+def triple_tiles(x_desc, x_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    if x_desc is None:
+        d = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1],
+                                      block_shape=[BM, BN])
+    else:
+        d = x_desc
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    d.atomic_add([m, n], d.load([m, n]) * 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32])
+@pytest.mark.parametrize("host", [True, False], ids=["host", "device"])
+def test_tile_loaded_and_reduced_through_one_descriptor(dtype, host):
+    rng = np.random.default_rng()
+    m, n, bm, bn = 40, 72, 16, 32
+    x = _random(rng, (m, n), dtype)
+    dx = _dev(x)
+    desc = TensorDescriptor(dx, [m, n], [n, 1], [bm, bn]) if host else None
+    k = triple_tiles[(3, 3)](desc, dx, m, n, BM=bm, BN=bn)
+    _sync()
+    assert "cp.reduce.async.bulk.tensor.2d" in k.asm["ptx"]
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in k.asm["ptx"]
+    np.testing.assert_array_equal(dx.to_numpy(), x * dtype(3))

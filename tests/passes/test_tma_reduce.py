@@ -321,3 +321,26 @@ def test_the_isa_help_explains_the_reduction():
     assert dict(ptx.modifiers)[".min"]
     sass = describe("sass", "UTMAREDG.2D.MIN")
     assert sass is not None and "cp.reduce.async.bulk.tensor" in sass.summary
+
+
+@wb.jit
+def triple(desc, BM: tl.constexpr, BN: tl.constexpr):
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    desc.atomic_add([m, n], desc.load([m, n]) * 2)
+
+
+def test_a_tile_loaded_and_reduced_through_one_descriptor():
+    """A TMA load and a TMA reduction of the same descriptor (the load's mbarrier, then the
+    reduction's buffer): the interpreted ttgir triples each element, ragged edges included."""
+    rng = np.random.default_rng()
+    m, n = 40, 72
+    x = rng.integers(-1000, 1000, (m, n)).astype(np.int32)
+    k = wb.compile(triple, TensorDescriptor.from_tensor(x, [16, 32]), BM=16, BN=32,
+                   target="cuda:90")
+    text = k.asm["ttgir"]
+    assert "ttng.async_tma_copy_global_to_local" in text and "ttng.async_tma_reduce add" in text
+    assert ("cubin" in k.asm) == (PTXAS is not None)
+    module = parse_module(text)
+    got = x.copy()
+    Launcher(compile_function(functions(module)[0], module))((3, 3, 1), [parg(got), m, n, n, 1])
+    np.testing.assert_array_equal(got, x * 3)
