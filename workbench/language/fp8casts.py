@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import dtypes as dt
 from .core import LanguageError
+from .fp8_rules import warn_deprecated_dot_operands
 
 if TYPE_CHECKING:  # annotations only
     from .core import tensor
@@ -109,7 +110,9 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
     ``language/semantic.py``, ``dot``): both must be fp8 (any two fp8 dtypes); float8e4b15,
     which has no MLIR type, upcasts both to float16; ``max_num_imprecise_acc`` must not exceed
     K. Its default is 0 here (Triton's ttir for sm_90 says 2**30, full-precision accumulation,
-    which is also what every workbench backend does).
+    which is also what every workbench backend does). On a target that deprecates float8e4b15
+    operands (sm_90 and later) such a dot warns (UserWarning, Triton's words:
+    :func:`workbench.language.fp8_rules.warn_deprecated_dot_operands`).
 
     Raises LanguageError for an fp8 operand with a non-fp8 one."""
     if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
@@ -117,6 +120,7 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
                             "an 8-bit float partner",
                             "convert both to one type, e.g. .to(tl.float16)")
     if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():
+        warn_deprecated_dot_operands(a.dtype.short_name, b.dtype.short_name)
         a, b = sem.cast(a, dt.float16), sem.cast(b, dt.float16)
     imprecise = max_num_imprecise_acc.value if hasattr(max_num_imprecise_acc, "value") \
         else max_num_imprecise_acc
