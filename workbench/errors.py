@@ -47,11 +47,26 @@ def user_facing(fn):
         except WorkbenchError as e:
             cause = e.__cause__  # an underlying language error the compiler chained: kept
             raise e.with_traceback(None) from (
-                cause.with_traceback(None) if cause is not None else None)
+                language_frames(cause) if cause is not None else None)
     return entry
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_LANGUAGE_DIR = _PACKAGE_DIR + "language" + os.sep
+
+
+def language_frames(err: BaseException) -> BaseException:
+    """``err`` with its traceback cut to start at its first frame in the language library
+    (``workbench/language/``: the ``tl`` builtin that refused, e.g. the ``@builtin`` wrapper
+    in ``language/core.py``, then the rule that raised); no traceback if it has no such frame
+    (the compiler's own frames are never shown). As in Triton, whose chained cause of an
+    error in a builtin shows ``language/core.py`` and not the code generator. Returns
+    ``err``."""
+    tb = err.__traceback__
+    while tb is not None and not os.path.abspath(
+            tb.tb_frame.f_code.co_filename).startswith(_LANGUAGE_DIR):
+        tb = tb.tb_next
+    return err.with_traceback(tb)
 
 
 def script_traceback(err: WorkbenchError) -> str:

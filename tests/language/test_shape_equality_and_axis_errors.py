@@ -1,6 +1,10 @@
 """A tile's shape compares equal to a list (``t.shape == [1, N]`` in ``tl.static_assert``, as
 Triton's list shapes do), and ``tl.expand_dims`` refuses out-of-range and duplicate axes with
-Triton's words, the language error chained as the CompilationError's cause."""
+Triton's words, the language error chained as the CompilationError's cause, its traceback
+cut to the language library's frames."""
+import os
+import traceback
+
 import numpy as np
 import pytest
 
@@ -37,5 +41,11 @@ def test_expand_dims_axis_errors(axes, words):
         bad_axis[(1,)](np.zeros(8, np.int32), axes)
     assert "tl.expand_dims(tl.arange(0, 8), AXES)" in str(e.value)
     cause = e.value.__cause__
-    assert cause is not None and cause.__traceback__ is None
+    assert cause is not None
+    # the cause's frames are the language library's (as Triton's show its core.py): the
+    # builtin's wrapper in language/core.py first, then the rule in language/shapes.py
+    frames = traceback.extract_tb(cause.__traceback__)
+    assert [f.filename.split(os.sep)[-2:] for f in frames[:2]] == [["language", "core.py"],
+                                                                   ["language", "shapes.py"]]
+    assert all(os.sep + "language" + os.sep in f.filename for f in frames)
     assert str(cause).startswith(words.replace("\\", "")[:12])

@@ -175,9 +175,10 @@ def test_tma_boxes_land_where_the_nvmma_layout_puts_their_elements(shape, bits, 
 
 
 @wb.jit
-def device_atomic(p, n, B: tl.constexpr):
-    d = tl.make_tensor_descriptor(p, shape=[n, n], strides=[n, 1], block_shape=[B, B])
-    d.atomic_add([0, 0], d.load([0, 0]) * 2)
+def device_gather(p, idx_ptr, n, B: tl.constexpr):
+    d = tl.make_tensor_descriptor(p, shape=[n, n], strides=[n, 1], block_shape=[1, B])
+    rows = tl.load(idx_ptr + tl.arange(0, 8))
+    d.scatter(d.gather(rows, 0) * 2, rows, 0)
 
 
 @wb.jit
@@ -259,9 +260,9 @@ def test_kernels_tma_cannot_serve_keep_the_pointer_lowering():
     k = wb.compile(dev_copy, "*fp32", "*fp32:16", "i32", "i32", BM=32, BN=64,
                    target="cuda:90")  # a base not known 16-byte aligned
     assert "tensormap" not in k.asm["ttgir"] and any("16-byte" in n for n in k.extra["notes"])
-    k = wb.compile(device_atomic, "*fp32:16", "i32", B=32, target="cuda:90")
-    assert "ttng.async_tma" not in k.asm["ttgir"] and "tt.atomic_rmw" in k.asm["ttgir"]
-    assert any("tt.descriptor_reduce" in n for n in k.extra["notes"])
+    k = wb.compile(device_gather, "*fp32:16", "*i32", "i32", B=32, target="cuda:90")
+    assert "ttng.async_tma" not in k.asm["ttgir"] and "tt.load" in k.asm["ttgir"]
+    assert any("tt.descriptor_gather" in n for n in k.extra["notes"])
     # a rank-1 host descriptor
     x = np.zeros(256, np.float32)
 

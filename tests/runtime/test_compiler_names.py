@@ -21,7 +21,7 @@ def test_ast_source_compiles_and_runs():
     src = ASTSource(scale, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
                                       "FACTOR": "constexpr", "BLOCK": "constexpr"},
                     constexprs={"FACTOR": 3.0, "BLOCK": 64})
-    kernel = wb.compiler.compile(src)  # target None: the CPU
+    kernel = wb.compiler.compile(src, target="cpu")  # None: the active driver's target
     x = rng.standard_normal(50).astype(np.float32)
     out = np.zeros(50, np.float32)
     kernel[(1,)](x, out, 50)
@@ -60,7 +60,7 @@ def test_a_runtime_parameter_typed_constexpr_is_baked_in():
     src = ASTSource(strided_copy, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
                                              "stride": "constexpr", "BLOCK": "constexpr"},
                     constexprs={"stride": stride, "BLOCK": 32})
-    kernel = wb.compiler.compile(src)
+    kernel = wb.compiler.compile(src, target="cpu")
     assert "%stride" not in kernel.asm["ttir"].split("\n", 3)[1] + kernel.asm["ttir"]
     x = rng.standard_normal(32 * stride).astype(np.float32)
     out = np.zeros(32, np.float32)

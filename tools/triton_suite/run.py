@@ -14,9 +14,12 @@ its CPU backend; ``--backend cuda`` (on a machine with an NVIDIA GPU and a CUDA 
 them with ``--device cuda`` on the workbench's CUDA backend, and tutorials with the GPU as the
 active driver; and ``--backend triton`` runs the same files on real Triton's own interpreter
 (the installed ``triton`` package, no shim: the figures ours are measured against);
-``--compile-target cuda:90`` (with ``--backend triton``) turns Triton's interpreter off and
-makes ``triton.compile`` without a target compile for that GPU, for compile-only files such
-as ``test_compile_errors`` (Triton's interpreter cannot compile, and there is no GPU driver).
+``--compile-target cuda:90`` turns Triton's interpreter off and makes ``triton.compile``
+without a target compile for that GPU, and the test helpers (``is_cuda()``,
+``torch.cuda.get_device_capability()``) answer for it, for compile-only files such as
+``test_compile_errors`` on a machine without that GPU: with ``--backend triton`` for real
+Triton (its interpreter cannot compile, and there is no GPU driver), with ``--backend cpu``
+for the workbench's CUDA backend compiling for that target.
 ``--every N`` keeps every Nth collected case (deterministic), ``-k`` is pytest's. ``--json``
 writes the per-case records (a tutorial's record keeps the last 3,000 characters of its
 stderr in ``tail`` when it failed or timed out); ``--ids`` takes such a file and runs
@@ -55,6 +58,9 @@ def _env(backend: str, compile_target: str = "") -> dict:
     env["WORKBENCH_INTERPRET"] = "1" if backend == "interpreter" else "0"
     if backend == "cuda":  # the workbench's CUDA backend on a GPU: Triton's GPU paths
         env["TRITON_INTERPRET"] = "0"
+    elif compile_target:  # compile-only files as on that GPU (suite_plugin: pytest_configure)
+        env["TRITON_INTERPRET"] = "0"
+        env["SUITE_COMPILE_TARGET"] = compile_target
     return env
 
 
@@ -167,8 +173,9 @@ def main(argv=None) -> int:
     ap.add_argument("--what", default="core", help="tutorials, core, or test_<name>")
     ap.add_argument("--backend", choices=["interpreter", "cpu", "cuda", "triton"],
                     default="interpreter")
-    ap.add_argument("--compile-target", default="", help="with --backend triton: cuda:80 "
-                    "or cuda:90, compile (no interpreter) for that GPU")
+    ap.add_argument("--compile-target", default="", help="with --backend triton or cpu: "
+                    "cuda:80 or cuda:90, triton.compile without a target compiles for that "
+                    "GPU, and is_cuda() answers for it (compile-only files)")
     ap.add_argument("-k", default=None, help="pytest -k expression (tutorials: name part)")
     ap.add_argument("--every", type=int, default=1, help="keep every Nth collected case")
     ap.add_argument("--offset", type=int, default=0, help="which case of each N to keep")

@@ -11,12 +11,37 @@ import os
 def pytest_configure(config):
     """Under real Triton (``SUITE_REAL_TRITON``): the test files of the 3.6 source tree import
     two AMD predicates the 3.6.0 wheel's ``_internal_testing`` lacks; both are false on a
-    CPU, so they are added as such (nothing else is touched)."""
+    CPU, so they are added as such (nothing else is touched). Under the shim with
+    ``SUITE_COMPILE_TARGET`` (``cuda:90``): :func:`compile_for`."""
     if os.environ.get("SUITE_REAL_TRITON"):
         import triton._internal_testing as t
         for name in ("is_hip_rdna3", "is_hip_rdna4"):
             if not hasattr(t, name):
                 setattr(t, name, lambda: False)
+    elif os.environ.get("SUITE_COMPILE_TARGET"):
+        compile_for(int(os.environ["SUITE_COMPILE_TARGET"].split(":")[-1]))
+
+
+def compile_for(arch: int) -> None:
+    """Make the shim's ``triton.compile`` (and ``triton.compiler.compile``) compile for
+    ``GPUTarget("cuda", arch, 32)`` when given no target, as Triton does on that GPU, and
+    ``torch.cuda.get_device_capability()`` answer ``(arch // 10, arch % 10)`` (the tests read
+    it beside ``is_cuda()``, which the shim's helpers answer from the same variable). Only
+    compile-only tests are meaningful so: nothing can launch on the absent GPU."""
+    import torch
+    import triton
+    import triton.compiler
+
+    real = triton.compile
+    target = triton.compiler.GPUTarget("cuda", arch, 32)
+
+    def compile(src, *args, **kwargs):  # noqa: A001 - triton.compile's name
+        if isinstance(src, triton.compiler.ASTSource) and kwargs.get("target") is None:
+            kwargs["target"] = target
+        return real(src, *args, **kwargs)
+
+    triton.compile = triton.compiler.compile = compile
+    torch.cuda.get_device_capability = lambda *a, **k: (arch // 10, arch % 10)
 
 
 def pytest_collection_modifyitems(session, config, items):

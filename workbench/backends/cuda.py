@@ -18,14 +18,14 @@ import time
 from typing import Any
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
-from ..errors import ToolMissingError
+from ..errors import ToolMissingError, UnsupportedError
 from ..ir.clone import clone_module
 from ..ir.core import Operation, functions
 from ..ir.parser import parse_module
 from ..ir.printer import print_module_with_map
 from ..ir.types import FloatType, IntType, PointerType, TensorDescType, TensorType
 from ..passes.rewrite_descriptors import has_descriptors
-from ..passes.tma_lowering import TMA_ALIGN, tensormap_meta, tma_unsupported
+from ..passes.tma_lowering import TMA_ALIGN, tensormap_meta, tma_only_reduce, tma_unsupported
 from . import cuda_driver, cuda_fault, limits, nvidia_tools
 from .base import Backend, BackendResult, KernelMetadata, Loaded, Stage
 from .descriptors import (
@@ -80,16 +80,25 @@ def tma_choice(ttir_module: Operation, options, arch: int) -> tuple[bool, str | 
     """Whether the kernel's tensor descriptors go through the TMA unit (``cuda:90``, the
     ``cuda_tma`` option on, every descriptor one :mod:`workbench.passes.tma_lowering` takes),
     and a note saying why not when a kernel with descriptors on sm_90 falls back to masked
-    pointer accesses (None otherwise)."""
+    pointer accesses (None otherwise). Raises UnsupportedError (at the user's line) when it
+    falls back but has a float16/bfloat16 descriptor ``atomic_min``/``atomic_max``, which only
+    the TMA unit performs."""
     if arch < 90 or not has_descriptors(ttir_module):
         return False, None
-    if not getattr(options, "cuda_tma", True):
-        return False, ("tensor descriptors lowered to masked pointer accesses: TMA is off "
-                       "(cuda_tma=False / WORKBENCH_CUDA_TMA=0)")
-    reason = tma_unsupported(ttir_module)
-    if reason is not None:
-        return False, f"tensor descriptors lowered to masked pointer accesses, not TMA: {reason}"
-    return True, None
+    reason: str | None = "TMA is off (cuda_tma=False / WORKBENCH_CUDA_TMA=0)"
+    if getattr(options, "cuda_tma", True):
+        reason = tma_unsupported(ttir_module)
+    if reason is None:
+        return True, None
+    op = tma_only_reduce(ttir_module)
+    if op is not None:
+        elem = getattr(op.operands[-1].type, "element", "?")
+        raise UnsupportedError(
+            f"descriptor atomic_{op.attributes['kind']} of {elem} needs the TMA unit, but this "
+            f"kernel's descriptors cannot use it: {reason}", op.loc,
+            "turn TMA on, or keep the descriptor to what TMA serves (rank 2, not carried by a "
+            "loop or an if, a 16-byte aligned base), or use an integer dtype")
+    return False, f"tensor descriptors lowered to masked pointer accesses, not TMA: {reason}"
 
 
 def _wrap(inner, metas: list, scratch: int, ttir_module):

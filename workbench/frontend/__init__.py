@@ -77,6 +77,9 @@ def generate_ttir(src: KernelSource, spec, options: Options | None = None) -> Op
                 [dt.from_short_name(a.type).to_ir()]
         except ValueError as e:
             raise CompilationError(f"parameter {a.name!r}: {e}", fn_loc) from None
+        except CompilationError as e:  # a type this target does not take (fp8 formats)
+            raise CompilationError(f"parameter {a.name!r}: {e.reason}", fn_loc, e.hint,
+                                   at=(1, 0, src.name)) from e.__cause__
         types += ts
         arg_attrs += [{"tt.divisibility": 16} if a.divisible_by_16 else {}] + \
             [{} for _ in ts[1:]]

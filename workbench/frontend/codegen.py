@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import CompilationError, UnsupportedError
+from ..errors import CompilationError, UnsupportedError, language_frames
 from ..ir.builder import Builder
 from ..ir.core import Location
 from ..language.core import LanguageError, tensor
@@ -121,15 +121,19 @@ class CodeGenerator(ExpressionsMixin, CallsMixin, ControlFlowMixin, LoopsMixin,
             return super().visit(node)
         except LanguageError as e:
             err = self.error(node, e.message, e.hint, e.error_class)
-            if e.error_class is CompilationError:  # chained as Triton chains it (no frames)
-                err.__cause__ = e.with_traceback(None)
+            if e.error_class is CompilationError:  # chained as Triton chains it: the
+                err.__cause__ = language_frames(e)  # frames of the tl builtin that raised
             err.__suppress_context__ = True
             raise err  # noqa: B904 - the cause is set above
         except CompilationError as e:
             if e.loc is not None:
                 raise
-            # raised where no line was known (a dtype refusing to lower): give it this one
-            raise self.error(node, e.reason, e.hint, type(e)) from None
+            # raised where no line was known (a dtype refusing to lower): give it this one,
+            # with its cause (Triton's own exception) if it has one
+            err = self.error(node, e.reason, e.hint, type(e))
+            err.__cause__ = e.__cause__
+            err.__suppress_context__ = True
+            raise err  # noqa: B904 - the cause is set above
         except RecursionError:
             raise self.error(node, "expression nests too deeply") from None
         finally:

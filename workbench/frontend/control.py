@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, place
 from ..ir.core import Block
 from ..language import dtypes as dt
 from ..language.core import tensor
@@ -141,9 +141,14 @@ class ControlFlowMixin:
         if carry.structure(a) != carry.structure(b):  # Triton's first words
             types = f"the then block ({carry.describe(a)}) and the else block " \
                     f"({carry.describe(b)})"
-            text = f"Return type mismatch: {types}" if what is None else \
-                f"Mismatched type for {what} between {types}"
-            raise self.error(node, text, "make both branches produce the same dtype and shape")
+            hint = "make both branches produce the same dtype and shape"
+            if what is not None:
+                raise self.error(node, f"Mismatched type for {what} between {types}", hint)
+            # Triton decides a function's return type after its body, so it points at the
+            # ``def`` (its "at 1:0:"); the message names the if whose branches disagree
+            where = self.src.loc(node.lineno, node.col_offset)
+            raise self.error(self.src.tree(), f"Return type mismatch: {types} of the if at "
+                             f"{place(where.file, where.line)}", hint)
         return a, b
 
     def runtime_if(self, node, cond):

@@ -52,10 +52,12 @@ def max_constancy(input, values, _semantic=None):
 @builtin
 def assume(cond, _semantic=None):
     """Hint that ``cond`` (a boolean scalar or tensor, or a compile-time bool) holds (Triton's
-    ``tl.assume``, which emits ``llvm.intr.assume`` for LLVM's optimiser). The workbench's
-    passes make no use of assumptions, so nothing is emitted and nothing is checked at run
-    time. Raises :class:`LanguageError` for a condition that is not boolean, or a
-    compile-time False (the kernel would be wrong by its own statement)."""
+    ``tl.assume``). A scalar condition emits ``llvm.intr.assume`` as in Triton:
+    ``tritongpu-fuse-nested-loops`` reads an assumed ``ub > lb`` as a positive trip count,
+    the CUDA backend hands it to LLVM (``llvm.assume``); nothing is checked at run time. A
+    tensor condition emits nothing (Triton's ``llvm.intr.assume`` takes only an ``i1``).
+    Raises :class:`LanguageError` for a condition that is not boolean, or a compile-time
+    False (the kernel would be wrong by its own statement)."""
     c = unwrap(cond)
     if isinstance(c, (bool, int)):
         if not c:
@@ -66,6 +68,8 @@ def assume(cond, _semantic=None):
     if dtype is None or not dtype.is_bool():
         raise LanguageError(f"tl.assume needs a boolean condition, got {dtype or type(c)}",
                             "compare first: tl.assume(x > 0)")
+    if isinstance(c, tensor) and not c.is_block():
+        _semantic.builder.create("llvm.intr.assume", [c.handle], [])
     return None
 
 

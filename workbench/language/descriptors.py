@@ -9,8 +9,10 @@ offsets. Elements of a tile outside ``[0, shape)`` read as the padding (zero, or
 Triton uses on sm_90. The frontend emits Triton's ops (``tt.make_tensor_descriptor``,
 ``tt.descriptor_load`` ...); the backends run them through the
 ``rewrite-tensor-descriptor-to-pointer`` pass (:mod:`workbench.passes.rewrite_descriptors`),
-except on ``cuda:90``, where the loads and stores of rank-2 descriptors become TMA copies
-(:mod:`workbench.passes.tma_lowering`).
+except on ``cuda:90``, where the loads, stores and atomics of rank-2 descriptors become TMA
+copies and reductions (:mod:`workbench.passes.tma_lowering`). As in Triton, ``atomic_min`` and
+``atomic_max`` of float16/bfloat16 exist only there (the TMA unit reduces them; there is no
+16-bit float ``atom.min``): other targets refuse them at compile time.
 """
 from __future__ import annotations
 
@@ -18,9 +20,11 @@ from ..ir import types as irt
 from . import dtypes as dt
 from .core import LanguageError, builtin, tensor
 from .semantic import ir_type, unwrap, validate_block_shape
+from .target_info import current_target
 from .typesys import block_type
 
-#: element dtypes each atomic kind accepts (Triton's ``descriptor_atomic_*`` asserts)
+#: element dtypes each atomic kind accepts (Triton's ``descriptor_atomic_*`` asserts); the
+#: 16-bit float min/max of :data:`_NATIVE_ONLY` need the TMA unit (sm_90 and later)
 _ATOMIC_DTYPES = {
     "add": ("uint32", "int32", "uint64", "float32", "float16", "bfloat16"),
     "min": ("uint32", "int32", "uint64", "int64", "float16", "bfloat16"),
@@ -29,6 +33,19 @@ _ATOMIC_DTYPES = {
     "or": ("uint32", "int32", "uint64", "int64"),
     "xor": ("uint32", "int32", "uint64", "int64"),
 }
+#: kinds and dtypes only TMA's ``cp.reduce.async.bulk.tensor`` reduces (Triton's
+#: ``_descriptor_atomic_min_max_supported``): there is no 16-bit float ``atom.min``/``max``
+_NATIVE_ONLY = {("min", "float16"), ("max", "float16"), ("min", "bfloat16"),
+                ("max", "bfloat16")}
+
+
+def has_native_tma() -> bool:
+    """Whether the kernel is compiled for a GPU with the TMA unit (``cuda:90`` and later:
+    Triton's ``_has_native_tma``, which asks the active GPU; here the compile target
+    decides, so a kernel compiled for ``cuda:90`` on a machine without one behaves as on an
+    H100/H200). False on ``cuda:80``, ``cpu`` and the interpreter."""
+    t = current_target()
+    return t is not None and t.backend == "cuda" and t.arch >= 90
 
 
 def desc_ir_type(element: dt.dtype, block_shape) -> irt.TensorDescType:
@@ -148,10 +165,11 @@ class tensor_descriptor:
         if self.dtype.name not in _ATOMIC_DTYPES[kind]:
             raise LanguageError(f"descriptor atomic_{kind} does not support {self.dtype}",
                                 "supported: " + ", ".join(_ATOMIC_DTYPES[kind]))
-        if kind in ("min", "max") and self.dtype.is_floating():
+        if (kind, self.dtype.name) in _NATIVE_ONLY and not has_native_tma():
             raise LanguageError("16-bit float types require native tma support",
-                                "Triton allows float descriptor atomic_min/max only on sm_90 "
-                                "with TMA; the workbench lowers descriptor atomics without TMA")
+                                f"descriptor atomic_{kind} of {self.dtype} needs the TMA unit "
+                                "of sm_90 (target='cuda:90'); on cuda:80, the CPU and the "
+                                f"interpreter atomic_{kind} takes 32/64-bit integers only")
         offs = self._check_offsets(offsets, sem, f"descriptor atomic_{kind}")
         sem.builder.create("tt.descriptor_reduce",
                            [self.handle] + [o.handle for o in offs] + [value.handle], [],

@@ -150,7 +150,12 @@ class dtype:
     def to_ir(self) -> irt.Type:
         """The signless IR type: ``i32`` for int32 and uint32, ``f16``, ``bf16``, MLIR's fp8
         names (``f8E4M3FN`` for float8e4nv, ``f8E5M2``, ``f8E4M3FNUZ``, ``f8E5M2FNUZ``) and
-        ``i8`` for float8e4b15, which has no MLIR type (as in Triton 3.6)."""
+        ``i8`` for float8e4b15, which has no MLIR type (as in Triton 3.6). While a kernel is
+        compiled for a target that does not take an fp8 format, that format raises
+        CompilationError (:func:`workbench.language.fp8_rules.check_supported`)."""
+        if self.name in FP8_TYPES:
+            from .fp8_rules import check_supported
+            check_supported(_SHORT[self.name])
         if self.name == "float8e4b15":
             return irt.IntType(8)
         if self.is_floating():

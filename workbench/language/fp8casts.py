@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from . import dtypes as dt
 from .core import LanguageError
+from .fp8_rules import warn_deprecated_dot_operands
 from .target_info import current_target
 
 if TYPE_CHECKING:  # annotations only
@@ -123,7 +124,9 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
     every other target. The CPU backend and the interpreter accumulate in fp32 whatever the
     value; on ``cuda:90`` a value from 32 up to K makes wgmma add its partial sums into the
     accumulator every that many K elements, and below 32 the dot leaves wgmma
-    (:mod:`workbench.passes.widen_fp8_dot`).
+    (:mod:`workbench.passes.widen_fp8_dot`). On a target that deprecates float8e4b15
+    operands (sm_90 and later) such a dot warns (UserWarning, Triton's words:
+    :func:`workbench.language.fp8_rules.warn_deprecated_dot_operands`).
 
     Raises LanguageError for an fp8 operand with a non-fp8 one."""
     if not (a.dtype.is_fp8() and b.dtype.is_fp8()):
@@ -131,6 +134,7 @@ def fp8_dot_operands(sem, a, b, k: int, max_num_imprecise_acc):
                             "an 8-bit float partner",
                             "convert both to one type, e.g. .to(tl.float16)")
     if a.dtype.is_fp8e4b15() or b.dtype.is_fp8e4b15():
+        warn_deprecated_dot_operands(a.dtype.short_name, b.dtype.short_name)
         a, b = sem.cast(a, dt.float16), sem.cast(b, dt.float16)
     imprecise = max_num_imprecise_acc.value if hasattr(max_num_imprecise_acc, "value") \
         else max_num_imprecise_acc

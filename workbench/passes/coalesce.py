@@ -21,10 +21,11 @@ All layouts are chosen first, then each op is rewritten: its tensor operands get
 through another one, exactly as Triton's pass leaves it for ``tritongpu-remove-layout-
 conversions`` (a conversion to the layout a value already has is not created).
 
-``tt.descriptor_load`` results and ``tt.descriptor_store`` sources (they reach global memory
-through the TMA unit, not through the threads) get Triton's ``pickDescriptorLoadStoreLayout``:
-row-major, ``sizePerThread`` 1 but the last dim, which holds ``min(numElems / (numWarps * 32),
-128 / elemBits)`` (at least 1), so the shared-memory side of the copy is vectorised.
+``tt.descriptor_load`` results and ``tt.descriptor_store``/``tt.descriptor_reduce`` sources
+(they reach global memory through the TMA unit, not through the threads) get Triton's
+``pickDescriptorLoadStoreLayout``: row-major, ``sizePerThread`` 1 but the last dim, which
+holds ``min(numElems / (numWarps * 32), 128 / elemBits)`` (at least 1), so the shared-memory
+side of the copy is vectorised.
 
 Source: Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/Coalesce.cpp`` and ``CoalesceUtils.cpp``
 (``buildCoalescedEncoding``), ``Utility.cpp`` (``getNumElementsPerThread``,
@@ -179,7 +180,7 @@ def _descriptor_ops(func: Operation, num_warps: int, tpw: int) -> list:
     for op in func.walk():
         if op.name == "tt.descriptor_load":
             out.append((op, descriptor_encoding(tensor_type(op.result), num_warps, tpw)))
-        elif op.name == "tt.descriptor_store":
+        elif op.name in ("tt.descriptor_store", "tt.descriptor_reduce"):
             out.append((op, descriptor_encoding(tensor_type(op.operands[-1]), num_warps, tpw)))
     return out
 

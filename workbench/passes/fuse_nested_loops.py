@@ -36,9 +36,13 @@ current one finishes, as Triton's scheduler does. Before fusing, pure prologue o
 after the inner loop move into the epilogue (Triton's ``optimizeEpilogueDependencies``),
 and the inner loop's bounds are hoisted before the nest (Triton's
 ``speculateInnerLoopLength``: the inner body then always runs in the fused loop,
-``ttg.must-execute``). Nests whose inner bounds depend on the outer loop are left alone
-(Triton fuses them after a ``tl.assume`` of a positive trip count, which this workbench does
-not record), as are nests with dynamic or non-positive steps.
+``ttg.must-execute``). As in Triton, a ``tl.assume(ub > lb)`` on the inner loop's bounds
+(``llvm.intr.assume``, Triton's ``matchPositiveTripCount``) makes the inner loop
+``ttg.must-execute`` without that guard; inner bounds that then depend on the outer
+induction variable are fused as Triton fuses them, with a length loop and ``T``, ``i``,
+``j`` and the inner length carried (:mod:`.fuse_nested_dependent`). Without the assume such
+nests are left alone (as Triton does), as are nests with dynamic or non-positive steps and
+nests with more than one inner loop (Triton's ``shouldFuse``).
 
 A nest whose inner loop computes a ``tt.dot`` from pointer loads (``tt.load``) is also left
 alone while ``num_stages > 1``: their cp.async pipeline needs the unfused K loop here
@@ -49,10 +53,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir.attrs import UNIT
 from ..ir.core import Operation, functions
-from .fuse_nested_prep import FLATTEN, MUST_EXECUTE, inner_loop
-from .fuse_nested_rewrite import fuse_nest
+from .fuse_nested_dependent import fusable, fuse_dependent, positive_trip_count
+from .fuse_nested_prep import FLATTEN, MUST_EXECUTE, hoistable, inner_loop, sink_epilogue_only
+from .fuse_nested_rewrite import _carried_types_ok, fuse_nest, fuse_one_level, hoist_invariants
 from .manager import Pass
+from .values import block_of
 
 
 @dataclass
@@ -80,11 +87,42 @@ class FuseNestedLoops(Pass):
                         "workbench pipelines a flattened nest only for tensor descriptor "
                         "loads).")
                     continue
+                hoist_invariants(op, inner)
+                sink_epilogue_only(op, inner)
+                if positive_trip_count(inner):
+                    if fuse_assumed(op, inner):
+                        continue
                 fuse_nest(op, inner)
 
     @property
     def options(self) -> dict:
         return {"num_stages": self.num_stages}
+
+
+def fuse_assumed(outer: Operation, inner: Operation) -> bool:
+    """Fuse a nest whose inner loop is stated to run (``tl.assume(ub > lb)``, Triton's
+    ``matchPositiveTripCount``: ``ttg.must-execute`` without the guard for an empty inner
+    loop): bounds computable before the nest are hoisted and fused as always
+    (:func:`~.fuse_nested_rewrite.fuse_one_level`), bounds that read the outer induction
+    variable by :func:`~.fuse_nested_dependent.fuse_dependent`. False (nothing changed)
+    when neither applies."""
+    ops: list = []
+    steps = [s.defining_op for s in (outer.operands[2], inner.operands[2])]
+    if all(d is not None and d.name == "arith.constant" and
+           isinstance(d.attributes.get("value"), int) and d.attributes["value"] > 0
+           for d in steps) and hoistable(outer, inner.operands[:3], ops, set()) and \
+            _carried_types_ok(outer, inner):
+        for op in ops:
+            op.parent.ops.remove(op)  # type: ignore[union-attr]
+            block_of(outer).insert_before(outer, op)
+        inner.attributes[MUST_EXECUTE] = UNIT
+        fuse_one_level(outer, inner)
+        return True
+    sliced = fusable(outer, inner)
+    if sliced is None:
+        return False
+    fuse_dependent(outer, inner, sliced)
+    return True
 
 
 def _pipelined_dot(inner: Operation) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir.attrs import UNIT
 from ..ir.clone import clone_op
 from ..ir.core import Block, Operation, Value
-from ..ir.types import FloatType, IntType, PointerType, TensorType, i1, i64
+from ..ir.types import FloatType, IntType, PointerType, TensorType, i1
 from .effects import is_pure
 from .values import block_of, defined_outside
 
@@ -108,14 +108,16 @@ def _positive_const(v: Value) -> bool:
 
 def placeholder(before: Operation, t) -> Value | None:
     """A value of type ``t`` that is never read before it is written (Triton's
-    ``createPoisonOrZero``: zero for numbers, a null pointer for pointers), or None."""
+    ``createPoisonOrZero``: zero for numbers, ``ub.poison`` for pointers and tensors of
+    pointers), or None."""
     elem = t.element if isinstance(t, TensorType) else t
     if isinstance(elem, (IntType, FloatType)):
         zero = 0.0 if isinstance(elem, FloatType) else (False if elem == i1 else 0)
         return _const(before, zero, t)
     if isinstance(elem, PointerType):
-        p = _op(before, "tt.int_to_ptr", [_const(before, 0, i64)], elem)
-        return _op(before, "tt.splat", [p], t) if isinstance(t, TensorType) else p
+        op = Operation("ub.poison", [], [t], loc=before.loc)
+        block_of(before).insert_before(before, op)
+        return op.result
     return None
 
 

@@ -29,9 +29,10 @@ Each op reads and writes byte intervals of ``global_smem``, from the offsets of
   The copy writes its tile asynchronously (like ``ttg.async_copy_global_to_local``) and every
   thread waits on the mbarrier itself, so ``wait_barrier`` ends the pending copies without a
   barrier (the data is visible to each waiting thread). ``ttng.async_tma_copy_local_to_global``
-  reads its tile now and keeps reading it (like an asynchronous wgmma) until
-  ``ttng.async_tma_store_wait``. Triton 3.6's membar treats the mbarrier ops as plain
-  accesses and puts a ``bar.sync`` between each two of them; these are the ones it needs.
+  (and ``ttng.async_tma_reduce``) reads its tile now and keeps reading it (like an
+  asynchronous wgmma) until ``ttng.async_tma_store_wait``. Triton 3.6's membar treats the
+  mbarrier ops as plain accesses and puts a ``bar.sync`` between each two of them; these are
+  the ones it needs.
 
 The analysis keeps the intervals read and written since the last barrier; an op that reads
 bytes pending a write (read-after-write) or writes bytes pending a read or a write
@@ -175,7 +176,7 @@ class Membar:
             keep = st.copies if int(op.attributes.get("num", 0)) > 0 else EMPTY
             return State(st.reads, st.writes | st.copies, keep, st.wgmma, st.mbar)
         if (name == "ttng.warp_group_dot" and op.attributes.get("isAsync")) or \
-                name == "ttng.async_tma_copy_local_to_global":
+                name in ("ttng.async_tma_copy_local_to_global", "ttng.async_tma_reduce"):
             rd = frozenset(self.interval(o) for o in op.operands
                            if isinstance(o.type, MemDescType))
             return State(st.reads | rd, st.writes, st.copies, st.wgmma | rd, st.mbar)
@@ -222,6 +223,7 @@ class Membar:
 _TMA_EFFECTS: dict[str, Callable[[list], tuple[frozenset, frozenset]]] = {
     "ttng.wait_barrier": lambda m: (frozenset(m), EMPTY),
     "ttng.async_tma_copy_local_to_global": lambda m: (frozenset(m), EMPTY),
+    "ttng.async_tma_reduce": lambda m: (frozenset(m), EMPTY),
 }
 
 

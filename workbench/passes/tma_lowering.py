@@ -1,4 +1,5 @@
-"""``triton-nvidia-tma-lowering``: tensor descriptor loads and stores -> TMA copies on sm_90
+"""``triton-nvidia-tma-lowering``: tensor descriptor loads, stores and atomics -> TMA copies and
+reductions on sm_90
 (Triton 3.6's ``lib/Dialect/TritonNvidiaGPU/Transforms/TMALowering.cpp``, with the shared
 encoding ``triton-nvidia-optimize-descriptor-encoding`` gives a descriptor).
 
@@ -20,13 +21,20 @@ default for the block (:func:`descriptor_encoding`). Then
   (the local_load/local_alloc pair folds away, as Triton's canonicalisation does);
 * ``tt.descriptor_store`` becomes ``ttg.local_alloc`` of the value (looking through a
   ``ttg.convert_layout``), ``ttng.fence_async_shared``, ``ttng.async_tma_copy_local_to_global``
-  and ``ttng.async_tma_store_wait {pendings = 0}``.
+  and ``ttng.async_tma_store_wait {pendings = 0}``;
+* ``tt.descriptor_reduce`` (``desc.atomic_add`` ... ``atomic_xor``) is lowered as the store,
+  with ``ttng.async_tma_reduce <kind>`` in place of the copy (Triton's ``TMAReduceLowering``):
+  the TMA unit reduces each element into global memory, atomically per element (relaxed),
+  with the operation's type taken from the tensor map (so signed and unsigned integers differ
+  by the map's element type, and float16/bfloat16 min/max exist).
 
 :func:`tma_unsupported` says why a module cannot take this path (the backend then lowers its
-descriptors to pointers): atomics, gathers and scatters through a descriptor, a descriptor
-carried by a loop or an ``if``, ranks other than 2, an unswizzled block wider than a TMA box
-(256 elements), and a device-side descriptor whose base is not a kernel argument known to be
-16-byte aligned (``tt.divisibility = 16``; Triton does not check this one).
+descriptors to pointers): gathers and scatters through a descriptor, a descriptor carried by a
+loop or an ``if``, ranks other than 2, an unswizzled block wider than a TMA box (256
+elements) with more than one row, and a device-side descriptor whose base is not a kernel
+argument known to be 16-byte aligned (``tt.divisibility = 16``; Triton does not check this
+one). :func:`tma_only_reduce` finds the atomics the pointer lowering cannot do (16-bit float
+min/max), which the backend then refuses.
 """
 from __future__ import annotations
 
@@ -117,11 +125,31 @@ def _desc_reason(a: Value) -> str | None:
             str(t.block.element) not in HOST_DTYPE:
         return f"a descriptor of {t.block.element}"
     enc = descriptor_encoding(t.block)
-    if not enc.swizzling_byte_width and int(t.block.shape[-1]) > BOX_MAX:
+    if not enc.swizzling_byte_width and int(t.block.shape[-1]) > BOX_MAX and \
+            prod(t.block.shape[:-1]) > 1:  # one row: its boxes lie end to end, row-major
         return "an unswizzled block wider than one TMA box (256 elements)"
     for user, i in a.uses:
-        if user.name not in ("tt.descriptor_load", "tt.descriptor_store") or i != 0:
+        if user.name not in _TMA_USES or i != 0:
             return f"a descriptor used by {user.name}"
+    return None
+
+
+#: the descriptor ops this pass lowers
+_TMA_USES = ("tt.descriptor_load", "tt.descriptor_store", "tt.descriptor_reduce")
+#: ``tt.descriptor_reduce`` kinds and element types only the TMA unit reduces (no 16-bit float
+#: ``atom.min``/``atom.max`` exists; Triton allows them only with native TMA)
+_TMA_ONLY = {("min", "f16"), ("max", "f16"), ("min", "bf16"), ("max", "bf16")}
+
+
+def tma_only_reduce(module: Operation) -> Operation | None:
+    """The first ``tt.descriptor_reduce`` of ``module`` that only TMA can perform (float16 or
+    bfloat16 ``min``/``max``), or None."""
+    for op in module.walk():
+        if op.name == "tt.descriptor_reduce":
+            t = op.operands[-1].type
+            elem = str(t.element) if isinstance(t, irt.TensorType) else ""
+            if (op.attributes.get("kind"), elem) in _TMA_ONLY:
+                return op
     return None
 
 
@@ -145,9 +173,8 @@ def tma_unsupported(module: Operation) -> str | None:
             reason = _desc_reason(op.result) or _base_reason(op.operands[0])
             if reason is not None:
                 return f"{reason} (tl.make_tensor_descriptor)"
-        if op.name in ("tt.descriptor_reduce", "tt.descriptor_gather",
-                       "tt.descriptor_scatter"):
-            return f"{op.name} (TMA is used for load and store)"
+        if op.name in ("tt.descriptor_gather", "tt.descriptor_scatter"):
+            return f"{op.name} (TMA is used for load, store and atomics)"
     for func in functions(module) if module.name == "builtin.module" else [module]:
         for a in _desc_args(func):
             reason = _desc_reason(a)
@@ -291,6 +318,8 @@ class _Lowering:
         op.erase()
 
     def store(self, op: Operation) -> None:
+        """``tt.descriptor_store`` -> TMA copy, ``tt.descriptor_reduce`` -> TMA reduction
+        (``lowerTMAStore`` of Triton, shared by both)."""
         desc, src = op.operands[0], op.operands[-1]
         dt = desc.type
         assert isinstance(dt, irt.TensorDescType)
@@ -306,8 +335,12 @@ class _Lowering:
         mem_t = irt.MemDescType(tuple(st.shape), st.element, dt.block.encoding, False)
         buf = b.create("ttg.local_alloc", [src], [mem_t]).result
         b.create("ttng.fence_async_shared", [], [], {"bCluster": False})
-        b.create("ttng.async_tma_copy_local_to_global",
-                 [desc, *op.operands[1:-1], buf], [])
+        if op.name == "tt.descriptor_reduce":
+            b.create("ttng.async_tma_reduce", [desc, *op.operands[1:-1], buf], [],
+                     {"kind": op.attributes["kind"]})
+        else:
+            b.create("ttng.async_tma_copy_local_to_global",
+                     [desc, *op.operands[1:-1], buf], [])
         b.create("ttng.async_tma_store_wait", [], [], {"pendings": 0})
         op.erase()
         if cvt is not None and not cvt.result.uses:
@@ -315,10 +348,9 @@ class _Lowering:
 
 
 def lower_function(func: Operation) -> bool:
-    """Lower the descriptor loads and stores of ``func`` (a ``tt.func`` of ttgir) in place;
-    returns whether it had any."""
-    ops = [op for op in func.walk()
-           if op.name in ("tt.descriptor_load", "tt.descriptor_store")]
+    """Lower the descriptor loads, stores and atomics of ``func`` (a ``tt.func`` of ttgir) in
+    place; returns whether it had any."""
+    ops = [op for op in func.walk() if op.name in _TMA_USES]
     makes = [op for op in func.walk() if op.name == "tt.make_tensor_descriptor"]
     if not ops and not makes and not _desc_args(func):
         return False
@@ -351,4 +383,4 @@ class TMALowering(Pass):
 
 __all__ = ["DEVICE_DTYPE", "TMALowering", "box_origin", "descriptor_encoding",
            "device_elem_type", "lower_function", "swizzle_mode",
-           "tensormap_meta", "tma_block_shape", "tma_unsupported"]
+           "tensormap_meta", "tma_block_shape", "tma_only_reduce", "tma_unsupported"]

@@ -15,7 +15,7 @@ from .specialization import ArgSpec, Specialization
 
 
 @user_facing
-def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
+def compile(fn, *signature_or_example_args, target=None, num_warps: int = 4,
             num_stages: int = 3, keep_snapshots: bool = False, options: dict | None = None,
             **constexprs) -> CompiledKernel:
     """Compile one specialisation of kernel ``fn`` (a ``@jit`` function or a plain one).
@@ -26,18 +26,28 @@ def compile(fn, *signature_or_example_args, target="cpu", num_warps: int = 4,
     values standing for constexpr elements: see :func:`parse_signature_entry`) or
     ``tl.constexpr(value)``, which bakes that value into the kernel as Triton does for a
     parameter typed ``"constexpr"`` in an ``ASTSource`` signature (``stride_ak=1``). Keywords:
-    the constexpr values, ``target`` (``"cpu"``, ``"cuda:80"``, ``"cuda:90"``, ``"interpreter"``),
-    ``num_warps``, ``num_stages``, other :class:`Options` fields, and ``keep_snapshots`` (keep
-    the IR after every pass in ``.snapshots``). Triton's form ``compile(ASTSource(fn,
-    signature, constexprs), target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})`` is
-    accepted too (``target=None``: the CPU). ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG``
-    apply. A ``@jit`` function's in-memory cache is used and filled.
+    the constexpr values, ``target`` (``"cpu"``, the default, ``"cuda:80"``, ``"cuda:90"``,
+    ``"interpreter"``), ``num_warps``, ``num_stages``, other :class:`Options` fields, and
+    ``keep_snapshots`` (keep the IR after every pass in ``.snapshots``). Triton's form
+    ``compile(ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 90, 32),
+    options={"num_warps": 8})`` is accepted too, ``target`` and ``options`` also positional;
+    there no target means the active driver's (:func:`active_target`), as in Triton.
+    ``WORKBENCH_BOUNDS_CHECK``/``WORKBENCH_DEBUG`` apply. A ``@jit`` function's in-memory
+    cache is used and filled.
     Raises LaunchError (wrong entries), TargetError (unknown target, listing the valid ones),
     CompilationError (bad kernel)."""
     if isinstance(fn, ASTSource):  # Triton's triton.compile(ASTSource(...), target, options)
+        extra = list(signature_or_example_args)
+        if extra and target is None:
+            target = extra.pop(0)
+        if extra and options is None:
+            options = extra.pop(0)
+        if extra:
+            raise TypeError("compile(ASTSource(...), target=None, options=None) takes at most "
+                            f"2 more positional arguments, not {len(signature_or_example_args)}")
         return _compile_source(fn, target, options)
     jf = fn if isinstance(fn, JITFunction) else jit(fn)
-    target = Target.parse(str(target))
+    target = Target.parse("cpu" if target is None else str(target))
     params = jf.params
     names = {p.name for p in params}
     given = dict(constexprs, **(options or {}))
@@ -81,5 +91,15 @@ def _compile_source(src: ASTSource, target, options: dict | None) -> CompiledKer
     except KeyError as e:
         raise launch_error(jf.fn, str(e.args[0]), "give every parameter a type or a constexpr "
                            "value") from None
-    return compile(jf, *entries, target="cpu" if target is None else str(target),
+    return compile(jf, *entries, target=active_target() if target is None else str(target),
                    options=options, **consts)
+
+
+def active_target() -> str:
+    """The target ``triton.compile`` compiles for when given none: as in Triton, the active
+    driver's (:func:`workbench.runtime.driver.driver`), ``"cuda:90"`` on an H100/H200 when
+    launches go to the GPU; ``"cpu"`` on a machine without one or under
+    ``WORKBENCH_INTERPRET``."""
+    from .driver import driver
+    t = driver.active.get_current_target()
+    return f"cuda:{t.arch}" if t.backend == "cuda" else "cpu"

@@ -133,6 +133,12 @@ PTX: dict[str, tuple[str, str, str]] = {
                  "waits until at most N groups are in flight. This is how software "
                  "pipelining (num_stages) overlaps loads with the dot.",
                  _r(_MOVE, "cp.async, cp.async.commit_group, cp.async.wait_group")),
+    "cp.reduce": ("cp.reduce.async.bulk.tensor.dim.global.shared::cta.op.bulk_group "
+                  "[tensorMap, {x, y}], [src]", "Tensor memory accelerator (sm_90): reduce a "
+                  "tile from shared memory into the box of a tensor map in global memory, "
+                  "atomically per element (op: add, min, max, and, or, xor...; the element "
+                  "type is the map's). Triton's descriptor atomic_add/min/max/...",
+                  _r(_MOVE, "cp.reduce.async.bulk.tensor")),
     "ldmatrix": ("ldmatrix.sync.aligned.shape.num{.trans}.shared.b16 r, [a]", "Warp-wide load "
                  "of 8x8 matrices of 16-bit elements from shared memory, distributed across "
                  "the lanes in the fragment layout mma expects; .trans transposes.",
@@ -396,6 +402,8 @@ SASS: dict[str, tuple[str, str, str]] = {
                 _S),
     "UTMASTG": ("UTMASTG.dim [URa], [URd]", "Tensor memory accelerator: copy a tile from shared "
                 "to global memory.", _S),
+    "UTMAREDG": ("UTMAREDG.dim.op [URa], [URd]", "Tensor memory accelerator: reduce a tile "
+                 "from shared memory into global memory (cp.reduce.async.bulk.tensor).", _S),
     "UTMACMDFLUSH": ("UTMACMDFLUSH", "Issue the tensor memory accelerator's queued commands.",
                      _S),
     "UBLKCP": ("UBLKCP [URd], [URa], URb", "Bulk copy between global and shared memory "

@@ -37,14 +37,17 @@ for _name in ("is_hip_rdna3", "is_hip_rdna4"):
 
 def _compile_for(arch: int):
     """``triton.compile`` whose missing ``target`` is ``GPUTarget("cuda", arch, 32)``, and
-    the test helpers' current target that GPU (so ``is_cuda()`` agrees with what compiles);
-    Triton's interpreter off again."""
+    the test helpers' current target that GPU (so ``is_cuda()`` agrees with what compiles),
+    as is ``torch.cuda.get_device_capability()``, which the tests read beside it; Triton's
+    interpreter off again."""
+    import torch
     import triton
     import triton.compiler.compiler as cc
     from triton.backends.compiler import GPUTarget
 
     real = cc.compile
     _it.get_current_target = lambda: GPUTarget("cuda", arch, 32)
+    torch.cuda.get_device_capability = lambda *a, **k: (arch // 10, arch % 10)
     os.environ["TRITON_INTERPRET"] = "0"
 
     def compile(src, target=None, options=None, *args, **kwargs):

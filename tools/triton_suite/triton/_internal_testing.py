@@ -35,7 +35,12 @@ def is_interpreter():
 
 def _cuda_arch() -> int:
     """The GPU's compute capability as an int (90 for sm_90) when the workbench launches on
-    its CUDA backend (no ``TRITON_INTERPRET``, a GPU present); 0 on the CPU."""
+    its CUDA backend (no ``TRITON_INTERPRET``, a GPU present), or the one the runner's
+    ``--compile-target`` names (``SUITE_COMPILE_TARGET=cuda:90``: compile-only files compiled
+    for that GPU on a machine without it); 0 on the CPU."""
+    forced = os.environ.get("SUITE_COMPILE_TARGET", "")
+    if forced:
+        return int(forced.split(":")[-1])
     if is_interpreter():
         return 0
     from workbench.runtime.driver import driver
@@ -48,7 +53,9 @@ def get_current_target():
 
 
 def _target():
-    from workbench.runtime.driver import driver
+    from workbench.runtime.driver import GPUTarget, driver
+    if os.environ.get("SUITE_COMPILE_TARGET"):
+        return GPUTarget("cuda", _cuda_arch(), 32)
     return driver.active.get_current_target()
 
 

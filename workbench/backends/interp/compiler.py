@@ -145,7 +145,7 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin, TmaOpsMi
                 name == "tt.bitcast" and np_dtype(op.operands[0].type) == np_dtype(op.result.type)):
             self.slots[op.result] = self.slot(op.operands[0])
             return None
-        if name in ("gpu.barrier", "ttg.local_dealloc"):
+        if name in ("gpu.barrier", "ttg.local_dealloc", "llvm.intr.assume"):
             return None
         method = getattr(self, "op_" + name.replace(".", "_"), None)
         if method is not None:

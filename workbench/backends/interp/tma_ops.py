@@ -11,6 +11,9 @@ parameter itself is bound like a pointer (the array). Copies complete at once he
   fill), and its bytes complete on ``%bar``; nothing happens when ``%pred`` is false;
 * ``ttng.async_tma_copy_local_to_global``: the buffer is written to the box, elements outside
   the tensor skipped;
+* ``ttng.async_tma_reduce <kind>``: each element of the buffer is reduced into the box as
+  ``tt.atomic_rmw`` would (integers signed or unsigned as the descriptor's element type),
+  elements outside the tensor skipped;
 * the mbarrier (a ``1 x i64`` buffer) is modelled as the hardware keeps it (PTX ISA
   9.7.13.15): expected arrivals, pending transaction bytes, and the number of completed
   phases. ``init_barrier`` sets it up, ``barrier_expect`` arrives and expects bytes, a copy
@@ -25,8 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.types import FloatType, TensorDescType
 from .block import MEM
 from .errors import InterpreterError
+from .memory_ops import _rmw_combine
 
 # mbarrier state packed in its int64 word: transaction bytes (offset by 2**31) in bits 0-32,
 # pending arrivals in 34-41, the arrival count in 42-49, completed phases from bit 50
@@ -112,6 +117,27 @@ class TmaOpsMixin:
             vals = np.broadcast_to(buf.reshape(buf.shape[-2:]), inside.shape)
             env[MEM].store(addr, np.ascontiguousarray(vals), inside, buf.dtype, arg)
         return tma_store
+
+    def op_ttng_async_tma_reduce(self, op):
+        arg, sizes = self._desc(op.operands[0])
+        slot = self.slot  # type: ignore[attr-defined]
+        d, cs, src = slot(op.operands[0]), [slot(v) for v in op.operands[1:-1]], \
+            slot(op.operands[-1])
+        t = op.operands[0].type
+        assert isinstance(t, TensorDescType)
+        kind, elem = str(op.attributes["kind"]), t.block.element
+        if isinstance(elem, FloatType) and kind == "add":
+            kind = "fadd"
+        elif t.signedness == "u" and kind in ("min", "max"):
+            kind = "u" + kind
+        combine = _rmw_combine(kind, elem)
+
+        def tma_reduce(env):
+            buf = env[src]
+            addr, inside = self._box(env, d, cs, sizes, buf.shape, buf.dtype.itemsize)
+            vals = np.broadcast_to(buf.reshape(buf.shape[-2:]), inside.shape)
+            env[MEM].rmw(addr, np.ascontiguousarray(vals), inside, buf.dtype, arg, combine)
+        return tma_reduce
 
     def op_ttng_init_barrier(self, op):
         bar, count = self.slot(op.operands[0]), int(op.attributes["count"])  # type: ignore

@@ -44,6 +44,8 @@ _LOWER = {"tt.scan": tile_ops.lower_scan, "tt.join": tile_ops.lower_join,
           "tt.histogram": tile_ops.lower_histogram, "tt.gather": tile_ops.lower_gather,
           "tt.print": debug_ops.lower_print,
           "tt.assert": debug_ops.lower_assert, "gpu.barrier": lambda lw, op: None,
+          # an assumption is not handed to LLVM here: the bounds checks must stay
+          "llvm.intr.assume": lambda lw, op: None,
           "tt.load": memory.lower_load, "tt.store": memory.lower_store,
           "tt.reduce": reduce.lower_reduce, "scf.for": control.lower_for,
           "scf.if": control.lower_if, "scf.while": control.lower_while,

@@ -252,6 +252,15 @@ def _barrier(kl, op) -> None:
     smem_access.barrier(kl)
 
 
+def _assume(kl, op) -> None:
+    """``llvm.intr.assume %c`` (an i1 scalar): ``call void @llvm.assume(i1 %c)``, as
+    Triton's LLVM IR has it."""
+    fn = kl.intrinsic("llvm.assume", ir.VoidType(), [ir.IntType(1)])
+    for c in kl.get(op.operands[0]):
+        if isinstance(c.type, ir.IntType) and c.type.width == 1:
+            kl.b.call(fn, [c])
+
+
 #: op name -> lowering function (kl, op), for the ops with a module of their own
 _OPS = {
     "tt.load": memory.lower,
@@ -275,6 +284,7 @@ _OPS = {
     "tt.atomic_cas": atomics.lower,
     "ttg.convert_layout": convert_layout.lower_convert,
     "gpu.barrier": _barrier,
+    "llvm.intr.assume": _assume,
     **tma.OPS,
 }
 

@@ -26,6 +26,11 @@
   global.shared::cta.bulk_group [tensormap, {x, y}], [src]``, then ``cp.async.bulk.
   commit_group``; ``ttng.async_tma_store_wait`` is ``cp.async.bulk.wait_group.read n``
   (PTX ISA 9.7.9.25.5.3/4).
+* ``ttng.async_tma_reduce <kind>``: the store's boxes and group with ``cp.reduce.async.bulk.
+  tensor.2d.global.shared::cta.<kind>.bulk_group [tensormap, {x, y}], [src]`` (PTX ISA
+  9.7.9.25.5.2; the ``.tile`` load mode is the default, left out as Triton does; the element
+  type, and with it signed or unsigned and float16/bfloat16 min/max, comes from the tensor
+  map).
 * ``ttng.fence_async_shared``: ``fence.proxy.async.shared::cta``.
 
 Device-side descriptors (``tl.make_tensor_descriptor``), as Triton's ``TMAToLLVM.cpp``:
@@ -187,11 +192,16 @@ def lower_tma_load(kl, op) -> None:
 
 
 def lower_tma_store(kl, op) -> None:
-    """``ttng.async_tma_copy_local_to_global`` (module docstring)."""
+    """``ttng.async_tma_copy_local_to_global`` and ``ttng.async_tma_reduce`` (module
+    docstring): one instruction per box, then ``commit_group``."""
     desc, c0, c1, src = op.operands
     (tmap,) = kl.get(desc)
     coords = [kl.get(c0)[0], kl.get(c1)[0]]
-    text = "@$0 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$4];"
+    if op.name == "ttng.async_tma_reduce":
+        text = (f"@$0 cp.reduce.async.bulk.tensor.2d.global.shared::cta."
+                f"{op.attributes['kind']}.bulk_group [$1, {{$2, $3}}], [$4];")
+    else:
+        text = "@$0 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$4];"
 
     def emit(p, addr, xy):
         _asm(kl, text, "b,l,r,r,r,~{memory}", [p, tmap, *xy, addr])
@@ -313,6 +323,7 @@ OPS = {
     "ttng.fence_async_shared": lower_fence,
     "ttng.async_tma_copy_global_to_local": lower_tma_load,
     "ttng.async_tma_copy_local_to_global": lower_tma_store,
+    "ttng.async_tma_reduce": lower_tma_store,
     "ttng.async_tma_store_wait": lower_store_wait,
 }
 

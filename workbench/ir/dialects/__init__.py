@@ -8,7 +8,7 @@ and give it a meaning in each backend.
 """
 from __future__ import annotations
 
-from . import arith, builtin, gpu, math, scf, tt, tt_regions, ttg, ttng, ub
+from . import arith, builtin, gpu, llvm, math, scf, tt, tt_regions, ttg, ttng, ub
 from .arith import BINARY_FLOAT, BINARY_INT, CASTS, CMPF_PREDICATES, CMPI_PREDICATES
 from .math import UNARY_MATH
 from .spec import Attr, CustomSyntax, OpSpec, registry
@@ -17,7 +17,7 @@ from .tt import INPUT_PRECISIONS
 #: every op the compiler knows: name -> spec
 OPS: dict[str, OpSpec] = registry(builtin.SPECS, tt.SPECS, tt_regions.SPECS, arith.SPECS,
                                   math.SPECS, scf.SPECS, ttg.SPECS, ttng.SPECS, gpu.SPECS,
-                                  ub.SPECS)
+                                  ub.SPECS, llvm.SPECS)
 
 __all__ = ["OPS", "OpSpec", "Attr", "CustomSyntax", "BINARY_INT", "BINARY_FLOAT", "CASTS",
            "UNARY_MATH", "CMPI_PREDICATES", "CMPF_PREDICATES", "INPUT_PRECISIONS"]

@@ -7,11 +7,12 @@ will bring), ``async_tma_copy_global_to_local`` (the copy, completing bytes on t
 ``wait_barrier`` (phase 0 done: every byte landed) and ``inval_barrier``; a TMA store is
 ``fence_async_shared`` (the generic-proxy writes of the tile before the async proxy reads it),
 ``async_tma_copy_local_to_global`` and ``async_tma_store_wait`` (the bulk group has read its
-shared memory). The destination of a load is an operand (Triton calls it ``$result``)."""
+shared memory); a TMA reduction (``tt.descriptor_reduce``) is the store's sequence with
+``async_tma_reduce``. The destination of a load is an operand (Triton calls it ``$result``)."""
 from __future__ import annotations
 
 from .spec import REQUIRED, Attr, op, same_as_operands
-from .tt import INPUT_PRECISIONS
+from .tt import DESCRIPTOR_REDUCE_KINDS, INPUT_PRECISIONS
 
 _BAR = "qualified(type($alloc))"
 
@@ -61,6 +62,14 @@ SPECS = [
        format="$desc `[` $coord `]` $src attr-dict `:` qualified(type($desc)) `,` "
               "qualified(type($src))",
        doc="cp.async.bulk.tensor shared -> global in a bulk async group"),
+    op("ttng.async_tma_reduce", ["desc", "*coord", "src"], results=(),
+       attributes=[Attr("kind", "enum", REQUIRED, choices=DESCRIPTOR_REDUCE_KINDS)],
+       effects=("read:shared", "read:global", "write:global"),
+       format="$kind `,` $desc `[` $coord `]` $src attr-dict `:` qualified(type($desc)) `,` "
+              "qualified(type($src))",
+       doc="cp.reduce.async.bulk.tensor shared -> global: each element of the box reduced "
+           "into memory (relaxed, atomic per element) in a bulk async group "
+           "(PTX ISA 9.7.9.25.5.2)"),
     op("ttng.async_tma_store_wait", results=(), effects=("read:shared", "write:shared"),
        attributes=[Attr("pendings", "i32", 0, elide=())], format="attr-dict",
        doc="cp.async.bulk.wait_group.read pendings: older bulk stores have read their "
