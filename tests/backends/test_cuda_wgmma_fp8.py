@@ -239,7 +239,7 @@ def test_chained_fp8_dots_convert_p_in_registers(nw):
 
 @pytest.mark.parametrize("fmt,bm,bn,bk,low", [("fp8e4nv", 128, 256, 128, 32),
                                              ("fp8e5", 64, 64, 64, None)])
-def test_layouts_agree_with_triton(fmt, bm, bn, bk, low):
+def test_layouts_agree_with_triton(fmt, bm, bn, bk, low, tmp_path):
     pytest.importorskip("triton", reason="the comparison needs Triton 3.6 (the triton extra)")
     from workbench.runtime.compare import compare
     cmp = compare(fp8_mm, *_sig(fmt), target="cuda:90", num_warps=8, BM=bm, BN=bn, BK=bk,
@@ -248,6 +248,8 @@ def test_layouts_agree_with_triton(fmt, bm, bn, bk, low):
         cmp.summary()
     ours, theirs = cmp.ours["ptx"], cmp.theirs["ptx"]
     assert ours.count("add.f32") == theirs.count("add.f32")
+    from tests.ir.test_triton_parses import _triton_parses
+    _triton_parses(cmp.ours["ttgir"], tmp_path)  # Triton's parser reads our fp8 ttgir
     assert sorted(set(re.findall(r"wgmma\.mma_async\S+", ours))) == \
         sorted(set(re.findall(r"wgmma\.mma_async\S+", theirs)))
 
