@@ -254,6 +254,20 @@ def test_layouts_agree_with_triton(fmt, bm, bn, bk, low, tmp_path):
         sorted(set(re.findall(r"wgmma\.mma_async\S+", theirs)))
 
 
+def test_triton_compiles_our_fp8_ttgir(tmp_path):
+    """Triton 3.6 takes our ttgir (written to a ``.ttgir`` file) on to PTX with the same fp8
+    wgmma forms and the same ``add.f32`` count as our PTX."""
+    triton = pytest.importorskip("triton", reason="needs Triton 3.6 (the triton extra)")
+    from triton.backends.compiler import GPUTarget
+    c = _compile("fp8e4nv", 128, 256, 128, 32)
+    path = tmp_path / "kernel.ttgir"
+    path.write_text(c.asm["ttgir"])
+    theirs = triton.compile(str(path), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+    ours = c.asm["ptx"]
+    assert theirs.count("add.f32") == ours.count("add.f32") == 128 * 256 // 256 * 4
+    assert len(_wgmmas(theirs, "fp8e4nv")) == len(_wgmmas(ours, "fp8e4nv")) == 4
+
+
 # the reference backends ---------------------------------------------------------------------
 def _fp8_tiles(rng, fmt, shape):
     """Random finite fp8 values of both signs over several binades (ml_dtypes arrays)."""
