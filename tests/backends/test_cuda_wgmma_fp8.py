@@ -77,6 +77,23 @@ def fp8_dot16(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.const
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=tl.float16))
 
 
+@wb.jit
+def fp8_mm16(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr):
+    """C (fp16) = A (M x K) @ B, B stored N x K: a K loop accumulating in fp16."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    pa = a_ptr + rm[:, None] * K + rk[None, :]
+    pb = b_ptr + rn[None, :] * K + rk[:, None]
+    acc = tl.zeros((BM, BN), dtype=tl.float16)
+    for _ in range(0, K, BK):
+        acc = tl.dot(tl.load(pa), tl.load(pb), acc, out_dtype=tl.float16)
+        pa += BK
+        pb += BK
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
 def _sig(fa, fb=None, contiguous=False):
     """fp8_mm's signature: run-time strides (as Triton's test), or unit inner strides with
     16-divisible pointers (``contiguous``: A row-major, B row-major)."""
@@ -164,15 +181,34 @@ def test_forced_mma_v2_widens_fp8():
 
 
 @pytest.mark.parametrize("arch", [80, 90])
-def test_fp16_accumulator_widens_to_mma_sync(arch):
-    """fp8 with ``out_dtype = tl.float16``: widened to fp16, mma.sync accumulating in fp16 (as
-    Triton's MMA v2 after its promotion; on sm_90 Triton takes wgmma's f16-accumulator fp8
-    form, which is not emitted here: a note says so)."""
+def test_fp16_accumulator(arch):
+    """fp8 with ``out_dtype = tl.float16``: on sm_90 wgmma's f16-accumulator form (two fp16 per
+    accumulator register), on sm_80 widened to fp16 for mma.sync accumulating in fp16 (as
+    Triton's MMA v2 after its promotion)."""
     c = wb.compile(fp8_dot16, "*fp8e5:16", "*fp8e5:16", "*fp16:16", target=f"cuda:{arch}",
                    num_warps=4, M=64, N=64, K=64)
-    assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in c.asm["ptx"]
-    if arch == 90:
-        assert any("fp32 accumulator only" in n for n in c.extra["notes"]), c.extra["notes"]
+    ptx = c.asm["ptx"]
+    if arch == 80:
+        assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in ptx
+    else:
+        assert "tt.fp_to_fp" not in c.asm["ttgir"]
+        found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k32\.f16\.e5m2\.e5m2 "
+                           r"\{((?:%r\d+,){15}%r\d+)\}, %rd\d+, %rd\d+, (0|p), 1, 1;", ptx)
+        assert [x[1] for x in found] == ["0", "p"]  # zero accumulator: the first starts fresh
+    if PTXAS:
+        assert "cubin" in c.asm, c.extra["notes"]
+
+
+def test_fp16_accumulator_in_a_pipelined_loop():
+    c = wb.compile(fp8_mm16, "*fp8e4nv:16", "*fp8e4nv:16", "*fp16:16", "i32", "i32", "i32:16",
+                   target="cuda:90", num_warps=4, BM=128, BN=128, BK=64)
+    ttgir, ptx = c.asm["ttgir"], c.asm["ptx"]
+    assert "isAsync = true" in ttgir and "ttng.warp_group_dot_wait" in ttgir
+    assert re.search(r"tensor<128x128xf16, #mma>", ttgir)
+    assert "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx
+    if PTXAS:
+        assert "cubin" in c.asm and c.metadata.n_spills == 0, c.extra["notes"]
 
 
 def test_mixed_formats_and_cuda80():
@@ -414,7 +450,7 @@ def test_triton_imprecise_acc_case_gpu(fmt, low):
 @pytest.mark.gpu
 @pytest.mark.parametrize("fmt", ["fp8e4nv", "fp8e5"])
 def test_fp16_accumulator_gpu(fmt):
-    """Small integers: every fp16 partial sum (|sum| <= 64 * 4) is exact."""
+    """Small integers: every fp16 partial sum (|sum| <= 64 * 4, then 256 * 4) is exact."""
     torch = pytest.importorskip("torch")
     if fmt == "fp8e4nv" and torch.cuda.get_device_capability() < (8, 9):
         pytest.skip("float8e4nv needs sm_89 or later")
@@ -422,6 +458,14 @@ def test_fp16_accumulator_gpu(fmt):
     a, b = _int_tiles(rng, fmt, (64, 64)), _int_tiles(rng, fmt, (64, 64))
     c = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16)
     fp8_dot16[(1,)](_device(torch, a, fmt), _device(torch, b, fmt), c, M=64, N=64, K=64)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(c.cpu().numpy().astype(np.float64),
+                                  a.astype(np.float64) @ b.astype(np.float64))
+    m, n, k = 256, 256, 256
+    a, b = _int_tiles(rng, fmt, (m, k)), _int_tiles(rng, fmt, (k, n))
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    fp8_mm16[(2, 2)](_device(torch, a, fmt), _device(torch, b.T, fmt), c, m, n, k, BM=128,
+                     BN=128, BK=64, num_warps=4)
     torch.cuda.synchronize()
     np.testing.assert_array_equal(c.cpu().numpy().astype(np.float64),
                                   a.astype(np.float64) @ b.astype(np.float64))

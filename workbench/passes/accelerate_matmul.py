@@ -47,7 +47,7 @@ conversion when it already lives in ``#mma``: attention's ``P``), and the result
 [16, N, 16]}>``, as Triton's ttgir reads. A dot that stays on mma.sync on ``cuda:90`` gets a
 sentence in :attr:`AccelerateMatmul.notes` (the compile report's notes) saying why.
 
-fp8 dots (``e4m3``/``e5m2``, fp32 accumulator) reach this pass on ``cuda:90`` only when
+fp8 dots (``e4m3``/``e5m2``, fp32 or fp16 accumulator) reach this pass on ``cuda:90`` only when
 :func:`workbench.passes.widen_fp8_dot.keeps_fp8` kept them (``max_num_imprecise_acc`` >= 32,
 tile fits); they get ``instrShape = [16, N, 32]``, both operands K-major in 8-bit
 ``#ttg.nvmma_shared`` buffers (:func:`~workbench.passes.widen_fp8_dot.fp8_wgmma_plan`), an A
@@ -99,7 +99,7 @@ def mma_kind(dot: Operation):
         kw, kin = 4, 32
     elif getattr(e, "name", "") in WGMMA_FP8 and \
             getattr(shaped_type(dot.operands[1]).element, "name", "") in WGMMA_FP8 and \
-            r == FloatType("f32"):  # fp8 kept for wgmma (widen_fp8_dot.keeps_fp8)
+            r in (FloatType("f32"), FloatType("f16")):  # kept for wgmma (keeps_fp8)
         kw, kin = 4, 32
     else:
         return None

@@ -39,10 +39,10 @@ def _fp8_operand(v) -> bool:
 
 def fp8_wgmma_unfit(dot: Operation, num_warps: int) -> str | None:
     """None when Triton 3.6 gives the fp8 ``dot`` (ttir or ttgir, operands ``e4m3``/``e5m2``)
-    MMA v3 on sm_90, else a sentence saying why not: the accumulator is not fp32 (wgmma's
-    f16-accumulator fp8 forms are not emitted here), ``maxNumImpreciseAcc`` < 32, a batched
-    dot, ``num_warps`` not a multiple of 4, or a tile not a multiple of M = 64, N = 16,
-    K = 32 (``supportMMA(dot, 3)``, ``lib/Analysis/Utility.cpp``)."""
+    MMA v3 on sm_90, else a sentence saying why not: the accumulator is neither fp32 nor fp16,
+    ``maxNumImpreciseAcc`` < 32 with an fp32 accumulator, a batched dot, ``num_warps`` not a
+    multiple of 4, or a tile not a multiple of M = 64, N = 16, K = 32 (``supportMMA(dot,
+    3)``, ``lib/Analysis/Utility.cpp``)."""
     a_t, b_t, c_t = (shaped_type(v) for v in dot.operands)
     return fp8_wgmma_unfit_types(a_t, b_t, c_t, dot.attributes.get("maxNumImpreciseAcc"),
                                  num_warps)
@@ -55,10 +55,10 @@ def fp8_wgmma_unfit_types(a_t, b_t, c_t, imprecise, num_warps: int) -> str | Non
     if not all(n in WGMMA_FP8 for n in names):
         return f"wgmma takes e4m3 and e5m2 fp8 operands only (this dot: {a_t.element} x " \
                f"{b_t.element})"
-    if c_t.element != _F32:
-        return f"fp8 wgmma is emitted with an fp32 accumulator only (this dot: {c_t.element})"
+    if c_t.element not in (_F32, _F16):
+        return f"fp8 wgmma takes an fp32 or fp16 accumulator (this dot: {c_t.element})"
     imprecise = int(imprecise or 0)
-    if imprecise < 32:
+    if imprecise < 32 and c_t.element == _F32:
         return (f"max_num_imprecise_acc = {imprecise} is below 32, and Triton's MMA v3 does not "
                 f"take an fp8 dot that must accumulate in fp32 within each wgmma")
     if len(a_t.shape) != 2:

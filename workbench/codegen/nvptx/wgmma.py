@@ -142,12 +142,16 @@ def _pass_through(kl, regs: list, chunk: int = 64) -> list:
         part = regs[i:j]
         i = j
         n = len(part)
+        half = part[0].type == F16  # through the 16-bit registers as i16 bits
+        if half:
+            part = [kl.b.bitcast(x, I16) for x in part]
         ty = part[0].type
-        code = "f" if ty == F32 else "r"
+        code = {F32: "f", I16: "h", I64: "l"}.get(ty, "r")
         cons = ",".join([f"={code}"] * n + [str(j) for j in range(n)])
         ret = ir.LiteralStructType([ty] * n) if n > 1 else ty
         res = _asm(kl, "", cons, part, ret)
-        out.extend([kl.b.extract_value(res, j) for j in range(n)] if n > 1 else [res])
+        got = [kl.b.extract_value(res, j) for j in range(n)] if n > 1 else [res]
+        out.extend([kl.b.bitcast(x, F16) for x in got] if half else got)
     return out
 
 
@@ -286,11 +290,13 @@ def _is_zero(v) -> bool:
 
 
 def _wgmma_asm(n: int, n_a: int, a_tys: list, a_cons: list, head: str, tail: str,
-               with_c: bool):
-    """The inline asm of one wgmma: ``n`` f32 accumulator registers, ``n_a`` operands for A,
-    then B's descriptor. ``with_c``: the accumulator is read (tied inputs, scale-d from a
-    predicate set from the last i32 operand); otherwise scale-d is 0 and the registers are
-    outputs only (a fresh partial sum, as Triton's lowering issues it)."""
+               with_c: bool, acc_t=F32):
+    """The inline asm of one wgmma: ``n`` accumulator registers (f32, or i32 holding two f16
+    for ``acc_t = I32``), ``n_a`` operands for A, then B's descriptor. ``with_c``: the
+    accumulator is read (tied inputs, scale-d from a predicate set from the last i32
+    operand); otherwise scale-d is 0 and the registers are outputs only (a fresh partial
+    sum, as Triton's lowering issues it)."""
+    code = "=f" if acc_t == F32 else "=r"
     outs = ",".join(f"${i}" for i in range(n))
     base = 2 * n if with_c else n
     a_text = "{" + ",".join(f"${base + i}" for i in range(n_a)) + "}" if n_a > 1 else \
@@ -299,21 +305,36 @@ def _wgmma_asm(n: int, n_a: int, a_tys: list, a_cons: list, head: str, tail: str
         text = ("{\n.reg .pred p;\n"
                 f"setp.ne.b32 p, ${base + n_a + 1}, 0;\n"
                 f"{head} {{{outs}}}, {a_text}, ${base + n_a}, p, 1, 1{tail};\n}}")
-        cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
-        args = [F32] * n + a_tys + [I64, I32]
+        cons = ",".join([code] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
+        args = [acc_t] * n + a_tys + [I64, I32]
     else:
         text = f"{head} {{{outs}}}, {a_text}, ${base + n_a}, 0, 1, 1{tail};"
-        cons = ",".join(["=f"] * n + a_cons + ["l"])
+        cons = ",".join([code] * n + a_cons + ["l"])
         args = a_tys + [I64]
-    fty = ir.FunctionType(ir.LiteralStructType([F32] * n), args)
+    fty = ir.FunctionType(ir.LiteralStructType([acc_t] * n), args)
     return ir.InlineAsm(fty, text, cons, side_effect=True)
+
+
+def _pack_f16(b, lo, hi):
+    """One i32 of two f16 (``lo`` in bits 0-15): a wgmma .f16 accumulator register."""
+    v = ir.Constant(ir.VectorType(F16, 2), None)
+    v = b.insert_element(b.insert_element(v, lo, I32(0)), hi, I32(1))
+    return b.bitcast(v, I32)
+
+
+def _unpack_f16(b, w) -> list:
+    v = b.bitcast(w, ir.VectorType(F16, 2))
+    return [b.extract_element(v, I32(0)), b.extract_element(v, I32(1))]
 
 
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync, maxNumImpreciseAcc}`` (module docstring).
 
-    fp8 operands (e4m3/e5m2, fp32 accumulator): ``wgmma...k32.f32.e4m3.e5m2`` with no
-    imm-trans operands (both operands K-major). When ``maxNumImpreciseAcc`` <= K (Triton's
+    fp8 operands (e4m3/e5m2): ``wgmma...k32.f32.e4m3.e5m2`` with no imm-trans operands (both
+    operands K-major); with an fp16 accumulator (``out_dtype = tl.float16``)
+    ``wgmma...k32.f16.e4m3.e5m2``, each 32-bit accumulator register holding the two fp16
+    elements of adjacent columns that the f32 form keeps in two (PTX ISA 9.7.15.5.1.1, the
+    D fragments). With an fp32 accumulator and ``maxNumImpreciseAcc`` <= K (Triton's
     ``needsPartialAccumulator``), each run of wgmmas covering ``maxNumImpreciseAcc`` K
     elements (or the last run) accumulates into a fresh partial sum (scale-d 0 for its first
     instruction), which ``fadd`` (PTX ``add.f32``) then adds into the accumulator: one add
@@ -329,10 +350,13 @@ def lower_warp_group_dot(kl, op) -> None:
     name = _WGMMA_TYPE.get(getattr(a_t.element, "name", ""))
     name_b = _WGMMA_TYPE.get(getattr(b_t.element, "name", ""))
     fp8 = name in ("e4m3", "e5m2")
-    if name is None or getattr(c_t.element, "name", "") != "f32" or \
+    acc_name = getattr(c_t.element, "name", "")
+    f16_acc = fp8 and acc_name == "f16"
+    if name is None or (acc_name != "f32" and not f16_acc) or \
             (name_b != name and not (fp8 and name_b in ("e4m3", "e5m2"))):
-        raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2 -> f32 only, got "
-                               f"{a_t.element} x {b_t.element} -> {c_t.element}", op.loc)
+        raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2 -> f32 and "
+                               f"e4m3/e5m2 -> f16 only, got {a_t.element} x {b_t.element} -> "
+                               f"{c_t.element}", op.loc)
     smem_base(kl).align = 1024  # swizzled operand buffers sit on 1024-byte boundaries
     eb = byte_size(a_t.element)
     wm, wn = enc.warps_per_cta
@@ -353,13 +377,15 @@ def lower_warp_group_dot(kl, op) -> None:
     n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m, k_in)
     db = _desc_base(kl, b_v, gb, wg_n)
     _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
-    n = n_in // 2
-    head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.f32.{name}.{name_b}"
+    n = n_in // 4 if f16_acc else n_in // 2
+    acc_t = I32 if f16_acc else F32
+    head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.{acc_name}.{name}.{name_b}"
     tail = "" if fp8 else f", {trans_a}{gb.trans}"
-    acc_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True)
-    fresh_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False) if fp8 else None
+    acc_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True, acc_t)
+    fresh_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t) if fp8 else None
     limit = int(op.attributes.get("maxNumImpreciseAcc", 0) or 0)
-    partial = fp8 and limit <= K  # Triton's needsPartialAccumulator (fp8, f32 accumulator)
+    # Triton's needsPartialAccumulator: fp8 operands, fp32 accumulator, the limit within K
+    partial = fp8 and not f16_acc and limit <= K
     zero_c = fp8 and _is_zero(c_v)
     flags = fusion_flags(kl)  # add.f32 (add.rn.f32 without enable_fp_fusion), as Triton's
 
@@ -373,6 +399,8 @@ def lower_warp_group_dot(kl, op) -> None:
     out = list(C)
     for (rm, rn), regs in sorted(groups.items()):
         d = None if zero_c else [C[r] for r in regs]
+        if f16_acc and d is not None:
+            d = [_pack_f16(b, d[2 * j], d[2 * j + 1]) for j in range(n)]
         part, run = None, 0
         n0 = rn * n_in * wn
         for ks in range(K // k_in):
@@ -387,6 +415,8 @@ def lower_warp_group_dot(kl, op) -> None:
                                             for x, y in zip(d, part, strict=True)]
                 part, run = None, 0
         assert d is not None
+        if f16_acc:
+            d = [h for w in d for h in _unpack_f16(b, w)]
         for r, v in zip(regs, d, strict=True):
             out[r] = v
     _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
@@ -403,8 +433,9 @@ def lower_wait(kl, op) -> None:
         r = kl.get(v)
         regs.extend(r)
         sizes.append(len(r))
-    if any(x.type not in (F32, I32) for x in regs):
-        raise UnsupportedError("ttng.warp_group_dot_wait passes f32/i32 registers only", op.loc)
+    if any(x.type not in (F32, I32, F16) for x in regs):
+        raise UnsupportedError("ttng.warp_group_dot_wait passes f32/f16/i32 registers only",
+                               op.loc)
     done = _wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
     for res, k in zip(op.results, sizes, strict=True):
