@@ -161,8 +161,9 @@ def _sync_copy(kl, dst, src, mask, elem_t, v):
 
 
 def lower_commit(kl, op) -> None:
-    """``cp.async.commit_group``."""
-    _asm(kl, "cp.async.commit_group;", "~{memory}", [])
+    """``cp.async.commit_group``, through LLVM's ``llvm.nvvm.cp.async.commit.group`` as in
+    Triton's LLVM IR (an intrinsic with memory effects, so no shared access moves across)."""
+    kl.b.call(kl.intrinsic("llvm.nvvm.cp.async.commit.group", ir.VoidType(), []), [])
     kl.set(op.result, [])
 
 
@@ -171,8 +172,11 @@ def lower_wait(kl, op) -> None:
     buffers, as in Triton 3.6 (its fence insertion fences only shared-memory *stores* from
     registers before a wgmma) and CUTLASS's cp.async + GMMA main loops: on sm_90 a
     ``fence.proxy.async`` here compiles to ``MEMBAR.ALL.CTA``, which also waits for the
-    copies still in flight for later stages and so undoes the pipelining."""
-    _asm(kl, f"cp.async.wait_group {int(op.attributes.get('num', 0))};", "~{memory}", [])
+    copies still in flight for later stages and so undoes the pipelining.
+    The wait is LLVM's ``llvm.nvvm.cp.async.wait.group(i32 num)``, as in Triton's LLVM IR
+    (so the PTX has LLVM's spelling, a tab before ``num``, which Triton's tests look for)."""
+    wait = kl.intrinsic("llvm.nvvm.cp.async.wait.group", ir.VoidType(), [I32])
+    kl.b.call(wait, [I32(int(op.attributes.get("num", 0)))])
     kl.set(op.result, [])
 
 
