@@ -60,6 +60,7 @@ from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .elementwise import fusion_flags
 from .smem_access import shared_address, smem_base
 from .types import F16, F32, I8, I16, I32, I64, byte_size
+from .wgmma_asm import asm, pack_f16, unpack_f16, wait, wgmma_asm
 
 SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
 
@@ -123,41 +124,6 @@ class OperandGeometry:
     def high_bits(self) -> int:
         """The descriptor without its address field."""
         return matrix_descriptor(0, self.lbo, self.sbo, self.swizzle)
-
-
-def _asm(kl, text, cons, args, ret=None, side_effect=True):
-    fty = ir.FunctionType(ret or ir.VoidType(), [a.type for a in args])
-    return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=side_effect), args)
-
-
-def _pass_through(kl, regs: list, chunk: int = 64) -> list:
-    """The registers, redefined by empty inline asm after the preceding side-effecting asm
-    (so no read of them moves above a wgmma wait); chunks of one register type."""
-    out = []
-    i = 0
-    while i < len(regs):
-        j = i + 1
-        while j < len(regs) and j - i < chunk and regs[j].type == regs[i].type:
-            j += 1
-        part = regs[i:j]
-        i = j
-        n = len(part)
-        half = part[0].type == F16  # through the 16-bit registers as i16 bits
-        if half:
-            part = [kl.b.bitcast(x, I16) for x in part]
-        ty = part[0].type
-        code = {F32: "f", I16: "h", I64: "l"}.get(ty, "r")
-        cons = ",".join([f"={code}"] * n + [str(j) for j in range(n)])
-        ret = ir.LiteralStructType([ty] * n) if n > 1 else ty
-        res = _asm(kl, "", cons, part, ret)
-        got = [kl.b.extract_value(res, j) for j in range(n)] if n > 1 else [res]
-        out.extend([kl.b.bitcast(x, F16) for x in got] if half else got)
-    return out
-
-
-def _wait(kl, pendings: int, regs: list) -> list:
-    _asm(kl, f"wgmma.wait_group.sync.aligned {int(pendings)};", "~{memory}", [])
-    return _pass_through(kl, regs)
 
 
 def _groups(kl, c_t, enc: MmaLayout):
@@ -289,44 +255,6 @@ def _is_zero(v) -> bool:
     return d is not None and d.name == "arith.constant" and d.attributes.get("value") in (0, 0.0)
 
 
-def _wgmma_asm(n: int, n_a: int, a_tys: list, a_cons: list, head: str, tail: str,
-               with_c: bool, acc_t=F32):
-    """The inline asm of one wgmma: ``n`` accumulator registers (f32, or i32 holding two f16
-    for ``acc_t = I32``), ``n_a`` operands for A, then B's descriptor. ``with_c``: the
-    accumulator is read (tied inputs, scale-d from a predicate set from the last i32
-    operand); otherwise scale-d is 0 and the registers are outputs only (a fresh partial
-    sum, as Triton's lowering issues it)."""
-    code = "=f" if acc_t == F32 else "=r"
-    outs = ",".join(f"${i}" for i in range(n))
-    base = 2 * n if with_c else n
-    a_text = "{" + ",".join(f"${base + i}" for i in range(n_a)) + "}" if n_a > 1 else \
-        f"${base}"
-    if with_c:
-        text = ("{\n.reg .pred p;\n"
-                f"setp.ne.b32 p, ${base + n_a + 1}, 0;\n"
-                f"{head} {{{outs}}}, {a_text}, ${base + n_a}, p, 1, 1{tail};\n}}")
-        cons = ",".join([code] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
-        args = [acc_t] * n + a_tys + [I64, I32]
-    else:
-        text = f"{head} {{{outs}}}, {a_text}, ${base + n_a}, 0, 1, 1{tail};"
-        cons = ",".join([code] * n + a_cons + ["l"])
-        args = a_tys + [I64]
-    fty = ir.FunctionType(ir.LiteralStructType([acc_t] * n), args)
-    return ir.InlineAsm(fty, text, cons, side_effect=True)
-
-
-def _pack_f16(b, lo, hi):
-    """One i32 of two f16 (``lo`` in bits 0-15): a wgmma .f16 accumulator register."""
-    v = ir.Constant(ir.VectorType(F16, 2), None)
-    v = b.insert_element(b.insert_element(v, lo, I32(0)), hi, I32(1))
-    return b.bitcast(v, I32)
-
-
-def _unpack_f16(b, w) -> list:
-    v = b.bitcast(w, ir.VectorType(F16, 2))
-    return [b.extract_element(v, I32(0)), b.extract_element(v, I32(1))]
-
-
 def lower_warp_group_dot(kl, op) -> None:
     """``ttng.warp_group_dot %a, %b, %c {isAsync, maxNumImpreciseAcc}`` (module docstring).
 
@@ -376,13 +304,13 @@ def lower_warp_group_dot(kl, op) -> None:
     wg_m, wg_n = _warp_group_origin(kl, enc, int(c_t.shape[0]), int(c_t.shape[1]))
     n_a, a_cons, a_tys, trans_a, a_args = _operand_a(kl, op, a_v, wm, wg_m, k_in)
     db = _desc_base(kl, b_v, gb, wg_n)
-    _asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
+    asm(kl, "wgmma.fence.sync.aligned;", "~{memory}", [])
     n = n_in // 4 if f16_acc else n_in // 2
     acc_t = I32 if f16_acc else F32
     head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.{acc_name}.{name}.{name_b}"
     tail = "" if fp8 else f", {trans_a}{gb.trans}"
-    acc_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True, acc_t)
-    fresh_asm = _wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t) if fp8 else None
+    acc_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True, acc_t)
+    fresh_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t) if fp8 else None
     limit = int(op.attributes.get("maxNumImpreciseAcc", 0) or 0)
     # Triton's needsPartialAccumulator: fp8 operands, fp32 accumulator, the limit within K
     partial = fp8 and not f16_acc and limit <= K
@@ -400,7 +328,7 @@ def lower_warp_group_dot(kl, op) -> None:
     for (rm, rn), regs in sorted(groups.items()):
         d = None if zero_c else [C[r] for r in regs]
         if f16_acc and d is not None:
-            d = [_pack_f16(b, d[2 * j], d[2 * j + 1]) for j in range(n)]
+            d = [pack_f16(b, d[2 * j], d[2 * j + 1]) for j in range(n)]
         part, run = None, 0
         n0 = rn * n_in * wn
         for ks in range(K // k_in):
@@ -416,12 +344,12 @@ def lower_warp_group_dot(kl, op) -> None:
                 part, run = None, 0
         assert d is not None
         if f16_acc:
-            d = [h for w in d for h in _unpack_f16(b, w)]
+            d = [h for w in d for h in unpack_f16(b, w)]
         for r, v in zip(regs, d, strict=True):
             out[r] = v
-    _asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
+    asm(kl, "wgmma.commit_group.sync.aligned;", "~{memory}", [])
     if not op.attributes.get("isAsync"):
-        out = _wait(kl, 0, out)
+        out = wait(kl, 0, out)
     kl.set(op.result, out)
 
 
@@ -436,7 +364,7 @@ def lower_wait(kl, op) -> None:
     if any(x.type not in (F32, I32, F16) for x in regs):
         raise UnsupportedError("ttng.warp_group_dot_wait passes f32/f16/i32 registers only",
                                op.loc)
-    done = _wait(kl, int(op.attributes.get("pendings", 0)), regs)
+    done = wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
     for res, k in zip(op.results, sizes, strict=True):
         kl.set(res, done[i:i + k])
