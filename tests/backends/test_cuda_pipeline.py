@@ -95,7 +95,7 @@ def test_matmul_pipeline_ptx(arch, stages):
         == 4 * stages
     # A and B in commit groups of their own; wgmma (sm_90) keeps num_stages slots, mma.sync
     # (sm_80) num_stages - 1 (Triton 3.6's LowerLoops)
-    assert "cp.async.commit_group" in ptx and f"cp.async.wait_group {2 * (stages - 2)}" in ptx
+    assert "cp.async.commit_group" in ptx and f"cp.async.wait_group \t{2 * (stages - 2)};" in ptx
     slots = stages if arch >= 90 else stages - 1
     assert f"!ttg.memdesc<{slots}x128x32xf16" in ttgir
     assert c.metadata.shared >= slots * 2 * 128 * 32 * 2
@@ -122,7 +122,7 @@ def test_tutorial_matmul_is_pipelined_ptx(arch, num_warps, mask, wrap):
     copies = len(re.findall(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16", ptx))
     assert copies == 3 * 2 * 8192 // (16 * 32 * num_warps)
     assert "cp.async.ca" not in ptx and not re.search(r"ld\.global\.(b16|u16)", ptx)
-    assert "cp.async.wait_group 2" in ptx  # A and B: a commit group each
+    assert "cp.async.wait_group \t2;" in ptx  # A and B: a commit group each
     assert c.metadata.shared >= (3 if arch >= 90 else 2) * 2 * 128 * 32 * 2
     assert not c.extra["notes"] or all("pipelined" not in n for n in c.extra["notes"])
     if PTXAS:

@@ -89,7 +89,7 @@ def test_every_inline_asm_opcode_of_the_backend_has_help():
             op = ptx_opcode(m.group(1))
             if op and op.split(".")[0] not in NOT_PTX:
                 found.setdefault(op, path.name)
-    assert {"cp.async.wait_group", "wgmma.fence.sync.aligned"} <= set(found)
+    assert {"cp.async.bulk.commit_group", "wgmma.fence.sync.aligned"} <= set(found)
     missing = sorted(f"{op} ({where})" for op, where in found.items()
                      if describe("ptx", op) is None)
     assert missing == [], missing
