@@ -24,11 +24,14 @@ the equivalent one-lane vector form, which SLSR skips (it does not handle vector
 Instruction selection scalarises the one-lane vector back into the same address arithmetic, so
 the only change in the PTX is that SLSR does not rewrite those addresses in terms of each
 other. Shared-memory GEPs (address space 3) are left to SLSR: their swizzled offsets are where
-its rewrites pay off. The choices (``limit`` 64, global and generic pointers only) are
+its rewrites pay off. The choices (``limit`` 100, global and generic pointers only) are
 measured, not derived: on tutorial 06's attention backward kernels ptxas's output has fewer
 SASS instructions and fewer spill bytes than with SLSR's rewrites of these groups (its chains
-of dependent address adds lengthen live ranges), while rewriting groups of 64 or fewer, or the
-shared-memory ones, gives more instructions and spills; figures in ``benchmarks/RESULTS.md``.
+of dependent address adds lengthen live ranges), while also rewriting the shared-memory
+groups, or groups of 64-66 GEPs, gives more instructions and spills than not rewriting at all
+(ptxas's register allocation of these 255-register kernels moves by a few percent with any
+change of its input); figures in ``benchmarks/RESULTS.md``
+(``python benchmarks/gep_groups_quality.py`` compares).
 
 Works on the text of an optimised module (after ``-O3``), one ``define`` at a time; GEPs with
 quoted names, aggregate element types, several indices or a constant index are left as they
@@ -40,7 +43,7 @@ import re
 from collections import Counter
 
 #: groups larger than this are rewritten (SLSR's cost grows with the square of a group's size)
-DEFAULT_LIMIT = 64
+DEFAULT_LIMIT = 100
 
 _NAME = r"[%@][-\w.$]+"
 _FLAGS = r"(?:(?:inbounds|nuw|nusw) )*"
@@ -80,12 +83,15 @@ def _rewrite_function(lines: list[str], limit: int) -> int:
     return count
 
 
-def hide_large_gep_groups(llir_text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, int]:
+def hide_large_gep_groups(llir_text: str, limit: int | None = None) -> tuple[str, int]:
     """``(text, n)``: the module text with the GEPs of every group larger than ``limit``
-    (same element type and index, or same element type and base, within one function) in
-    one-lane vector form, and ``n`` the number rewritten (0: the text is returned as is).
+    (default :data:`DEFAULT_LIMIT`, read at each call; same element type and index, or same
+    element type and base, within one function) in one-lane vector form, and ``n`` the number
+    rewritten (0: the text is returned as is).
 
     ``limit`` must be >= 1; raises ValueError otherwise."""
+    if limit is None:
+        limit = DEFAULT_LIMIT
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     lines = llir_text.split("\n")
