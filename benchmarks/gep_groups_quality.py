@@ -1,6 +1,6 @@
 """What the GEP-group rewrite (``workbench.codegen.nvptx.gep_groups``) does to the code: each
-case of ``benchmarks/compile_time.py`` compiled for ``cuda:90`` with the rewrite off (limit
-above any group) and on (the default limit), then PTX emission time, the GEPs rewritten, and
+case of ``benchmarks/compile_time.py`` compiled for ``cuda:90`` with the rewrite off (limits
+above any group) and on (the default limits), then PTX emission time, the GEPs rewritten, and
 what ptxas makes of the PTX (registers, spill bytes, SASS instructions: all of them and those
 between the first and the last backward branch, the main loops).
 
@@ -91,16 +91,16 @@ def main(argv=None) -> None:
     counted: list[int] = []
     real = gep_groups.hide_large_gep_groups
 
-    def counting(text, limit=None):
-        new, n = real(text, limit)
+    def counting(text, index_limit=None, base_limit=None):
+        new, n = real(text, index_limit, base_limit)
         counted.append(n)
         return new, n
     gep_groups.hide_large_gep_groups = counting  # type: ignore[assignment]
-    default = gep_groups.DEFAULT_LIMIT
+    default = (gep_groups.INDEX_LIMIT, gep_groups.BASE_LIMIT)
     print("case                         rewrite  GEPs  ptx s  regs  spill st/ld   SASS  loops")
     for case in cases:
-        for label, limit in (("off", 10**9), ("on", default)):
-            gep_groups.DEFAULT_LIMIT = limit
+        for label, limits in (("off", (10**9, 10**9)), ("on", default)):
+            gep_groups.INDEX_LIMIT, gep_groups.BASE_LIMIT = limits
             counted.clear()
             ct._clear_ours_caches()
             src = ct._source(mods, case, "ours", workbench)
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
             print(f"{case:28s} {label:7s} {sum(counted):5d} {k.timings.get('ptx', 0):6.2f} "
                   f"{r['regs']:5d} {r['spill_st']:6d}/{r['spill_ld']:<6d} {r['sass']:6d} "
                   f"{r['loop']:6d}")
-    gep_groups.DEFAULT_LIMIT = default
+    gep_groups.INDEX_LIMIT, gep_groups.BASE_LIMIT = default
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def test_large_group_rewritten_and_same_addresses(numbered):
     rng = np.random.default_rng()
     rows = int(rng.integers(101, 180))
     text = _grid_fn(rows, rng.integers(-1000, 1000, rows), numbered=numbered)
-    new, n = hide_large_gep_groups(text, limit=100)
+    new, n = hide_large_gep_groups(text, 100, 100)
     # the rows' element GEPs share %c (a group of `rows`); the row GEPs share %p likewise
     assert n == 2 * rows
     assert new.count("extractelement <1 x ptr>") == 2 * rows
@@ -84,9 +84,9 @@ def test_small_groups_untouched():
     rng = np.random.default_rng()
     rows = int(rng.integers(2, 50))
     text = _grid_fn(rows, rng.integers(0, 100, rows))
-    new, n = hide_large_gep_groups(text, limit=rows)
+    new, n = hide_large_gep_groups(text, rows, rows)
     assert n == 0 and new is text
-    new, n = hide_large_gep_groups(text, limit=rows - 1)
+    new, n = hide_large_gep_groups(text, rows - 1, rows - 1)
     assert n == 2 * rows
 
 
@@ -94,14 +94,30 @@ def test_shared_memory_left_to_slsr():
     rng = np.random.default_rng()
     rows = int(rng.integers(70, 120))
     text = _grid_fn(rows, rng.integers(0, 64, rows), " addrspace(3)", loads=True)
-    assert hide_large_gep_groups(text, limit=64) == (text, 0)
+    assert hide_large_gep_groups(text, 64, 64) == (text, 0)
     glob = text.replace("addrspace(3)", "addrspace(1)")
-    assert hide_large_gep_groups(glob, limit=64)[1] == 2 * rows
+    assert hide_large_gep_groups(glob, 64, 64)[1] == 2 * rows
+
+
+def test_separate_limits():
+    """Index and base groups have their own limits: the grid's element GEPs share one index
+    (a group of ``rows``), its row GEPs one base (also ``rows``), each element GEP has its own
+    base and each row GEP its own index."""
+    rng = np.random.default_rng()
+    rows = int(rng.integers(20, 60))
+    text = _grid_fn(rows, rng.integers(0, 64, rows))
+    assert hide_large_gep_groups(text, rows - 1, rows)[1] == rows     # element GEPs only
+    assert hide_large_gep_groups(text, rows, rows - 1)[1] == rows     # row GEPs only
+    new, _ = hide_large_gep_groups(text, rows, rows - 1)
+    assert all("<1 x i64> poison, i64 %i" in line for line in new.splitlines()
+               if "insertelement" in line)
 
 
 def test_limit_checked():
     with pytest.raises(ValueError):
-        hide_large_gep_groups("", limit=0)
+        hide_large_gep_groups("", 0, 10)
+    with pytest.raises(ValueError):
+        hide_large_gep_groups("", 10, 0)
 
 
 def test_nvptx_same_accesses():
@@ -110,7 +126,7 @@ def test_nvptx_same_accesses():
     rng = np.random.default_rng()
     rows = 130
     text = _grid_fn(rows, rng.integers(0, 64, rows), " addrspace(1)", loads=True)
-    new, n = hide_large_gep_groups(text, limit=100)
+    new, n = hide_large_gep_groups(text, 100, 100)
     assert n == 2 * rows
     outs = []
     for t in (text, new):
