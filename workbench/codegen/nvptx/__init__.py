@@ -38,7 +38,8 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
 
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
-    from .ptx import emit_ptx, optimise
+    from .gep_groups import hide_large_gep_groups
+    from .ptx import emit_ptx, optimise, parse_optimised
 
     t0 = time.perf_counter()
     lowered = lower_module(module_op, arch=arch, fp_fusion=fp_fusion)
@@ -49,6 +50,11 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
         version = 74  # an eviction_policy's createpolicy / .L2::cache_hint need PTX ISA 7.4
     text, mod = optimise(lowered.text, arch, opt, version)
     t2 = time.perf_counter()
+    # large groups of addresses sharing an index or a base: out of LLVM 22's SLSR's reach
+    # (quadratic there); ``text`` (the llir stage) stays the -O3 output
+    codegen_text, hidden = hide_large_gep_groups(text)
+    if hidden:
+        mod = parse_optimised(codegen_text, arch, version)
     ptx = emit_ptx(mod, arch, version)
     if timings is not None:
         for key, dt in (("llir", t1 - t0), ("llvm-opt", t2 - t1),

@@ -68,6 +68,16 @@ def optimise(llir_text: str, arch: int, opt: int = 3,
     return str(mod), mod
 
 
+def parse_optimised(llir_text: str, arch: int, ptx_version: int | None = None):
+    """llvmlite module of already optimised IR text (no passes run), ready for
+    :func:`emit_ptx`. Raises RuntimeError (from llvmlite) when the text does not parse."""
+    tm = target_machine(arch, 3, ptx_version)
+    mod = llvm.parse_assembly(llir_text)
+    mod.triple = TRIPLE
+    mod.data_layout = str(tm.target_data)
+    return mod
+
+
 def emit_ptx(module, arch: int, ptx_version: int | None = None) -> str:
     """PTX text of an (optimised) llvmlite binding module for ``sm_<arch>``."""
     return target_machine(arch, 3, ptx_version).emit_assembly(module)
