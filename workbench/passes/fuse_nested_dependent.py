@@ -46,6 +46,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.types import FloatType, IntType, PointerType, TensorType, i1
 from .effects import is_pure
 from .fuse_nested_prep import MUST_EXECUTE, _const, _op, _replace_outside, _top, placeholder
+from .fuse_nested_prep import _nested_in as _inside
 from .values import block_of, defined_outside
 
 #: loop attributes the fused loop takes over from the outer loop
@@ -415,15 +416,6 @@ def _set_operands(op: Operation, values) -> None:
     op.drop_operands()
     for v in values:
         op.add_operand(v)
-
-
-def _inside(op: Operation, anc: Operation) -> bool:
-    p = op.parent_op()
-    while p is not None:
-        if p is anc:
-            return True
-        p = p.parent_op()
-    return False
 
 
 def _read_in_nest(arg: Value, pif: Operation, oy: Operation) -> bool:
