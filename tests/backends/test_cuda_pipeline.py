@@ -81,6 +81,39 @@ CHECK-NEXT: scf.yield
     assert c.asm["ptx"].count("bar.sync") <= 6
 
 
+@wb.jit
+def mm_range_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr, S: tl.constexpr):
+    """mm_k with the K loop's own stage count: ``tl.range(..., num_stages=S)``."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK, num_stages=S):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("loop_stages,option", [(5, 2), (4, 3), (1, 3)])
+def test_loop_num_stages_overrides_the_option(arch, loop_stages, option):
+    """The loop's ``tt.num_stages`` decides its pipeline, not the launch option (Triton's
+    getNumStagesOrDefault): waits for 2 * (S - 2) groups, S (sm_90) or S - 1 (sm_80) slots,
+    and no cp.async at all for S = 1."""
+    c = _compile(mm_range_k, MM_SIG, arch, BM=64, BN=64, BK=32, S=loop_stages, num_warps=4,
+                 num_stages=option)
+    ptx, ttgir = c.asm["ptx"], c.asm["ttgir"]
+    assert f"tt.num_stages = {loop_stages}" in ttgir
+    if loop_stages == 1:
+        assert "cp.async" not in ptx and "ttg.async" not in ttgir
+        return
+    assert f"cp.async.wait_group \t{2 * (loop_stages - 2)};" in ptx
+    slots = loop_stages if arch >= 90 else loop_stages - 1
+    assert f"!ttg.memdesc<{slots}x64x32xf16" in ttgir
+
+
 @pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
 def test_matmul_pipeline_ptx(arch, stages):

@@ -248,7 +248,9 @@ def num_buffers(cands: list, stages: int) -> int:
 @dataclass
 class Pipeline(Pass):
     """The ``tritongpu-pipeline`` pass. Options: ``num_stages`` (buffers per pipelined load;
-    < 2 leaves loops alone)."""
+    < 2 leaves loops alone). A loop's own ``tt.num_stages`` attribute (``tl.range(...,
+    num_stages=S)``; 1 on the remainder loop of ``loop_unroll_factor``) takes the place of
+    the option for that loop, as Triton's ``getNumStagesOrDefault``."""
 
     name = "tritongpu-pipeline"
     num_stages: int = 3
@@ -258,16 +260,17 @@ class Pipeline(Pass):
 
     def run(self, module: Operation, ctx=None) -> None:
         self.notes = []
-        if self.num_stages < 2:
-            return
         for func in functions(module):
             for op in list(func.walk()):
                 if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
                                                 for o in op.regions[0].block.ops):
+                    stages = int(op.attributes.get("tt.num_stages", self.num_stages))
+                    if stages < 2:
+                        continue
                     if any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops):
-                        if pipeline_tma_loop(op, self.num_stages, self.notes):
+                        if pipeline_tma_loop(op, stages, self.notes):
                             continue
-                    pipeline_loop(op, self.num_stages, self.notes)
+                    pipeline_loop(op, stages, self.notes)
 
     @property
     def options(self) -> dict:
