@@ -11,40 +11,12 @@ import pytest
 
 import workbench as wb
 import workbench.language as tl
+from tests.passes.tma_reduce_kernels import reduce_k
 from workbench.tools.tensor_descriptor import TensorDescriptor
 
 pytestmark = pytest.mark.gpu
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16
-
-
-@wb.jit
-def reduce_tiles(out_desc, out_ptr, a_ptr, M, N, A_N, MB: tl.constexpr, NB: tl.constexpr,
-                 KIND: tl.constexpr):
-    """Program (i, j, r) reduces tile (i, j) of ``a`` into tile (i, j) of ``out``; every r
-    reduces the same tile."""
-    moff = tl.program_id(0) * MB
-    noff = tl.program_id(1) * NB
-    rows = moff + tl.arange(0, MB)[:, None]
-    cols = noff + tl.arange(0, NB)[None, :]
-    val = tl.load(a_ptr + rows * A_N + cols)
-    if out_desc is None:
-        desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1],
-                                         block_shape=[MB, NB])
-    else:
-        desc = out_desc
-    if KIND == "add":
-        desc.atomic_add([moff, noff], val)
-    elif KIND == "min":
-        desc.atomic_min([moff, noff], val)
-    elif KIND == "max":
-        desc.atomic_max([moff, noff], val)
-    elif KIND == "and":
-        desc.atomic_and([moff, noff], val)
-    elif KIND == "or":
-        desc.atomic_or([moff, noff], val)
-    else:
-        desc.atomic_xor([moff, noff], val)
 
 
 def _dev(a):
@@ -98,7 +70,7 @@ def test_tma_reduce_matches_numpy(kind, dtype, host, block):
     out = _random(rng, (m, n), dtype)
     dout, da = _dev(out), _dev(a)
     desc = TensorDescriptor(dout, [m, n], [n, 1], [mb, nb]) if host else None
-    k = reduce_tiles[(gm, gn, repeats)](desc, dout, da, m, n, gn * nb, MB=mb, NB=nb,
+    k = reduce_k[(gm, gn, repeats)](desc, dout, da, m, n, gn * nb, MB=mb, NB=nb,
                                         KIND=kind)
     _sync()
     assert f"cp.reduce.async.bulk.tensor.2d.global.shared::cta.{kind}" in k.asm["ptx"]
@@ -117,7 +89,7 @@ def test_integer_reduce_with_tma_off_gives_the_same_tiles(monkeypatch):
         monkeypatch.setenv("WORKBENCH_CUDA_TMA", flag)
         dout = _dev(out)
         desc = TensorDescriptor(dout, [m, n], [n, 1], [mb, nb])
-        k = reduce_tiles[(2, 2, 2)](desc, dout, _dev(a), m, n, 2 * nb, MB=mb, NB=nb,
+        k = reduce_k[(2, 2, 2)](desc, dout, _dev(a), m, n, 2 * nb, MB=mb, NB=nb,
                                     KIND="min")
         _sync()
         assert ("cp.reduce.async.bulk.tensor" in k.asm["ptx"]) == (flag == "1")

@@ -25,38 +25,11 @@ from workbench.ir.parser import parse_module
 from workbench.tools.tensor_descriptor import TensorDescriptor
 
 from .pipeline_kernels import parg
+from .tma_reduce_kernels import reduce_k
 
 PTXAS = nvidia_tools.find_tool("ptxas")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = ml_dtypes.bfloat16
-
-
-@wb.jit
-def reduce_k(out_desc, out_ptr, a_ptr, M, N, A_N, MB: tl.constexpr, NB: tl.constexpr,
-             KIND: tl.constexpr):
-    moff = tl.program_id(0) * MB
-    noff = tl.program_id(1) * NB
-    rows = moff + tl.arange(0, MB)[:, None]
-    cols = noff + tl.arange(0, NB)[None, :]
-    val = tl.load(a_ptr + rows * A_N + cols)
-    if out_desc is None:
-        desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1],
-                                         block_shape=[MB, NB])
-    else:
-        desc = out_desc
-    if KIND == "add":
-        desc.atomic_add([moff, noff], val)
-    elif KIND == "min":
-        desc.atomic_min([moff, noff], val)
-    elif KIND == "max":
-        desc.atomic_max([moff, noff], val)
-    elif KIND == "and":
-        desc.atomic_and([moff, noff], val)
-    elif KIND == "or":
-        desc.atomic_or([moff, noff], val)
-    else:
-        desc.atomic_xor([moff, noff], val)
-
 
 _SHORT = {np.float16: "fp16", BF16: "bf16", np.float32: "fp32", np.int32: "i32",
           np.uint32: "u32", np.int64: "i64", np.uint64: "u64"}
@@ -234,7 +207,7 @@ def test_16_bit_float_min_max_are_refused_without_tma(target, kind, dtype):
     msg = str(e.value)
     assert "16-bit float types require native tma support" in msg  # Triton's words
     first = msg.splitlines()[0]
-    assert "test_tma_reduce.py:" in first and "^" in msg
+    assert "tma_reduce_kernels.py:" in first and "^" in msg
     assert f"desc.atomic_{kind}([moff, noff], val)" in msg  # the user's line
 
 
