@@ -21,9 +21,9 @@ from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization, tuple_spec
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
 #: Triton launch options of other targets or of features the workbench does not model
-#: (registers per thread, cooperative grids on CUDA; AMD's waves per EU, MFMA shape,
-#: k-pack): accepted so Triton's scripts run, and without effect
-IGNORED_OPTIONS = frozenset({"maxnreg", "launch_cooperative_grid",
+#: (cooperative grids on CUDA; AMD's waves per EU, MFMA shape, k-pack): accepted so
+#: Triton's scripts run, and without effect
+IGNORED_OPTIONS = frozenset({"launch_cooperative_grid",
                              "waves_per_eu", "matrix_instr_nonkdim", "kpack"})
 
 _SIG = re.compile(r"^\s*(\*?)([a-z][a-z0-9]*)((?::\d+)*)\s*$")
