@@ -21,9 +21,10 @@ constexpr_function = _constexpr_function
 
 
 @_constexpr_function
-def cdiv(x: int, div: int) -> int:
-    """ceil(x / div) for ints: ``(x + div - 1) // div``. Raises ZeroDivisionError for div 0."""
-    return (x + div - 1) // div
+def cdiv(x: int, y: int) -> int:
+    """ceil(x / y) for ints: ``(x + y - 1) // y`` (Triton's host ``triton.cdiv(x, y)``).
+    Raises ZeroDivisionError for y 0."""
+    return (x + y - 1) // y
 
 
 @_constexpr_function

@@ -38,12 +38,13 @@ class _Utils:
     def get_device_properties(self, index=0) -> dict:
         """Properties Triton's tutorials read, asked of the CUDA driver (cuDeviceGetAttribute):
         ``multiprocessor_count``, ``max_shared_mem`` (opt-in bytes per block),
-        ``max_num_regs`` (32-bit registers per SM), ``warpSize``. On the host: the CPU's
-        cores (programs run one per core at a time) and warp size 1 (a program is one host
-        thread), with sm_90's register file (65536) and opt-in shared memory per block
-        (232448 bytes, :data:`workbench.backends.limits.ARCH_SHARED_OPTIN`): the limits
-        that go with the figures a host kernel's ``_init_handles()`` reports (its cuda:90
-        compile), so GPU occupancy arithmetic in scripts gives sm_90's answer."""
+        ``max_num_regs`` (32-bit registers per SM), ``warpSize``, and on a GPU
+        ``sm_clock_rate``, ``mem_clock_rate`` (kHz) and ``mem_bus_width`` (bits). On the
+        host: the CPU's cores (programs run one per core at a time) and warp size 1 (a
+        program is one host thread), with sm_90's register file (65536) and opt-in shared
+        memory per block (232448 bytes, :data:`workbench.backends.limits.ARCH_SHARED_OPTIN`):
+        the limits that go with the figures a host kernel's ``_init_handles()`` reports (its
+        cuda:90 compile), so GPU occupancy arithmetic in scripts gives sm_90's answer."""
         cap = _cuda_index_capability()
         if cap is None:
             from ..backends.limits import ARCH_SHARED_OPTIN
@@ -60,7 +61,10 @@ class _Utils:
                 "max_shared_mem":
                     ask(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
                 "max_num_regs": ask(attr.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
-                "warpSize": ask(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE)}
+                "warpSize": ask(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+                "sm_clock_rate": ask(attr.CU_DEVICE_ATTRIBUTE_CLOCK_RATE),  # kHz
+                "mem_clock_rate": ask(attr.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),  # kHz
+                "mem_bus_width": ask(attr.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)}
 
 
 class _ActiveDriver:

@@ -15,6 +15,7 @@ from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
+from .interface import KernelInterface, MockTensor, active_mode
 
 _read_option_env = env_reader(OPTION_ENV)
 
@@ -25,7 +26,7 @@ def interpret_enabled() -> bool:
     return env_flag("WORKBENCH_INTERPRET")
 
 
-class JITFunction:
+class JITFunction(KernelInterface):
     """A kernel recorded by ``@jit``. Launch with ``kernel[grid](*args, **kwargs)``.
 
     Attributes: ``fn`` (the Python function), ``src`` (its
@@ -46,8 +47,9 @@ class JITFunction:
 
     __workbench_jit__ = True
 
-    def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None,
-                 do_not_specialize_on_alignment=None, launch_metadata=None, repr=None):
+    def __init__(self, fn, version=None, do_not_specialize=None,
+                 do_not_specialize_on_alignment=None, debug=None, noinline=None, repr=None,
+                 launch_metadata=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
         if fn.__code__.co_filename.startswith("<"):
@@ -240,6 +242,11 @@ class JITFunction:
         if not warmup:
             meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
             grid3 = normalize_grid(grid, meta, self.fn)
+        mode = active_mode.get() if warmup else None
+        if mode is not None:  # AsyncCompileMode: the compile runs on its executor
+            return mode.submit((self, bound.spec.key(), options, str(target)),
+                               lambda: self._compile_hooked(bound.spec, options, target, True),
+                               lambda kernel: None)
         kernel = self._compile_hooked(bound.spec, options, target, warmup)
         if kernel is None:  # the jit_cache_hook asked to skip the compile
             return None
@@ -306,8 +313,9 @@ class JITFunction:
         return kernel
 
     def warmup(self, *args, grid=None, **kwargs) -> CompiledKernel:
-        """Compile for these arguments without launching (Triton's ``warmup``)."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compile for these arguments without launching (Triton's ``warmup``); torch dtypes
+        stand for arrays of that dtype (:class:`~workbench.runtime.interface.MockTensor`)."""
+        return self.run(*map(MockTensor.wrap_dtype, args), grid=grid, warmup=True, **kwargs)
 
     def __getitem__(self, grid):
         """``kernel[grid]``: a callable launching the kernel over ``grid``."""
