@@ -263,3 +263,60 @@ def test_runtime_entry_points_take_tritons_keywords(name):
     theirs = {p for p, _ in _params(get(triton, name))}
     ours = {p for p, _ in _params(get(workbench, name))}
     assert sorted(theirs - ours) == []
+
+
+@pytest.mark.parametrize("group", ["runtime", "compilation", "cache", "autotuning", "language",
+                                   "nvidia"])
+def test_every_knob_of_triton_is_a_knob_here_or_says_why_not(group):
+    import triton.knobs as theirs_mod
+
+    import workbench.knobs as ours_mod
+    theirs, ours = getattr(theirs_mod, group), getattr(ours_mod, group)
+    names = set(theirs.knob_descriptors)
+    assert sorted(names - set(ours.knob_descriptors) - set(ours._absent)) == []
+    for name in sorted(names & set(ours._absent)):
+        with pytest.raises(AttributeError, match="has no meaning in the workbench"):
+            getattr(ours, name)
+
+
+#: attributes of Triton's JITFunction left out, with the reason
+JIT_EXCLUDED = {
+    "create_binder": "Triton's argument binder factory; binding is workbench.runtime.binding",
+    "device_caches": None,  # provided
+    "hash": "Triton's memo of cache_key (None until computed); read cache_key",
+    "kernel": "Triton's unused slot (always None)",
+    "type": "Triton's frontend type of a JIT function value",
+    "used_global_vals": "filled by Triton's compile with the globals read; the workbench "
+                        "keys compiles by the globals' values instead (kernel_hash)",
+}
+
+
+def test_jit_function_offers_tritons_attributes():
+    import workbench
+
+    @triton.jit
+    def theirs(x_ptr, N: triton.language.constexpr):
+        pass
+
+    @workbench.jit
+    def ours(x_ptr, N: triton.language.constexpr):
+        pass
+
+    names = {n for n in dir(theirs) if not n.startswith("_")}
+    left_out = {n for n, why in JIT_EXCLUDED.items() if why}
+    assert sorted(names - set(dir(ours)) - left_out) == []
+    assert sorted(left_out - names) == []  # still Triton's
+    for attr in ("arg_names", "constexprs", "starting_line_number", "raw_src", "module",
+                 "is_gluon"):
+        a, b = getattr(theirs, attr), getattr(ours, attr)
+        a, b = (a(), b()) if callable(a) else (a, b)
+        if attr == "starting_line_number":  # each its own decorator's line
+            assert (a, b) == (inspect.getsourcelines(theirs.fn)[1],
+                              inspect.getsourcelines(ours.fn)[1]) and b == a + 4
+        elif attr == "raw_src":
+            assert [line.replace("ours", "x") for line in b][1:] == \
+                [line.replace("theirs", "x") for line in a][1:]
+        else:
+            assert a == b, attr
+    assert ours.parse().body[0].name == "ours" and "EXCLUDED" in ours.get_capture_scope()
+    assert len(ours.cache_key) == 64

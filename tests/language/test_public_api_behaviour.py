@@ -273,3 +273,19 @@ def test_get_sass_disassembles_a_cubin():
         disasm.get_sass(k.asm["cubin"])
     with pytest.raises(KeyError):
         disasm.get_sass(k.extra["cubin"], "no_such_kernel")
+
+
+def test_pre_run_hooks_see_each_launch_and_version_changes_the_cache_key(rng):
+    seen = []
+    jf = wb.jit(scale_kernel.fn)
+    jf.add_pre_run_hook(lambda *args, **kwargs: seen.append((len(args), sorted(kwargs))))
+    x = rng.standard_normal(40).astype(np.float32)
+    out = np.zeros_like(x)
+    for _ in range(2):
+        jf[(1,)](x, out, 40, B=64)
+    np.testing.assert_array_equal(out, x * 3)
+    assert seen == [(3, ["B"]), (3, ["B"])]
+    with pytest.raises(TypeError):
+        jf.add_pre_run_hook(3)
+    assert wb.jit(version=2)(scale_kernel.fn).cache_key != jf.cache_key
+    assert wb.jit(version=None)(scale_kernel.fn).cache_key == jf.cache_key

@@ -16,6 +16,7 @@ from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
 from .interface import KernelInterface, MockTensor, active_mode
+from .jit_info import TritonJITAttributes
 
 _read_option_env = env_reader(OPTION_ENV)
 
@@ -26,7 +27,7 @@ def interpret_enabled() -> bool:
     return env_flag("WORKBENCH_INTERPRET")
 
 
-class JITFunction(KernelInterface):
+class JITFunction(TritonJITAttributes, KernelInterface):
     """A kernel recorded by ``@jit``. Launch with ``kernel[grid](*args, **kwargs)``.
 
     Attributes: ``fn`` (the Python function), ``src`` (its
@@ -39,6 +40,9 @@ class JITFunction(KernelInterface):
     in-memory cache: (specialisation key, options, target) -> :class:`CompiledKernel`; a
     :class:`~workbench.runtime.fastpath.KernelCache`, which also holds the launch fast
     path's dict).
+
+    Triton's informational attributes and pre-run hooks (``arg_names``, ``cache_key``,
+    ``add_pre_run_hook``...) come from :class:`~workbench.runtime.jit_info.TritonJITAttributes`.
 
     A launch first tries the fast path (:class:`~workbench.runtime.fastpath.FastBinder`: a key
     from the raw arguments straight to the compiled kernel); a miss or an unusual argument
@@ -56,6 +60,7 @@ class JITFunction(KernelInterface):
             from ..frontend.source import recover_exec_source
             recover_exec_source(fn)  # a kernel made by exec(text): keep its text readable
         self.fn = fn
+        self.version = version
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.do_not_specialize_on_alignment = tuple(do_not_specialize_on_alignment or ())
         self.launch_metadata = launch_metadata
@@ -221,6 +226,10 @@ class JITFunction(KernelInterface):
         :class:`CompiledKernel`. Raises LaunchError (bad arguments, options or grid),
         CompilationError (bad kernel), OutOfBoundsError (a bad access at run time),
         ToolMissingError (the target cannot run here)."""
+        hooks = self.__dict__.get("_pre_run_hooks")
+        if hooks:  # Triton's add_pre_run_hook
+            for hook in hooks:
+                hook(*args, **kwargs)
         fast = self._fast
         hit = None
         if fast is not None and not warmup and not settings.hooks:
@@ -344,11 +353,11 @@ def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specia
     ``Options.debug``; ``noinline``: recorded for the frontend (helpers);
     ``launch_metadata``: kept on the JIT function for profiler hooks (see
     :class:`JITFunction`); ``repr``: names the compiled function (see
-    :meth:`JITFunction.kernel_name`); ``version``: accepted and ignored, as Triton does.
+    :meth:`JITFunction.kernel_name`); ``version``: recorded (part of ``cache_key``).
     Returns a :class:`JITFunction`. Nothing is read or
     compiled until the first launch."""
     def decorate(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
+        return JITFunction(f, version=version, do_not_specialize=do_not_specialize, debug=debug,
                            noinline=noinline,
                            do_not_specialize_on_alignment=do_not_specialize_on_alignment,
                            launch_metadata=launch_metadata, repr=repr)
