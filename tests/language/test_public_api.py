@@ -20,7 +20,8 @@ triton = pytest.importorskip("triton", reason="real Triton is not installed: not
 MODULES = ["", ".language", ".language.core", ".language.math", ".language.random",
            ".language.standard", ".language.extra", ".language.extra.cuda",
            ".language.extra.libdevice", ".language.extra.cuda.libdevice",
-           ".language.extra.hip", ".language.extra.hip.libdevice", ".language.target_info",
+           ".language.extra.hip", ".language.extra.hip.libdevice", ".language.extra.hip.utils",
+           ".language.target_info",
            ".testing", ".runtime", ".runtime.errors", ".runtime.autotuner", ".runtime.driver",
            ".knobs", ".tools", ".tools.tensor_descriptor", ".compiler", ".compiler.errors",
            ".errors"]
@@ -42,6 +43,8 @@ EXCLUDED: dict = {
              ".language.extra.cuda.libdevice", "core"),
     **_group("a module Triton's file imports for its own use, not API",
              ".language.extra.hip.libdevice", "core"),
+    **_group("a module Triton's file imports for its own use, not API",
+             ".language.extra.hip.utils", "core"),
     **_group("a module Triton's file imports for its own use, not API", ".testing",
              "runtime tl"),
     **_group("Triton's typing helper and builtin marker, not language API", ".language.core",
