@@ -323,3 +323,17 @@ def test_jit_function_offers_tritons_attributes():
             assert a == b, attr
     assert ours.parse().body[0].name == "ours" and "EXCLUDED" in ours.get_capture_scope()
     assert len(ours.cache_key) == 64
+
+
+def test_active_driver_offers_tritons_cuda_driver_methods():
+    from triton.backends.driver import GPUDriver
+    from triton.backends.nvidia.driver import CudaDriver
+
+    import workbench
+    active = workbench.runtime.driver.active
+    wanted = {n for n in dir(CudaDriver) if not n.startswith("_")} | \
+        {"get_current_device", "set_current_device", "get_current_stream", "utils"}
+    left_out = {"assemble_tensormap_to_arg": "Triton's TMA plumbing, a no-op there too",
+                "map_python_to_cpp_type": "Triton's C launcher generator"}
+    assert sorted(wanted - set(dir(active)) - set(left_out)) == []
+    assert sorted(set(left_out) - set(dir(CudaDriver)) - set(dir(GPUDriver))) == []

@@ -307,3 +307,20 @@ def test_mock_tensor_warmup_compiles_for_the_gpu():
     out = torch.empty_like(x)
     jf[(1,)](x, out, 64, B=64)
     assert torch.equal(out, x * 3) and len(jf.cache) == 1  # the warmed-up kernel was used
+
+
+def test_active_driver_answers_on_the_host(rng):
+    active = wb.runtime.driver.active
+    if active.get_current_target().backend == "cuda":
+        pytest.skip("a CUDA device is active: torch.cuda answers there")
+    dev = active.get_device_interface()
+    dev.synchronize()
+    assert (dev.current_device(), dev.device_count(), active.get_current_stream()) == (0, 1, 0)
+    with pytest.raises(ValueError):
+        active.set_current_device(1)
+    cache = active.get_empty_cache_for_benchmark()
+    cache[rng.integers(0, cache.size, 8)] = 5
+    active.clear_cache(cache)
+    assert cache.nbytes == 256 << 20 and not cache.any()
+    bench = active.get_benchmarker()
+    assert bench is wb.testing.do_bench and bench(lambda: None, rep=2) >= 0

@@ -92,6 +92,77 @@ class _ActiveDriver:
         """The device index (0; the workbench launches on device 0 unless arrays say else)."""
         return 0
 
+    def set_current_device(self, device) -> None:
+        """Make ``device`` current: torch's ``cuda.set_device`` on a GPU; on the host only
+        device 0 exists (ValueError for another)."""
+        if _cuda_index_capability():
+            import torch
+            torch.cuda.set_device(device)
+        elif int(getattr(device, "index", device) or 0) != 0:
+            raise ValueError(f"the host has one device (0), not {device!r}")
+
+    def get_current_stream(self, device=None) -> int:
+        """The raw CUDA stream handle torch launches on (0 on the host)."""
+        if _cuda_index_capability():
+            import torch
+            return int(torch.cuda.current_stream(device).cuda_stream)
+        return 0
+
+    def get_device_interface(self):
+        """``torch.cuda`` on a GPU (Triton's answer); on the host a stand-in with the calls
+        benchmark scripts make (``synchronize``, ``current_device``, ``device_count``)."""
+        if _cuda_index_capability():
+            import torch
+            return torch.cuda
+        return _HostDevice()
+
+    def get_benchmarker(self):
+        """The timing function ``autotune`` uses: :func:`workbench.runtime.bench.do_bench`."""
+        from .bench import do_bench
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self):
+        """A 256 MB buffer whose zeroing (:meth:`clear_cache`) evicts the inputs from the
+        caches between timed runs, as Triton's: a torch int32 tensor on the GPU, a numpy
+        array on the host."""
+        words = 256 * 1024 * 1024 // 4
+        if _cuda_index_capability():
+            import torch
+            return torch.empty(words, dtype=torch.int, device="cuda")
+        import numpy as np
+        return np.empty(words, np.int32)
+
+    def clear_cache(self, cache) -> None:
+        """Zero the buffer of :meth:`get_empty_cache_for_benchmark`."""
+        if hasattr(cache, "zero_"):
+            cache.zero_()
+        else:
+            cache.fill(0)
+
+    def is_active(self) -> bool:
+        return True
+
+
+class _HostDevice:
+    """What ``get_device_interface()`` gives on the host: one device, launches that finish
+    before they return (so ``synchronize`` has nothing to wait for)."""
+
+    @staticmethod
+    def synchronize(device=None) -> None:
+        return None
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def device_count() -> int:
+        return 1
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
 
 class _Driver:
     """``driver.active`` (Triton's ``triton.runtime.driver``)."""
