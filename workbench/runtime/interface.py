@@ -85,8 +85,8 @@ class FutureKernel:
     it and returns the compiled kernel (``ignore_errors=True``: None when the compile
     raised, instead of raising)."""
 
-    def __init__(self, finalize: Callable, future: Future):
-        self.finalize_compile = finalize
+    def __init__(self, finalize_compile: Callable, future: Future):
+        self.finalize_compile = finalize_compile
         self.future = future
         self.kernel = None
 
