@@ -280,6 +280,12 @@ language = language_knobs()
 nvidia = nvidia_knobs()
 workbench = workbench_knobs()
 
+def refresh_knobs() -> None:
+    """Triton re-reads its environment variables here; the workbench's knobs read the
+    environment each time they are asked (:mod:`workbench.config`), so there is nothing to
+    refresh."""
+
+
 _ABSENT_SETS = {"amd": "the workbench has no AMD backend",
                 "proton": "the workbench has no profiler (Triton's proton)",
                 "build": "the workbench builds no C launcher",
