@@ -91,6 +91,20 @@ def shift_carried(loop, chains: dict, ahead: dict) -> None:
                 op.erase()
 
 
+def issue_point(body) -> Operation:
+    """The op the prefetch copies of a wgmma loop go before, as Triton's schedule orders the
+    body (``ScheduleLoops.cpp``): first every other op in program order, then the loads'
+    cluster, then the ``scf.if`` ops no other op depends on (a fused nest's epilogue). Moves
+    such result-less ``scf.if`` ops of ``body`` to its end and returns the first of them, or
+    the terminator."""
+    term = body.terminator
+    ifs = [op for op in body.ops if op.name == "scf.if" and not any(r.uses for r in op.results)]
+    for op in ifs:
+        body.ops.remove(op)
+        body.insert_before(term, op)
+    return ifs[0] if ifs else term
+
+
 def dce_block(block) -> None:
     """Erase the pure, region-free ops of ``block`` whose results are unused, repeatedly."""
     changed = True
@@ -104,4 +118,4 @@ def dce_block(block) -> None:
 
 
 __all__ = ["advance_chains", "ahead_pointers", "binop_before", "clone_before",
-           "const_before", "dce_block", "shift_carried"]
+           "const_before", "dce_block", "issue_point", "shift_carried"]

@@ -27,11 +27,11 @@ loop-invariant values and of integers advanced by a loop-invariant step) becomes
     ttng.warp_group_dot_wait {pendings = 0}; ttng.inval_barrier %bar[s]  // s = 0 .. S-1
 
 Slot ``(i + S - 1) % S`` is ``(i - 1) % S``: the prefetch refills the slot the previous
-iteration's wgmma read, after the wait that finished it (the wgmma is asynchronous as in
-:mod:`.pipeline_wgmma`; when it cannot be, the prefetch goes at the top of the body, the
-previous iteration's synchronous wgmma being done). Barrier ``s`` completes once per use of
-slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The copies of
-iterations past the end are predicated off (no bytes, no arrival; nothing waits for them).
+iteration's wgmma read, at the end of the body (before a fused nest's epilogue ``scf.if``),
+after the wait that finished it (:func:`.pipeline_wgmma.launch_async_dots`, run by the pass
+afterwards, makes the wgmma asynchronous and places that wait). Barrier ``s`` completes
+once per use of slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The
+copies of iterations past the end are predicated off (no bytes, no arrival; nothing waits for them).
 In a loop nest fused by ``tritongpu-fuse-nested-loops`` the coordinates are functions of the
 fused induction variable, so the copies of the next tile's first K steps are issued during
 the current tile's last ones; the accumulator the loop carries is then ``select(%last,
@@ -56,8 +56,8 @@ from .pipeline_common import binop_before as _binop
 from .pipeline_common import clone_before as _clone
 from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
+from .pipeline_common import issue_point
 from .pipeline_common import shift_carried as _shift_carried
-from .pipeline_wgmma import drain_after, find_async_dot, make_async
 from .values import block_of, defining_op
 
 #: the encoding of Triton's mbarrier arrays (``#ttg.swizzled_shared`` vec 1, order [0])
@@ -210,7 +210,6 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
-    async_dot = find_async_dot(body, cands)
     bufs, bars = _allocs(loop, cands, stages)
     chains = _advance_chains(loop, cands, stages)
     for s in range(stages - 1):  # prologue: iteration s into slot s
@@ -236,17 +235,14 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
                                                    _const(first, stages - 1)))
     pred = _binop(first, "arith.cmpi", ahead, ub, i1)
     defining_op(pred).attributes["predicate"] = "slt"
-    issue_at = make_async(async_dot) if async_dot is not None else first
+    issue_at = issue_point(body)
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     _issue(cands, bufs, bars, mapping, wr, pred, issue_at, loop.loc)
     for c, buf in zip(cands, bufs, strict=True):
         _read_slot(c, buf, rd)
-    if async_dot is not None:
-        drain_after(loop)
     after = block_of(loop).ops[block_of(loop).ops.index(loop) + 1:]
-    anchor = after[1] if async_dot is not None and len(after) > 1 else \
-        (after[0] if after else None)
+    anchor = after[0] if after else None
     _inval_all(loop, bars, stages, anchor)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
@@ -254,8 +250,8 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
 
 
 def _inval_all(loop: Operation, bars: Value, stages: int, anchor) -> None:
-    """``ttng.inval_barrier`` of every barrier before ``anchor`` (the op after the loop and
-    its wgmma drain)."""
+    """``ttng.inval_barrier`` of every barrier before ``anchor`` (the op after the loop; the
+    wgmma drain, added later, goes before them)."""
     blk = block_of(loop)
     if anchor is None:
         return

@@ -55,7 +55,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ...ir.types import TensorType
+from ...ir.types import MemDescType, TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .elementwise import fusion_flags
 from .smem_access import shared_address, smem_base
@@ -355,10 +355,13 @@ def lower_warp_group_dot(kl, op) -> None:
 
 def lower_wait(kl, op) -> None:
     """``ttng.warp_group_dot_wait %acc... {pendings}``: ``wgmma.wait_group.sync.aligned
-    pendings``; the results are the inputs' registers, read only after the wait."""
-    regs, sizes = [], []
+    pendings``; the tensor results are the inputs' registers, read only after the wait. A
+    shared-memory operand (listed so its buffer stays live until the wait) passes through
+    as it is."""
+    regs: list = []
+    sizes: list = []
     for v in op.operands:
-        r = kl.get(v)
+        r = [] if isinstance(v.type, MemDescType) else kl.get(v)
         regs.extend(r)
         sizes.append(len(r))
     if any(x.type not in (F32, I32, F16) for x in regs):
@@ -366,7 +369,10 @@ def lower_wait(kl, op) -> None:
                                op.loc)
     done = wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
-    for res, k in zip(op.results, sizes, strict=True):
+    for v, res, k in zip(op.operands, op.results, sizes, strict=True):
+        if isinstance(v.type, MemDescType):
+            kl.set(res, kl.get(v))
+            continue
         kl.set(res, done[i:i + k])
         i += k
 
