@@ -336,6 +336,27 @@ def test_attention_head_dims_and_causal_gpu(d, bm, bn, nw, causal):
     np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("stages", [2, 4])
+@pytest.mark.parametrize("d,bm,bn,nw", [(64, 64, 32, 4), (128, 128, 64, 8)])
+def test_attention_pipeline_depths_gpu(d, bm, bn, nw, stages, causal):
+    """Both wgmma of the loop asynchronous (P @ V in flight into the next iteration) with
+    fewer and more stages than the default; 1, 2 and many iterations per program."""
+    torch = pytest.importorskip("torch")
+    z, n_ctx = 2, 512
+    q, k, v = (torch.randn(z, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    kern = attention_causal_fwd_kernel if causal else attention_fwd_kernel
+    kern[(n_ctx // bm, z)](q, k, v, o, d ** -0.5, n_ctx, D=d, BM=bm, BN=bn, num_warps=nw,
+                           num_stages=stages)
+    torch.cuda.synchronize()
+    want = _attention_ref(*(t.cpu().numpy() for t in (q, k, v)), d ** -0.5, causal)
+    got = o.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
+
+
 def test_gpu_cases_fit_shared_memory():
     """The GPU cases above compile for cuda:90 with wgmma and fit the 227 KB a block may use."""
     for _m, _n, _k, bm, bn, bk, nw, stages in _GPU_CASES:
