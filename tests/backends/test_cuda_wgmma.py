@@ -200,10 +200,13 @@ def test_attention_uses_wgmma_for_both_dots():
                      ttgir)
     assert not re.search(r"ttg\.local_alloc %\w+ .*: \(tensor<64x64xf16, #mma>\)", ttgir)
     ptx = c.asm["ptx"]
-    # Q @ K^T: both from shared memory, K^T K-major (imm-trans-b 0); P @ V: A in four
-    # registers, V N-major (imm-trans-b 1)
+    # Q @ K^T: both from shared memory, K^T K-major (imm-trans-b 0), its zero accumulator not
+    # read by the first instruction (scale-d 0, as Triton's); P @ V: A in four registers, V
+    # N-major (imm-trans-b 1)
+    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, 0, 1, 1, 0, 0;",
+                          ptx)) == 1
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;",
-                          ptx)) == 4
+                          ptx)) == 3
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{%r\d+,%r\d+,%r\d+,%r\d+\}, "
                           r"%rd\d+, p, 1, 1, 1;", ptx)) == 4
     if PTXAS:

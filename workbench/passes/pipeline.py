@@ -55,12 +55,12 @@ Loads of a dot's operands that cannot be pipelined are named, with the reason, i
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
 
 **Hopper.** When a ``ttng.warp_group_dot`` reads a pipelined buffer, the copies of iteration
-``i + S - 1`` go at the end of the body (before a trailing ``scf.if``, a fused nest's
-epilogue), after every dot, as Triton's schedule orders them (``ScheduleLoops.cpp``: the
-loads' stage is the last cluster of the body): they refill slot ``(i - 1) % S``, which only
-the wgmma groups of iteration ``i - 1`` read. :func:`.pipeline_wgmma.launch_async_dots`
-(run afterwards on every loop with a wgmma, pipelined or not, as Triton runs
-``asyncLaunchDots``) makes the dots asynchronous and places the
+``i + S - 1`` go at the end of the body, after every dot (an ``scf.if`` no op uses, a fused
+nest's epilogue, moves after them), as Triton's schedule orders them (``ScheduleLoops.cpp``:
+the loads' cluster comes after the others, the epilogue's last): they refill slot
+``(i - 1) % S``, which only the wgmma groups of iteration ``i - 1`` read.
+:func:`.pipeline_wgmma.launch_async_dots` (run afterwards on every loop with a wgmma,
+pipelined or not, as Triton runs ``asyncLaunchDots``) makes the dots asynchronous and places the
 ``ttng.warp_group_dot_wait`` ops that finish those groups before the copies: ``{pendings =
 1}`` after a K loop's one dot, ``{pendings = 0}`` after attention's first dot (which also
 finishes the previous iteration's second one), and ``{pendings = 0}`` after the loop.

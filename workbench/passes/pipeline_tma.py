@@ -30,7 +30,7 @@ loop-invariant values and of integers advanced by a loop-invariant step) becomes
     ttng.warp_group_dot_wait {pendings = 0}; ttng.inval_barrier %bar[s]  // s = 0 .. S-1
 
 Slot ``(i + S - 1) % S`` is ``(i - 1) % S``: the prefetch refills the slot the previous
-iteration's wgmma read, at the end of the body (before a fused nest's epilogue ``scf.if``),
+iteration's wgmma read, at the end of the body (a fused nest's epilogue ``scf.if`` after it),
 after the wait that finished it (:func:`.pipeline_wgmma.launch_async_dots`, run by the pass
 afterwards, makes the wgmma asynchronous and places that wait). Barrier ``s`` completes
 once per use of slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The
