@@ -220,9 +220,10 @@ def _allocs(loop: Operation, cands: list, groups: list, stages: int) -> tuple:
 
 
 def _read_slot(c: TmaCandidate, buf: Value, rd: Value) -> None:
-    """Point the alloc's readers at slot ``rd`` of ``buf`` and drop the load and the alloc
-    (a ``memdesc_trans`` view becomes a view of a mutable buffer)."""
-    slot = _index(buf, rd, c.alloc, c.alloc.loc)
+    """Point the alloc's readers at slot ``rd`` of ``buf`` (indexed where the load was, as
+    Triton places the extract) and drop the load and the alloc (a ``memdesc_trans`` view
+    becomes a view of a mutable buffer)."""
+    slot = _index(buf, rd, c.load, c.alloc.loc)
     c.alloc.result.replace_all_uses_with(slot)
     for u, _ in slot.uses:
         if u.name == "ttg.memdesc_trans":
