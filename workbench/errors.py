@@ -210,6 +210,12 @@ class LaunchOptionError(LaunchError, AssertionError):
     ``AssertionError``, which Triton's backends raise from their options' checks."""
 
 
+class TargetOptionError(LaunchError, ValueError):
+    """A launch option the target cannot honour (``num_ctas > 1`` before sm_90, an ``arch``
+    the CUDA backend does not compile for); also a ``ValueError``, which Triton's CUDA
+    backend raises there (``parse_options``)."""
+
+
 class ArgumentOverflowError(LaunchError, OverflowError):
     """An integer argument outside the range of its parameter's type (an unannotated int
     must fit int64 or uint64); also an ``OverflowError``, which Triton raises there."""

@@ -1,7 +1,8 @@
 """A pytest plugin the runner loads (``-p suite_plugin``): keeps every Nth collected case
 (``SUITE_EVERY``, ``SUITE_OFFSET``), or the node ids listed one a line in the file
 ``SUITE_IDS`` names, and writes one JSON line per case to ``SUITE_OUT``:
-node id, test function, outcome, and for failures the exception type and first line."""
+node id, test function, outcome, seconds the phase took, and for failures the exception
+type and first line."""
 from __future__ import annotations
 
 import json
@@ -81,7 +82,8 @@ def pytest_runtest_logreport(report):
         func = report.nodeid.split("::")[-1].split("[")[0]
         with open(path, "a") as f:
             f.write(json.dumps({"id": report.nodeid, "func": func, "outcome": outcome,
-                                "kind": kind, "msg": msg}) + "\n")
+                                "kind": kind, "msg": msg,
+                                "seconds": round(report.duration, 3)}) + "\n")
 
 
 def pytest_collectreport(report):

@@ -87,13 +87,13 @@ from ..ir.core import Operation, Value, functions
 from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_common import add_iter_arg, increment_modulo, issue_point
 from .pipeline_common import advance_chains as _advance_chains
 from .pipeline_common import ahead_pointers as _ahead_pointers
 from .pipeline_common import binop_before as _binop
 from .pipeline_common import clone_before as _clone
 from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
-from .pipeline_common import issue_point
 from .pipeline_common import shift_carried as _shift_carried
 from .pipeline_tma import pipeline_tma_loop
 from .pipeline_wgmma import launch_async_dots
@@ -171,29 +171,37 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
         for c, buf, toks in zip(cands, bufs, tokens, strict=True):  # a group per operand
             toks.append(_issue(c, buf, mapping, slot, pred, loop, loop.loc))
+    # the buffer slots written and read are loop-carried i32 indices that wrap at nbuf, as
+    # Triton carries them: the write index starts at the prologue's last slot, the read
+    # index at -1 (each is advanced before use)
+    ins_arg = add_iter_arg(loop, _const(loop, (stages - 2) % nbuf))
+    ext_arg = add_iter_arg(loop, _const(loop, -1))
     # the loop carries every operand's S - 1 tokens of the groups in flight (Triton's form)
     carried = [[add_iter_arg(loop, t) for t in toks] for toks in tokens]
-    # steady state, at the top of the body: prefetch iteration i + S - 1
+    # steady state, at the top of the body: prefetch iteration i + S - 1 if it exists,
+    # i.e. iv < ub - (S - 1) * step
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
-    i = _binop(first, "arith.divsi", _binop(first, "arith.subi", iv, lb), step)
-    n_st = _const(first, nbuf)
-    rd = _binop(first, "arith.remsi", i, n_st)
-    wr = _binop(first, "arith.remsi", _binop(first, "arith.addi", i, _const(first, stages - 1)),
-                n_st)
-    ahead = _binop(first, "arith.addi", iv, _binop(first, "arith.muli", step,
-                                                   _const(first, stages - 1)))
-    pred = _binop(first, "arith.cmpi", ahead, ub, i1)
+    last = _binop(first, "arith.subi", ub, _binop(first, "arith.muli", step,
+                                                 _const(first, stages - 1)))
+    pred = _binop(first, "arith.cmpi", iv, last, i1)
     defining_op(pred).attributes["predicate"] = "slt"
+    rd = increment_modulo(first, ext_arg, nbuf)
     wait = Operation("ttg.async_wait", [args[0] for args in carried], [async_token],
                      {"num": (stages - 2) * len(cands)}, loc=loop.loc)
     wait.result.name = cands[0].load.result.name
     body.insert_before(first, wait)
     issue_at = issue_point(body) if nbuf == stages else body.terminator
+    assert issue_at is not None
+    wr = increment_modulo(issue_at, ins_arg, nbuf)
+    ahead = _binop(issue_at, "arith.addi", iv, _binop(issue_at, "arith.muli", step,
+                                                      _const(issue_at, stages - 1)))
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     yield_op = body.terminator
     assert yield_op is not None and yield_op.name == "scf.yield"
+    yield_op.add_operand(wr)
+    yield_op.add_operand(rd)
     for c, buf, args in zip(cands, bufs, carried, strict=True):
         new = _issue(c, buf, mapping, wr, pred, issue_at, loop.loc)
         for v in args[1:] + [new]:
@@ -234,15 +242,6 @@ def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
             u.add_operand(token)
     c.alloc.erase()
     c.load.erase()
-
-
-def add_iter_arg(loop: Operation, init: Value) -> Value:
-    """Append an iter arg to the ``scf.for`` ``loop``, initialised to ``init`` (a new operand,
-    body argument and result of ``init``'s type). Returns the body argument; the caller
-    appends the value yielded for it to the body's ``scf.yield``."""
-    loop.add_operand(init)
-    loop.results.append(Value(init.type, loop, len(loop.results)))
-    return loop.regions[0].block.add_arg(init.type, init.name)
 
 
 def num_buffers(cands: list, stages: int) -> int:

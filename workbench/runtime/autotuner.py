@@ -45,8 +45,8 @@ def _dtype_text(dt) -> str:
 class Config:
     """One autotuning configuration (Triton's ``triton.Config``): ``kwargs`` (meta-parameter
     name -> value, passed as constexprs), ``num_warps``, ``num_stages``, ``num_ctas`` (each
-    program runs on one CTA here; see Options), ``maxnreg`` (recorded), ``pre_hook`` (called
-    with the full argument dict before each launch with this config)."""
+    program runs on one CTA here; see Options), ``maxnreg`` (CUDA registers per thread),
+    ``pre_hook`` (called with the full argument dict before each launch with this config)."""
 
     def __init__(self, kwargs, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
                  maxnreg=None, pre_hook=None):
@@ -59,10 +59,13 @@ class Config:
 
     def all_kwargs(self) -> dict:
         """The keyword arguments a launch with this config gets (meta-parameters and the
-        compile options ``num_warps``, ``num_stages``; ``num_ctas`` when not 1)."""
+        compile options ``num_warps``, ``num_stages``; ``num_ctas`` when not 1; ``maxnreg``
+        when set)."""
         out = dict(self.kwargs, num_warps=self.num_warps, num_stages=self.num_stages)
         if self.num_ctas != 1:
             out["num_ctas"] = self.num_ctas
+        if self.maxnreg is not None:
+            out["maxnreg"] = self.maxnreg
         return out
 
     def __repr__(self) -> str:
