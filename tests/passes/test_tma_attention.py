@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+import workbench.language as tl
 from tests.passes.pipeline_kernels import parg
 from tests.passes.tma_attention_kernels import attention_ref, tma_attention_k
 from workbench.backends.interp.compiler import compile_function
@@ -89,3 +90,36 @@ def test_interpreter_runs_the_pipelined_ttgir(causal, warps, stages, d, bm, bn, 
     _run(module, q, k, v, o, scale, n, bm)
     want = attention_ref(q, k, v, scale, causal)
     np.testing.assert_allclose(o.astype(np.float64), want, atol=2e-2, rtol=2e-2)
+
+
+@wb.jit
+def carried_offset_mm(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr):
+    """A TMA K loop whose offset is carried and advanced by a constant (tutorial 06's
+    ``offsetk_y += BLOCK_N``): the prefetch offset ``+ (S - 1) * BK`` is one constant."""
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    off = 0
+    for _ in range(0, K, BK):
+        acc = tl.dot(a_desc.load([0, off]), b_desc.load([off, 0]), acc)
+        off += BK
+    c_desc.store([0, 0], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_carried_offset_with_a_constant_step_is_pipelined(stages):
+    m, n, k = 64, 64, 160
+    a_np = np.random.default_rng().standard_normal((m, k)).astype(np.float16)
+    b_np = np.random.default_rng().standard_normal((k, n)).astype(np.float16)
+    descs = [TensorDescriptor.from_tensor(np.zeros(s, np.float16), blk) for s, blk in
+             (((m, k), [m, 32]), ((k, n), [32, n]), ((m, n), [m, n]))]
+    c = wb.compile(carried_offset_mm, *descs, k, BM=m, BN=n, BK=32, target="cuda:90",
+                   num_warps=4, num_stages=stages)
+    text = c.asm["ttgir"]
+    body = text[text.index("scf.for"):text.index("scf.yield")]
+    assert "ttng.async_tma_copy_global_to_local" in body and "ttng.wait_barrier" in body
+    module = parse_module(text)
+    out = np.full((m, n), np.nan, np.float16)
+    args = [parg(a_np), m, k, k, 1, parg(b_np), k, n, n, 1, parg(out), m, n, n, 1, k]
+    Launcher(compile_function(functions(module)[0], module))((1, 1, 1), args)
+    want = a_np.astype(np.float64) @ b_np.astype(np.float64)
+    np.testing.assert_allclose(out.astype(np.float64), want, atol=5e-2, rtol=1e-2)

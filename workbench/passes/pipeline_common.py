@@ -127,7 +127,10 @@ def shift_carried(loop, chains: dict, ahead: dict) -> None:
         off = p.defining_op.operands[1].defining_op
         p.defining_op.erase()
         loop.set_operand(3 + a.index - 1, ptrs[-1])
-        for op in (off, off.operands[1].defining_op):
+        # ``(S - 1) * inc`` and ``S - 1``, unless they were folded into one constant
+        dead = [off] + ([off.operands[1].defining_op] if off is not None and
+                        len(off.operands) > 1 else [])
+        for op in dead:
             if op is not None and not op.result.uses:
                 op.erase()
 
