@@ -3,7 +3,8 @@ the pipelined loop gives K and V an mbarrier array each, waited for where each l
 Triton 3.6 groups TMA loads (``createTMABarrierAndWait``); both wgmma asynchronous, the first
 waited for at once, the copies of the next tiles after both dots. The interpreter (which
 models mbarrier phases and raises on a wait that could never complete) runs the pipelined
-ttgir against numpy, causal and not, for 2-4 stages."""
+ttgir against numpy, causal and not, for 2-4 stages; so does it for a TMA K loop whose
+offset is carried and advanced by a constant."""
 from __future__ import annotations
 
 import re
