@@ -37,8 +37,8 @@ The ``!ttg.async.token`` values are threaded as Triton 3.6 threads them (``Lower
 ``createAsyncCopy``): the loop carries, per operand, the tokens of its ``S - 1`` groups in
 flight, oldest first, so Triton's own parser reads the text.
 
-With ``B = S`` the copies go at the top of the body instead (they refill slot ``(i - 1) % S``,
-read in the previous iteration), after the one barrier.
+With ``B = S`` (wgmma) the copies refill slot ``(i - 1) % S``, read in the previous
+iteration (see Hopper below).
 
 Loop-carried pointers (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, an iter arg
 ``%p`` yielded as ``tt.addptr %p, %inc`` with ``%inc`` loop invariant): the prologue computes
@@ -54,16 +54,20 @@ that nothing reads).
 Loads of a dot's operands that cannot be pipelined are named, with the reason, in
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
 
-**Hopper, asynchronous wgmma.** When the body's only dot is a ``ttng.warp_group_dot`` whose
-operands are both pipelined buffers and whose accumulator is carried from one iteration to the
-next, the dot is made asynchronous (``isAsync = true``) and followed by
-``ttng.warp_group_dot_wait {pendings = 1}`` (Triton 3.6's form; PTX ISA 9.7.15.7
-``wgmma.wait_group``): the wgmma group of iteration ``i`` stays in flight while the loop goes
-on, the one of ``i - 1`` is finished. The prefetch of iteration ``i + S - 1`` is then issued
-after that wait (it overwrites slot ``(i - 1) % S``, which only the finished group read), and
-after the loop ``warp_group_dot_wait {pendings = 0}`` drains the last group.
-:mod:`.insert_barriers` puts a ``gpu.barrier`` between the wait and the copies (every warp
-group's reads of the slot are done) in addition to the one after ``async_wait``.
+**Hopper.** When a ``ttng.warp_group_dot`` reads a pipelined buffer, the copies of iteration
+``i + S - 1`` go at the end of the body, after every dot (an ``scf.if`` no op uses, a fused
+nest's epilogue, moves after them), as Triton's schedule orders them (``ScheduleLoops.cpp``:
+the loads' cluster comes after the others, the epilogue's last): they refill slot
+``(i - 1) % S``, which only the wgmma groups of iteration ``i - 1`` read.
+:func:`.pipeline_wgmma.launch_async_dots` (run afterwards on every loop with a wgmma,
+pipelined or not, as Triton runs ``asyncLaunchDots``) makes the dots asynchronous and places the
+``ttng.warp_group_dot_wait`` ops that finish those groups before the copies: ``{pendings =
+1}`` after a K loop's one dot, ``{pendings = 0}`` after attention's first dot (which also
+finishes the previous iteration's second one), and ``{pendings = 0}`` after the loop.
+A slot read by wgmma is indexed once, where its ``tt.load`` was (Triton's place for the
+extract), a slot read by ``ttg.local_load`` right before each read.
+:mod:`.insert_barriers` puts a ``gpu.barrier`` before the copies where a warp group may still
+read the slot, in addition to the one after ``async_wait``.
 
 The ``gpu.barrier`` ops are placed by :mod:`.insert_barriers` (run after this pass). The
 copies are masked off past the last iteration, so nothing is left in flight but zero-fills
@@ -83,7 +87,7 @@ from ..ir.core import Operation, Value, functions
 from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
-from .pipeline_common import add_iter_arg, increment_modulo
+from .pipeline_common import add_iter_arg, increment_modulo, issue_point
 from .pipeline_common import advance_chains as _advance_chains
 from .pipeline_common import ahead_pointers as _ahead_pointers
 from .pipeline_common import binop_before as _binop
@@ -92,7 +96,7 @@ from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
 from .pipeline_common import shift_carried as _shift_carried
 from .pipeline_tma import pipeline_tma_loop
-from .pipeline_wgmma import drain_after, find_async_dot, make_async
+from .pipeline_wgmma import launch_async_dots
 from .values import block_of, defining_op, shaped_type
 
 
@@ -146,7 +150,6 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
-    async_dot = find_async_dot(body, cands)
     nbuf = num_buffers(cands, stages)
     bufs = []
     for c in cands:
@@ -188,11 +191,8 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
                      {"num": (stages - 2) * len(cands)}, loc=loop.loc)
     wait.result.name = cands[0].load.result.name
     body.insert_before(first, wait)
-    issue_at = first
-    if async_dot is not None:
-        issue_at = make_async(async_dot)
-    elif nbuf < stages and body.terminator is not None:  # the prefetch refills the slot
-        issue_at = body.terminator                           # read this iteration: after it
+    issue_at = issue_point(body) if nbuf == stages else body.terminator
+    assert issue_at is not None
     wr = increment_modulo(issue_at, ins_arg, nbuf)
     ahead = _binop(issue_at, "arith.addi", iv, _binop(issue_at, "arith.muli", step,
                                                       _const(issue_at, stages - 1)))
@@ -211,8 +211,6 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     blk = block_of(loop)
     blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [async_token],
                                                   {"num": 0}, loc=loop.loc))
-    if async_dot is not None:
-        drain_after(loop)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
@@ -220,8 +218,19 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
 
 def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
     """Point the users of ``c``'s single buffer at slot ``rd`` of the multi-buffer ``buf``
-    (a ``local_load`` also names the wait's ``token``) and drop the original load."""
+    (a ``local_load`` also names the wait's ``token``) and drop the original load. Slots
+    read by wgmma (no ``local_load``) are indexed once, where the load was (Triton's place
+    for the extract)."""
     t = shaped_type(c.alloc.result)
+    if not any(u.name == "ttg.local_load" for u in c.users):
+        idx = Operation("ttg.memdesc_index", [buf, rd],
+                        [MemDescType(tuple(t.shape), t.element, t.encoding, True)],
+                        loc=c.alloc.loc)
+        block_of(c.load).insert_before(c.load, idx)
+        c.alloc.result.replace_all_uses_with(idx.result)
+        c.alloc.erase()
+        c.load.erase()
+        return
     for u in c.users:
         idx = Operation("ttg.memdesc_index", [buf, rd],
                         [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=u.loc)
@@ -266,10 +275,13 @@ class Pipeline(Pass):
                     stages = int(op.attributes.get("tt.num_stages", self.num_stages))
                     if stages < 2:
                         continue
-                    if any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops):
-                        if pipeline_tma_loop(op, stages, self.notes):
-                            continue
-                    pipeline_loop(op, stages, self.notes)
+                    if not any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops)\
+                            or not pipeline_tma_loop(op, stages, self.notes):
+                        pipeline_loop(op, stages, self.notes)
+            for op in list(func.walk()):  # Triton's asyncLaunchDots, on every loop
+                if op.name == "scf.for" and \
+                        int(op.attributes.get("tt.num_stages", self.num_stages)) >= 1:
+                    launch_async_dots(op)
 
     @property
     def options(self) -> dict:

@@ -127,9 +127,26 @@ def shift_carried(loop, chains: dict, ahead: dict) -> None:
         off = p.defining_op.operands[1].defining_op
         p.defining_op.erase()
         loop.set_operand(3 + a.index - 1, ptrs[-1])
-        for op in (off, off.operands[1].defining_op):
+        # ``(S - 1) * inc`` and ``S - 1``, unless they were folded into one constant
+        dead = [off] + ([off.operands[1].defining_op] if off is not None and
+                        len(off.operands) > 1 else [])
+        for op in dead:
             if op is not None and not op.result.uses:
                 op.erase()
+
+
+def issue_point(body) -> Operation:
+    """The op the prefetch copies of a wgmma loop go before, as Triton's schedule orders the
+    body (``ScheduleLoops.cpp``): first every other op in program order, then the loads'
+    cluster, then the ``scf.if`` ops no other op depends on (a fused nest's epilogue). Moves
+    such result-less ``scf.if`` ops of ``body`` to its end and returns the first of them, or
+    the terminator."""
+    term = body.terminator
+    ifs = [op for op in body.ops if op.name == "scf.if" and not any(r.uses for r in op.results)]
+    for op in ifs:
+        body.ops.remove(op)
+        body.insert_before(term, op)
+    return ifs[0] if ifs else term
 
 
 def dce_block(block) -> None:
@@ -145,4 +162,4 @@ def dce_block(block) -> None:
 
 
 __all__ = ["advance_chains", "ahead_pointers", "binop_before", "clone_before",
-           "const_before", "dce_block", "shift_carried"]
+           "const_before", "dce_block", "issue_point", "shift_carried"]

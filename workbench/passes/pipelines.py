@@ -12,6 +12,7 @@ from .accelerate_matmul import AccelerateMatmul
 from .allocate_shared import AllocateShared
 from .canonicalize import Canonicalize
 from .coalesce import Coalesce
+from .combine import Combine
 from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
@@ -33,6 +34,7 @@ from .tma_lowering import TMALowering
 REGISTRY: dict[str, type] = {
     "canonicalize": Canonicalize,
     "cse": CSE,
+    "triton-combine": Combine,
     "dce": DCE,
     "symbol-dce": DCE,
     "convert-triton-to-tritongpu": ConvertToTTGIR,
@@ -67,10 +69,11 @@ def get_pass(name: str, **options) -> Pass:
 
 
 def ttir_passes(options=None) -> list:
-    """The ttir pipeline: ``[Canonicalize(), CSE(), DCE(), LoopUnroll()]`` (Triton's
-    ``make_ttir`` ends with ``triton-loop-unroll`` too). ``options`` (a
+    """The ttir pipeline: ``[Canonicalize(), Combine(), CSE(), DCE(), LoopUnroll()]`` (Triton's
+    ``make_ttir`` runs ``triton-combine`` after the canonicalizer and ends with
+    ``triton-loop-unroll`` too). ``options`` (a
     :class:`workbench.config.Options`) is accepted for symmetry; no ttir pass uses it yet."""
-    return [Canonicalize(), CSE(), DCE(), LoopUnroll()]
+    return [Canonicalize(), Combine(), CSE(), DCE(), LoopUnroll()]
 
 
 def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:

@@ -55,7 +55,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ...ir.types import TensorType
+from ...ir.types import MemDescType, TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .elementwise import fusion_flags
 from .smem_access import shared_address, smem_base
@@ -267,8 +267,11 @@ def lower_warp_group_dot(kl, op) -> None:
     elements (or the last run) accumulates into a fresh partial sum (scale-d 0 for its first
     instruction), which ``fadd`` (PTX ``add.f32``) then adds into the accumulator: one add
     per accumulator register per run, ``BM * BN / threads * ceil(K / maxNumImpreciseAcc)``
-    adds per thread and dot (Triton 3.6 ``WGMMA.cpp``, ``convertDot``). An fp8 dot whose
-    accumulator is a zero constant starts without it (no first add, scale-d 0), as Triton's.
+    adds per thread and dot (Triton 3.6 ``WGMMA.cpp``, ``convertDot``). A dot whose
+    accumulator is a zero constant starts without it (scale-d 0 on its first instruction, no
+    zeros moved into the accumulator registers; for fp8 no first add), as Triton's: with an
+    earlier wgmma group still in flight (attention's ``P @ V``), such moves would make ptxas
+    serialise the wgmma (C7515).
     """
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
@@ -310,11 +313,11 @@ def lower_warp_group_dot(kl, op) -> None:
     head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.{acc_name}.{name}.{name_b}"
     tail = "" if fp8 else f", {trans_a}{gb.trans}"
     acc_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True, acc_t)
-    fresh_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t) if fp8 else None
+    fresh_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t)
     limit = int(op.attributes.get("maxNumImpreciseAcc", 0) or 0)
     # Triton's needsPartialAccumulator: fp8 operands, fp32 accumulator, the limit within K
     partial = fp8 and not f16_acc and limit <= K
-    zero_c = fp8 and _is_zero(c_v)
+    zero_c = _is_zero(c_v)
     flags = fusion_flags(kl)  # add.f32 (add.rn.f32 without enable_fp_fusion), as Triton's
 
     def wgmma(acc, rm, ks, b_desc):
@@ -355,10 +358,13 @@ def lower_warp_group_dot(kl, op) -> None:
 
 def lower_wait(kl, op) -> None:
     """``ttng.warp_group_dot_wait %acc... {pendings}``: ``wgmma.wait_group.sync.aligned
-    pendings``; the results are the inputs' registers, read only after the wait."""
-    regs, sizes = [], []
+    pendings``; the tensor results are the inputs' registers, read only after the wait. A
+    shared-memory operand (listed so its buffer stays live until the wait) passes through
+    as it is."""
+    regs: list = []
+    sizes: list = []
     for v in op.operands:
-        r = kl.get(v)
+        r = [] if isinstance(v.type, MemDescType) else kl.get(v)
         regs.extend(r)
         sizes.append(len(r))
     if any(x.type not in (F32, I32, F16) for x in regs):
@@ -366,7 +372,10 @@ def lower_wait(kl, op) -> None:
                                op.loc)
     done = wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
-    for res, k in zip(op.results, sizes, strict=True):
+    for v, res, k in zip(op.operands, op.results, sizes, strict=True):
+        if isinstance(v.type, MemDescType):
+            kl.set(res, kl.get(v))
+            continue
         kl.set(res, done[i:i + k])
         i += k
 
