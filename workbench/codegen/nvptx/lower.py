@@ -44,6 +44,7 @@ from . import (
     wgmma,
 )
 from .debuginfo import DebugInfo
+from .kernel_attrs import annotate_kernel
 from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -194,24 +195,9 @@ class KernelLowering:
         self.lower_block(self.func_op.regions[0].block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
-        self._annotate()
+        annotate_kernel(self.module, self.fn, self.num_warps, self.maxnreg, self.reflect_ftz)
         return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses, self.global_scratch_size)
-
-    def _annotate(self):
-        md = self.module.add_metadata([self.fn, "kernel", I32(1)])
-        nt = self.module.add_metadata([self.fn, "reqntidx", I32(32 * self.num_warps)])
-        self.module.add_named_metadata("nvvm.annotations", md)
-        self.module.add_named_metadata("nvvm.annotations", nt)
-        if self.maxnreg is not None:  # PTX ISA 11.4.1: .maxnreg on the .entry
-            self.module.add_named_metadata("nvvm.annotations", self.module.add_metadata(
-                [self.fn, "maxnreg", I32(int(self.maxnreg))]))
-        # libdevice asks __nvvm_reflect("__CUDA_FTZ"); Triton answers 1 (flush subnormals,
-        # llvm.set_nvvm_reflect_ftz in its make_llir) unless enable_reflect_ftz is off, when
-        # it sets nothing (the answer is then 0): module flag behaviour 4 = override
-        if self.reflect_ftz:
-            self.module.add_named_metadata("llvm.module.flags", self.module.add_metadata(
-                [I32(4), "nvvm-reflect-ftz", I32(1)]))
 
     def lower_block(self, block) -> None:
         for op in block.ops:
