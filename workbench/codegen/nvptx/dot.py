@@ -32,9 +32,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ...ir.types import FloatType, IntType
+from ...ir.types import FloatType, IntType, TensorType
 from ...layouts.encodings import DotOperandLayout, MmaLayout
 from .elementwise import from_f32, to_f32
+from .threads import thread_layout
 from .types import F16, F32, I8, I16, I32, is_bf16, llvm_type
 
 
@@ -184,6 +185,27 @@ def _unpack_acc(b, regs, n_acc):
     return out
 
 
+def _virtual_layouts(a_t, b_t, c_t):
+    """Thread layouts of A, B and C over the tile padded to the warps' instruction tiles
+    (M to ``16 * warpsPerCTA[0]``, N to ``8 * warpsPerCTA[1]``).
+
+    A tile smaller than that (a 2 x 4 dot) keeps every register of the full layout, its
+    coordinates wrapped into the tile (the linear layout's bases past the shape are zero:
+    rows 2-15 replicate rows 0-1, as in Triton 3.6, whose MMA v2 runs ``mma.sync`` on such
+    tiles). Register ``r`` of the real layout is register ``r`` of the padded one, so the
+    padded coordinates say which instruction and fragment slot each register feeds; the
+    replicated rows and columns compute copies that no one reads."""
+    wm, wn = c_t.encoding.warps_per_cta
+    m, n = c_t.shape
+    pm, pn = max(m, 16 * wm), max(n, 8 * wn)
+    if (pm, pn) == (m, n):
+        return thread_layout(a_t), thread_layout(b_t), thread_layout(c_t)
+    k = a_t.shape[1]
+    return (thread_layout(TensorType((pm, k), a_t.element, a_t.encoding)),
+            thread_layout(TensorType((k, pn), b_t.element, b_t.encoding)),
+            thread_layout(TensorType((pm, pn), c_t.element, c_t.encoding)))
+
+
 def _lower_mma(kl, op) -> None:
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
@@ -191,7 +213,7 @@ def _lower_mma(kl, op) -> None:
     text, kin = instr_for(in_t, out_t, op.attributes.get("inputPrecision", "tf32") or "tf32")
     kw = a_t.encoding.k_width
     A, B, C = kl.get(a_v), kl.get(b_v), kl.get(c_v)
-    ta, tb, tc = kl.layout(a_t), kl.layout(b_t), kl.layout(c_t)
+    ta, tb, tc = _virtual_layouts(a_t, b_t, c_t)
     b = kl.b
     a_frag: dict = {}
     b_frag: dict = {}
