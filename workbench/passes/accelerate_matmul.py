@@ -90,14 +90,14 @@ def _arch(target) -> int:
 
 
 def mma_kind(dot: Operation):
-    """(kWidth, Kin) when ``dot`` can use mma.sync, else None (also for a batched 3-D dot,
-    which this pass leaves on the FMA path; Triton 3.6 gives it a 3-D MMA v2 layout). Any
-    M and N: a tile smaller than m16n8 repeats its rows/columns in the instruction."""
+    """(kWidth, Kin) when ``dot`` can use mma.sync, else None. Any M and N: a tile smaller
+    than m16n8 repeats its rows/columns in the instruction; a batched (3-D) dot takes a 3-D
+    MMA v2 layout, as in Triton 3.6."""
     a_t, c_t = shaped_type(dot.operands[0]), tensor_type(dot.result)
-    if len(a_t.shape) != 2:
+    if len(a_t.shape) not in (2, 3):
         return None
     e, r = a_t.element, c_t.element
-    k = a_t.shape[1]
+    k = a_t.shape[-1]
     prec = dot.attributes.get("inputPrecision", "tf32") or "tf32"
     if isinstance(e, FloatType) and e.name in ("f16", "bf16") and r == FloatType("f32"):
         kw, kin = 2, 16
@@ -161,7 +161,8 @@ def _stage_operand(dot, idx, mma, kw):
     src = conv.operands[0] if conv is not None else v
     shape = tuple(shaped_type(v).shape)
     enc = shaped_type(src).encoding
-    order = tuple(enc.order) if isinstance(enc, BlockedLayout) else (1, 0)
+    order = tuple(enc.order) if isinstance(enc, BlockedLayout) else \
+        tuple(range(len(shape) - 1, -1, -1))
     sh = mma_operand_shared(idx, shape, order, kw, _bits(shaped_type(v).element))
     alloc = Operation("ttg.local_alloc", [src],
                       [MemDescType(shape, shaped_type(v).element, sh, mutable=False)], loc=dot.loc)
@@ -431,6 +432,10 @@ class AccelerateMatmul(Pass):
     def _plan(self, dot, nw):
         if _arch(self.target) < 90 or mma_kind(dot) is None or \
                 not isinstance(shaped_type(dot.result).encoding, BlockedLayout):
+            return None
+        if len(shaped_type(dot.result).shape) == 3:
+            self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: it is a "
+                              f"batched (3-D) dot, which Triton 3.6 keeps on MMA v2.")
             return None
         if self.mma == "v2":
             self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: "

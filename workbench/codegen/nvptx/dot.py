@@ -10,7 +10,8 @@ is (the lane and warp bits are the hardware's fragment convention, PTX ISA 9.7.1
 * A register ``2 (k % Kin >= Kin/2) + (row % 16 >= 8)``, holding ``kWidth`` consecutive K;
 * B register ``(k % Kin >= Kin/2)``.
 
-One instruction per (M tile, N tile, K tile), K innermost (PTX ISA 9.7.14.5.14 mma):
+One instruction per (batch index of a 3-D dot, M tile, N tile, K tile), K innermost (PTX ISA
+9.7.14.5.14 mma):
 ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32``,
 ``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (fp32 inputs with
 ``inputPrecision = tf32``; the raw fp32 registers are passed, as Triton 3.6 does: the tensor
@@ -195,15 +196,15 @@ def _virtual_layouts(a_t, b_t, c_t):
     tiles). Register ``r`` of the real layout is register ``r`` of the padded one, so the
     padded coordinates say which instruction and fragment slot each register feeds; the
     replicated rows and columns compute copies that no one reads."""
-    wm, wn = c_t.encoding.warps_per_cta
-    m, n = c_t.shape
+    wm, wn = c_t.encoding.warps_per_cta[-2:]
+    *batch, m, n = c_t.shape
     pm, pn = max(m, 16 * wm), max(n, 8 * wn)
     if (pm, pn) == (m, n):
         return thread_layout(a_t), thread_layout(b_t), thread_layout(c_t)
-    k = a_t.shape[1]
-    return (thread_layout(TensorType((pm, k), a_t.element, a_t.encoding)),
-            thread_layout(TensorType((k, pn), b_t.element, b_t.encoding)),
-            thread_layout(TensorType((pm, pn), c_t.element, c_t.encoding)))
+    k, bt = a_t.shape[-1], tuple(batch)
+    return (thread_layout(TensorType(bt + (pm, k), a_t.element, a_t.encoding)),
+            thread_layout(TensorType(bt + (k, pn), b_t.element, b_t.encoding)),
+            thread_layout(TensorType(bt + (pm, pn), c_t.element, c_t.encoding)))
 
 
 def _lower_mma(kl, op) -> None:
@@ -218,17 +219,17 @@ def _lower_mma(kl, op) -> None:
     a_frag: dict = {}
     b_frag: dict = {}
     c_frag: dict = {}
-    for r, (m, k) in enumerate(ta.regs):
-        key = (m // 16, k // kin)
+    for r, (*bt, m, k) in enumerate(ta.regs):  # bt: the batch index of a 3-D dot, or none
+        key = (*bt, m // 16, k // kin)
         j = ((k % kin) // (kin // 2)) * 2 + (m % 16) // 8
         a_frag.setdefault(key, {}).setdefault(j, {})[k % kw] = A[r]
-    for r, (k, n) in enumerate(tb.regs):
-        key = (k // kin, n // 8)
+    for r, (*bt, k, n) in enumerate(tb.regs):
+        key = (*bt, k // kin, n // 8)
         j = (k % kin) // (kin // 2)
         b_frag.setdefault(key, {}).setdefault(j, {})[k % kw] = B[r]
     slots: dict = {}
-    for r, (m, n) in enumerate(tc.regs):
-        key = (m // 16, n // 8)
+    for r, (*bt, m, n) in enumerate(tc.regs):
+        key = (*bt, m // 16, n // 8)
         s = ((m % 16) // 8) * 2 + n % 2
         c_frag.setdefault(key, {}).setdefault(s, C[r])
         slots.setdefault(key, {}).setdefault(s, []).append(r)
@@ -236,21 +237,21 @@ def _lower_mma(kl, op) -> None:
                for key, d in a_frag.items()}
     b_words = {key: [_pack_word(kl, [d[j][e] for e in range(kw)], in_t) for j in range(2)]
                for key, d in b_frag.items()}
-    n_k = a_t.shape[1] // kin
+    n_k = a_t.shape[-1] // kin
     asm, n_acc = _mma_asm(text, out_t)
     out = [None] * tc.num_regs
-    for (tm, tn), d in c_frag.items():
+    for (*bt, tm, tn), d in c_frag.items():
         acc = _pack_acc(b, [d[s] for s in range(4)], n_acc)
         for tk in range(n_k):
             try:
-                args = a_words[(tm, tk)] + b_words[(tk, tn)] + acc
+                args = a_words[(*bt, tm, tk)] + b_words[(*bt, tk, tn)] + acc
             except KeyError:
                 raise UnsupportedError("tt.dot: operand layouts do not match the MMA result "
                                        "layout", op.loc) from None
             res = b.call(asm, args)
             acc = [b.extract_value(res, i) for i in range(n_acc)]
         acc = _unpack_acc(b, acc, n_acc)
-        for s, regs in slots[(tm, tn)].items():
+        for s, regs in slots[(*bt, tm, tn)].items():
             for r in regs:
                 out[r] = acc[s]
     kl.set(op.result, out)
