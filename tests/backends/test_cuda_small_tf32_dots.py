@@ -177,6 +177,18 @@ def test_tf32_loop_as_triton(nw, stages):
     _assemble(c.ours["ptx"], 90)
 
 
+@pytest.mark.parametrize("nw,stages", [(4, 3), (8, 2), (4, 1)])
+def test_tf32_register_a_takes_wgmma(nw, stages):
+    """A computed in registers (A * 2): wgmma's register form, four 32-bit registers of A
+    per instruction (the m16n8k8 tf32 A fragment), B from shared memory."""
+    c = wb.compile(mm_loop_k, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16", target="cuda:90",
+                   num_warps=nw, num_stages=stages, BM=128, BN=64, BK=32, SCALE_A=True)
+    a_args = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k8\.f32\.tf32\.tf32 "
+                        r"\{[^}]*\}, (\{[^}]*\}|%rd\d+)", c.asm["ptx"])
+    assert a_args and all(len(a.split(",")) == 4 for a in a_args)
+    _assemble(c.asm["ptx"], 90)
+
+
 # on the GPU ----------------------------------------------------------------------------------
 def _cuda(arch_min=80):
     torch = pytest.importorskip("torch")
