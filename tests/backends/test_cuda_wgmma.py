@@ -106,11 +106,20 @@ def test_wgmma_unfit_keeps_mma_sync_with_a_note(kw, why):
         c.extra["notes"]
 
 
-def test_fp32_dot_stays_on_mma_sync_with_a_note():
+def test_fp32_dot_takes_tf32_wgmma():
+    """fp32 inputs (tf32 by default) take wgmma as in Triton 3.6, both operands K-major."""
     c = wb.compile(mm_any, *(["*fp32:16", "*fp32:16"] + _sig()[2:]), target="cuda:90",
                    BM=64, BN=64, BK=32, num_warps=4)
+    assert "versionMajor = 3" in c.asm["ttgir"] and "instrShape = [16, 64, 8]" in c.asm["ttgir"]
+    assert "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32" in c.asm["ptx"]
+    assert not c.extra["notes"], c.extra["notes"]
+
+
+def test_fp32_dot_with_a_warp_short_of_a_group_keeps_mma_sync_with_a_note():
+    c = wb.compile(mm_any, *(["*fp32:16", "*fp32:16"] + _sig()[2:]), target="cuda:90",
+                   BM=64, BN=64, BK=32, num_warps=2)
     assert "versionMajor = 2" in c.asm["ttgir"]
-    assert any("fp16/bf16" in n for n in c.extra["notes"]), c.extra["notes"]
+    assert any("whole warp groups" in n for n in c.extra["notes"]), c.extra["notes"]
 
 
 # PTX ----------------------------------------------------------------------------------------
