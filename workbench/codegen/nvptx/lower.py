@@ -43,6 +43,7 @@ from . import (
     tma,
     wgmma,
 )
+from .dce import remove_dead_instructions
 from .debuginfo import DebugInfo
 from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
@@ -190,6 +191,7 @@ class KernelLowering:
         if not self.b.block.is_terminated:
             self.b.ret_void()
         self._annotate()
+        remove_dead_instructions(self.module)  # what -O3 would delete first, unprinted
         return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses, self.global_scratch_size)
 
