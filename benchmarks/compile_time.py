@@ -235,10 +235,11 @@ def _triton_stage_timer(timings: dict):
 
 def _clear_ours_caches() -> None:
     """Empty the workbench's in-process caches of layout facts (a cold compile)."""
-    from workbench.codegen.nvptx import convert_layout, threads
+    from workbench.codegen.nvptx import async_copy, convert_layout, threads
     from workbench.layouts import banks, convert
     convert._CACHE.clear()
     threads._LAYOUTS.clear()
+    async_copy._STRIDES.clear()
     convert_layout._scratch_for.cache_clear()
     banks._cached_summary.cache_clear()
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import workbench as wb
-from workbench.codegen.nvptx import convert_layout, threads
+from workbench.codegen.nvptx import async_copy, convert_layout, threads
 from workbench.layouts import banks, convert
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "fidelity"))
@@ -24,6 +24,7 @@ STAGES = ("ttgir", "llir", "ptx")
 def _clear_caches() -> None:
     convert._CACHE.clear()
     threads._LAYOUTS.clear()
+    async_copy._STRIDES.clear()
     convert_layout._scratch_for.cache_clear()
     banks._cached_summary.cache_clear()
 

@@ -3,6 +3,7 @@ the swizzle allows it (Triton's form), checked against every thread's own offset
 and SASS of the benchmarked sm_90 matmul main loop."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -10,7 +11,8 @@ import pytest
 
 import workbench as wb
 from workbench.backends import nvidia_tools
-from workbench.codegen.nvptx.async_copy import constant_strides
+from workbench.codegen.nvptx import async_copy
+from workbench.codegen.nvptx.async_copy import constant_strides, swizzle_strides, thread_parts
 from workbench.codegen.nvptx.smem_access import swizzle_offset_py
 from workbench.codegen.nvptx.threads import thread_layout
 from workbench.ir.types import TensorType, f16
@@ -58,6 +60,74 @@ def test_an_unrelated_offset_gets_its_own_anchor():
     # a made-up map whose group distance depends on the column: no constant stride
     plan = constant_strides(tl, groups, lambda c: c[0] * (c[1] + 1))
     assert all(a == g for g, (a, _) in plan.items())
+
+
+def _exhaustive_plan(tl, groups, offset) -> dict:
+    """The plan computed thread by thread on Python ints (the definition)."""
+    per_thread = [[offset(c) for c in tl.coords(w, ln)] for w in range(1 << len(tl.warp))
+                  for ln in range(1 << len(tl.lane))]
+    plan: dict = {}
+    anchors: list = []
+    for g in groups:
+        for a in anchors:
+            deltas = {offs[g] - offs[a] for offs in per_thread}
+            if len(deltas) == 1:
+                plan[g] = (a, deltas.pop())
+                break
+        else:
+            anchors.append(g)
+            plan[g] = (g, 0)
+    return plan
+
+
+def _random_case(rng):
+    """A random 2-D blocked register layout, a shared encoding and a tile it covers."""
+    rank_bits = [int(x) for x in rng.integers(0, 4, size=2)]
+    spt = tuple(1 << b for b in rank_bits)
+    t0 = 1 << int(rng.integers(0, 6))
+    tpw = (t0, 32 // t0)
+    w0 = 1 << int(rng.integers(0, 4))
+    wpc = (w0, (1 << int(rng.integers(0, 2))))
+    order = (1, 0) if rng.random() < 0.7 else (0, 1)
+    layout = BlockedLayout(spt, tpw, wpc, order)
+    shape = tuple(int(max(s * t * w, 8) << int(rng.integers(0, 2)))
+                  for s, t, w in zip(spt, tpw, wpc, strict=True))
+    if rng.random() < 0.5:
+        enc = NVMMASharedLayout(int(rng.choice([0, 32, 64, 128])), bool(rng.random() < 0.3), 16)
+    else:
+        vec = 1 << int(rng.integers(0, 4))
+        per_phase = 1 << int(rng.integers(0, 3))
+        max_phase = 1 << int(rng.integers(0, 4))
+        enc = SwizzledSharedLayout(vec, per_phase, max_phase, order)
+    return layout, enc, shape
+
+
+def test_cached_strides_equal_the_exhaustive_ones_on_random_layouts():
+    rng = np.random.default_rng()
+    async_copy._STRIDES.clear()
+    checked = 0
+    while checked < 25:
+        layout, enc, shape = _random_case(rng)
+        tl = thread_layout(TensorType(shape, f16, layout))
+        v = 1 << int(rng.integers(0, 4))
+        groups = tuple(range(0, tl.num_regs, min(v, tl.num_regs)))
+        want = _exhaustive_plan(tl, groups, functools.partial(swizzle_offset_py, enc, shape))
+        assert swizzle_strides(tl, groups, enc, shape) == want, (layout, enc, shape, v)
+        assert (tl, groups, enc, shape) in async_copy._STRIDES
+        assert swizzle_strides(tl, groups, enc, shape) == want  # from the cache
+        checked += 1
+
+
+def test_thread_parts_are_the_per_thread_parts():
+    rng = np.random.default_rng()
+    for _ in range(10):
+        layout, _, shape = _random_case(rng)
+        tl = thread_layout(TensorType(shape, f16, layout))
+        parts = thread_parts(tl)
+        lanes = 1 << len(tl.lane)
+        assert parts.shape == (lanes << len(tl.warp), 2)
+        for t in rng.integers(0, parts.shape[0], size=20):
+            assert tuple(parts[t]) == tl.thread_part(int(t) // lanes, int(t) % lanes)
 
 
 def _loop(ptx: str) -> str:

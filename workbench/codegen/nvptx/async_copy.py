@@ -22,6 +22,7 @@ clobbers memory so LLVM keeps shared loads and stores on their side of it.
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 
 from .memory import vector_width
@@ -41,37 +42,73 @@ def _asm(kl, text: str, cons: str, args, ret=None):
     return kl.b.call(ir.InlineAsm(fty, text, cons, side_effect=True), args)
 
 
-def constant_strides(tl, groups: list, offset) -> dict:
+def thread_parts(tl) -> np.ndarray:
+    """The thread part of ``tl``'s coordinates (:meth:`ThreadLayout.thread_part`) of every
+    (warp, lane) at once: an int64 array ``[warps * lanes, rank]``, row ``warp * lanes +
+    lane``."""
+    nl, nw = len(tl.lane), len(tl.warp)
+    tid = np.arange(1 << (nl + nw), dtype=np.int64)
+    parts = np.zeros((tid.size, tl.rank), dtype=np.int64)
+    for i, vec in enumerate(tuple(tl.lane) + tuple(tl.warp)):
+        bit = (tid >> i) & 1
+        parts ^= bit[:, None] * np.asarray(vec, dtype=np.int64)[None, :]
+    return parts
+
+
+def constant_strides(tl, groups, offset) -> dict:
     """For each register group ``g`` of thread layout ``tl`` (its first register), ``(anchor,
     delta)``: the shared element offset of ``g`` equals that of group ``anchor`` plus the
     constant ``delta`` in every thread (``anchor == g``, ``delta == 0``: ``g`` is computed
-    from the thread's coordinates). ``offset`` maps a coordinate tuple to its element offset
-    (Python ints). Checked exhaustively over every lane and warp bit combination, so a
-    swizzle that varies with the register bits gives more anchors, never a wrong address.
+    from the thread's coordinates). ``offset`` maps a coordinate tuple to its element offset;
+    it is called with one int64 numpy array per dim (that coordinate in every thread) and
+    must work elementwise (the formulas of :mod:`.smem_access` do). Checked exhaustively over
+    every lane and warp bit combination, so a swizzle that varies with the register bits
+    gives more anchors, never a wrong address.
 
     This is the form Triton's shared-memory lowering gives: one base per thread and constant
     register offsets (``[%r + 1024]``), which ptxas folds into the copies' immediates instead
     of keeping one address register per copy live across the loop."""
-    parts = [tl.thread_part(w, ln) for w in range(1 << len(tl.warp))
-             for ln in range(1 << len(tl.lane))]
+    parts = thread_parts(tl)
 
     def offsets(g):
-        reg = tl.regs[g]
-        return [offset(tuple(a ^ c for a, c in zip(reg, p, strict=True))) for p in parts]
+        coord = np.asarray(tl.regs[g], dtype=np.int64)[None, :] ^ parts
+        return np.asarray(offset(tuple(coord[:, d] for d in range(tl.rank))), dtype=np.int64)
 
     plan: dict = {}
     anchors: list = []  # (group, its offsets in every thread)
     for g in groups:
         offs = offsets(g)
         for a, aoffs in anchors:
-            delta = offs[0] - aoffs[0]
-            if all(x - y == delta for x, y in zip(offs, aoffs, strict=True)):
-                plan[g] = (a, delta)
+            diff = offs - aoffs
+            if (diff == diff[0]).all():
+                plan[g] = (a, int(diff[0]))
                 break
         else:
             anchors.append((g, offs))
             plan[g] = (g, 0)
     return plan
+
+
+def swizzle_strides(tl, groups: tuple, enc, shape: tuple) -> dict:
+    """:func:`constant_strides` of the copies of ``tl``'s register ``groups`` into a shared
+    buffer of encoding ``enc`` and ``shape`` (:func:`.smem_access.swizzle_offset_py`), cached
+    per (layout, groups, encoding, shape): the copies of one pipelined loop share a few
+    layouts. Returns a new dict."""
+    key = (tl, tuple(groups), enc, tuple(shape))
+    try:
+        hit = _STRIDES.get(key)
+    except TypeError:  # an unhashable encoding: not cached
+        return constant_strides(tl, groups, lambda c: swizzle_offset_py(enc, shape, c))
+    if hit is None:
+        hit = constant_strides(tl, groups, lambda c: swizzle_offset_py(enc, shape, c))
+        if len(_STRIDES) >= 1024:
+            _STRIDES.clear()
+        _STRIDES[key] = hit
+    return dict(hit)
+
+
+#: (thread layout, groups, encoding, shape) -> constant_strides plan
+_STRIDES: dict = {}
 
 
 def lower_memdesc_index(kl, op) -> None:
@@ -113,7 +150,7 @@ def lower_async_copy(kl, op) -> None:
         if tl.regs[g] not in seen:
             seen.add(tl.regs[g])
             groups.append(g)
-    plan = constant_strides(tl, groups, lambda c: swizzle_offset_py(enc, dst_t.shape, c))
+    plan = swizzle_strides(tl, tuple(groups), enc, tuple(dst_t.shape))
     addrs: dict = {}
     for g in groups:
         anchor, delta = plan[g]
@@ -180,5 +217,5 @@ def lower_wait(kl, op) -> None:
     kl.set(op.result, [])
 
 
-__all__ = ["constant_strides", "lower_memdesc_index", "lower_async_copy", "lower_commit",
-           "lower_wait"]
+__all__ = ["constant_strides", "swizzle_strides", "thread_parts", "lower_memdesc_index",
+           "lower_async_copy", "lower_commit", "lower_wait"]

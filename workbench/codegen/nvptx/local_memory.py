@@ -25,6 +25,7 @@ from __future__ import annotations
 from ...errors import UnsupportedError
 from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
 from ...passes.allocate_shared import buffer_bytes
+from .async_copy import swizzle_strides
 from .ldmatrix import ldmatrix_load
 from .local_stmatrix import store_matrix
 from .smem_access import (
@@ -37,7 +38,7 @@ from .smem_access import (
     vector_load,
     vector_store,
 )
-from .types import byte_size
+from .types import I32, byte_size
 
 
 def _ensure_allocated(func_op):
@@ -109,16 +110,34 @@ def lower_local_alloc(kl, op) -> None:
         _fence_after(kl, op, enc)
         return
     coords = kl.coords(src_t)
-    seen = set()
+    groups, seen = [], set()
     for g in range(0, tl.num_regs, v):
-        if tl.regs[g] in seen:
-            continue
-        seen.add(tl.regs[g])
-        off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
+        if tl.regs[g] not in seen:
+            seen.add(tl.regs[g])
+            groups.append(g)
+    plan = swizzle_strides(tl, tuple(groups), enc, tuple(dst_t.shape))
+    offs: dict = {}
+    for g in groups:
+        off = _offset(kl, enc, dst_t.shape, coords, plan, offs, g)
         vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
     _fence_after(kl, op, enc)
     record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
                   src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
+
+
+def _offset(kl, enc, shape, coords, plan, offs: dict, g: int):
+    """Element offset (i32) of register group ``g`` in the buffer: computed from the
+    thread's coordinates for an anchor of ``plan`` (:func:`.async_copy.swizzle_strides`),
+    else the anchor's offset plus the plan's constant (fewer instructions to emit, print and
+    optimise; Triton's shared-memory lowering has the same form: one base per thread and
+    constant register offsets). ``offs`` collects the offsets emitted so far."""
+    anchor, delta = plan[g]
+    if anchor == g:
+        off = swizzle_offset(kl, enc, shape, coords[g])
+    else:
+        off = kl.b.add(offs[anchor], I32(delta))
+    offs[g] = off
+    return off
 
 
 def _fence_after(kl, op, enc) -> None:
@@ -166,12 +185,15 @@ def lower_local_load(kl, op) -> None:
     out: list = [None] * tl.num_regs
     first: dict = {}
     for g in range(0, tl.num_regs, v):
-        if tl.regs[g] in first:
-            src = first[tl.regs[g]]
+        first.setdefault(tl.regs[g], g)
+    plan = swizzle_strides(tl, tuple(first.values()), enc, tuple(mem_t.shape))
+    offs: dict = {}
+    for g in range(0, tl.num_regs, v):
+        src = first[tl.regs[g]]
+        if src != g:  # a duplicate register: the same values
             out[g:g + v] = out[src:src + v]
             continue
-        first[tl.regs[g]] = g
-        off = swizzle_offset(kl, enc, mem_t.shape, coords[g])
+        off = _offset(kl, enc, mem_t.shape, coords, plan, offs, g)
         out[g:g + v] = vector_load(kl, buffer_pointer(kl, base, off, elem_t), elem_t, v)
     record_access(kl, op, f"ttg.local_load (ld.shared, {v * byte_size(elem_t)} B/lane)", enc,
                   lay, tuple(mem_t.shape), elem_t, v * byte_size(elem_t))

@@ -43,6 +43,7 @@ from . import (
     tma,
     wgmma,
 )
+from .dce import remove_dead_instructions
 from .debuginfo import DebugInfo
 from .kernel_attrs import annotate_kernel
 from .scratch import scratch_bytes
@@ -196,6 +197,7 @@ class KernelLowering:
         if not self.b.block.is_terminated:
             self.b.ret_void()
         annotate_kernel(self.module, self.fn, self.num_warps, self.maxnreg, self.reflect_ftz)
+        remove_dead_instructions(self.module)  # what -O3 would delete first, unprinted
         return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses, self.global_scratch_size)
 
