@@ -117,6 +117,25 @@ class ConstantPool:
         return table[key]
 
 
+def constant_at_front(near: Operation, t, value) -> Value:
+    """A constant of type ``t`` and ``value`` visible at ``near``, for passes that fold as
+    MLIR's greedy rewrite driver does: an equal constant among those that open ``near``'s
+    scope block (the function body, or a ``tt.reduce``/``tt.scan`` combine block) is reused;
+    otherwise a new one (with ``near``'s location) is inserted first in that block, where
+    MLIR's ``OperationFolder`` puts the constants it materialises."""
+    value = _norm(value, t)
+    block = _scope_block(near)
+    key = freeze(value)
+    for op in block.ops:
+        if op.name != "arith.constant":
+            break
+        if op.result.type == t and freeze(_norm(op.attributes["value"], t)) == key:
+            return op.result
+    new = Operation("arith.constant", [], [t], {"value": value}, loc=near.loc)
+    block.insert(0, new)
+    return new.result
+
+
 def _replace(op: Operation, v: Value) -> bool:
     op.result.replace_all_uses_with(v)
     op.erase()
