@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..ir.core import Block, Operation, Value, functions
 from ..ir.dialects import BINARY_FLOAT, BINARY_INT, CASTS
-from ..ir.types import FloatType, IntType
+from ..ir.types import FloatType, IntType, TensorType
 from .cse import freeze
 from .dce import erase_dead_ops
 from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float
@@ -244,7 +244,29 @@ def _binary(op: Operation, pool: ConstantPool) -> bool:
         r = fold_binary(op.name[6:], ca, cb, t.scalar)
         if r is not None:
             return _replace(op, pool.get(op, t, r))
+    if op.name == "arith.muli" and cb is not None and not isinstance(t, TensorType):
+        return _mul_mul_constant(op, cb, pool) or _identity(op, pool)
     return _identity(op, pool)
+
+
+def _mul_mul_constant(op: Operation, c1, pool: ConstantPool) -> bool:
+    """``muli(muli(x, c0), c1)`` -> ``muli(x, c0 * c1)`` on scalars (MLIR's
+    ``MulIMulIConstant``; the overflow flags are dropped unless both muls carry them)."""
+    inner = op.operands[0].defining_op
+    if inner is None or inner.name != "arith.muli":
+        return False
+    c0 = const_value(inner.operands[1])
+    if c0 is None:
+        return False
+    t = op.result.type
+    flags = op.attributes.get("overflowFlags")
+    attrs = {"overflowFlags": flags} if flags and flags == \
+        inner.attributes.get("overflowFlags") else {}
+    k = pool.get(op, t, fold_binary("muli", c0, c1, t.scalar))
+    new = Operation("arith.muli", [inner.operands[0], k], [t], attrs, loc=op.loc)
+    new.result.name = op.result.name
+    block_of(op).insert_before(op, new)
+    return _replace(op, new.result)
 
 
 def _compare(op: Operation, pool: ConstantPool) -> bool:
