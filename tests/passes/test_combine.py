@@ -226,6 +226,24 @@ def test_sum_of_broadcast_product_conditions():
                         "    tt.store %ro, %s : tensor<16x8x!tt.ptr<f32>>")
     other_axis = run([Combine()], kernel(text))
     assert "tt.dot" not in other_axis and '"tt.reduce"' in other_axis
+    # fp16 operands (Triton's pass fails on them: it splats an fp32 zero into fp16)
+    half = MUL_REDUCE.replace("NN", "16").replace("%x = tt.load %qa : tensor<16x8x!tt.ptr<f32>>",
+                                                 "%x0 = tt.load %qa : tensor<16x8x!tt.ptr<f32>>\n"
+                                                 "%x = arith.truncf %x0 : tensor<16x8xf32> to "
+                                                 "tensor<16x8xf16>")
+    half = half.replace("%y = tt.load %qb : tensor<8x16x!tt.ptr<f32>>",
+                        "%y0 = tt.load %qb : tensor<8x16x!tt.ptr<f32>>\n"
+                        "%y = arith.truncf %y0 : tensor<8x16xf32> to tensor<8x16xf16>")
+    for shape in ("16x8", "8x16", "1x8x16", "16x8x1", "16x8x16", "16x16"):
+        half = half.replace(f"tensor<{shape}xf32>", f"tensor<{shape}xf16>")
+    half = half.replace("(%u: f32, %v: f32)", "(%u: f16, %v: f16)").replace(
+        "arith.addf %u, %v : f32", "arith.addf %u, %v : f16").replace(
+        "tt.reduce.return %w : f32", "tt.reduce.return %w : f16").replace(
+        "tensor<16x16x!tt.ptr<f32>>", "tensor<16x16x!tt.ptr<f16>>").replace(
+        "%ro = tt.splat %p : !tt.ptr<f32>", "%ro = tt.splat %h : !tt.ptr<f16>")
+    half = half.replace("%x0 = tt.load %qa : tensor<16x8xf16>", "%x0 = tt.load %qa")
+    fp16 = run([Combine()], kernel(half).replace("%f: f32)", "%f: f32, %h: !tt.ptr<f16>)"))
+    assert "tt.dot" not in fp16 and '"tt.reduce"' in fp16 and "xf16>" in fp16
 
 
 REDUCE_1D = """

@@ -25,7 +25,8 @@ Each rewrite, with the conditions under which it applies:
   as the right one). We also require one source, the combiner to add its two arguments, a
   reduction along axis 1 and the broadcasts to expand nothing but the new axis, so the dot
   has the reduction's type (Triton checks none of these; without them the rewrite would
-  build an ill-typed dot). The zero accumulator is a dense constant of ``x``'s element type.
+  build an ill-typed dot), and fp32 operands: Triton builds its zero accumulator as an fp32
+  splat whatever the element type, so on fp16/bf16 its pass fails; we keep the reduction.
 * **reshape feeding reductions**: a ``tt.reshape`` to rank 1 whose users are all
   ``tt.reduce``/``tt.histogram`` gets ``allow_reorder`` (a 1-D reduction does not care about
   element order).
@@ -39,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.core import Operation, Value, functions
-from ..ir.types import FloatType, IntType, TensorType
+from ..ir.types import FloatType, IntType, TensorType, f32
 from .canonicalize import const_value, constant_at_front
 from .dce import erase_dead_ops
 from .effects import SIDE_EFFECTS
@@ -214,7 +215,7 @@ def combine_broadcast_mul_reduce(op: Operation) -> bool:
         return False
     m, k, n = shape
     xt, yt = tensor_type(x), tensor_type(y)
-    if tuple(xt.shape) != (m, k) or tuple(yt.shape) != (k, n):
+    if tuple(xt.shape) != (m, k) or tuple(yt.shape) != (k, n) or xt.element != f32:
         return False
     acc_t = TensorType((m, n), xt.element, xt.encoding)
     if op.results[0].type != acc_t:
