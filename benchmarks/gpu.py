@@ -8,7 +8,9 @@ tensors; outputs are checked against torch. Our kernel is launched once through
 ``kernel[grid](...)`` (compiling it) and then timed through its compiled launcher with the
 arguments already bound, so the time is the GPU's, not our Python binding's (which the
 "host launch overhead" lines measure separately: wall time per call of an already-compiled
-tiny kernel, 2000 calls, then one synchronize). For matmul both sides take the best of the
+tiny kernel, 2000 calls, then one synchronize). Every configuration is timed ``--rounds N`` times (3), the two sides
+alternating (ours then Triton's, then Triton's then ours, ...), each keeping its best: at the
+H200's power cap the clock drifts during a run. For matmul both sides take the best of the
 same tile configurations (``MATMUL_CONFIGS``, each printed; BM, BN, BK, warps, stages; on
 sm_90 our dot is wgmma, ``WORKBENCH_CUDA_MMA=v2`` forces mma.sync for comparison). Matmul has
 two rows: ``matmul_fp16_kernel`` (addresses recomputed from the loop index) and
@@ -257,44 +259,82 @@ FEW_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 32, 4, 4),
                (64, 64, 4, 3), (128, 64, 8, 3)]
 
 
-def _best_of(name, who, mod, tuned):
-    """Best time over the tile configurations of a tuned row (printed one by one; a
-    configuration that is refused before the launch is printed with the reason)."""
-    best = float("inf")
-    cfgs = tuned[1] if len(tuned) > 1 else MATMUL_CONFIGS
-    if "--few" in sys.argv:  # the configurations that won on the H200 so far
-        cfgs = [c for c in cfgs if c in FEW_CONFIGS]
-    for cfg in cfgs:
-        try:
-            t = _bench(tuned[0](mod, cfg))
-        except Exception as e:  # noqa: BLE001 - a refusal is reported, not fatal
-            print(f"  {name}, {who}, config {cfg}: refused, {type(e).__name__}: "
-                  f"{str(e).splitlines()[0][:100] if str(e) else ''}")
-            continue
-        print(f"  {name}, {who}, config {cfg}: {t:.3f} ms")
-        best = min(best, t)
-    return best
+def _failure(e: Exception) -> str:
+    """The first line of an exception, for the table (with ``--trace`` also the traceback)."""
+    if "--trace" in sys.argv:
+        traceback.print_exc()
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:90] if str(e) else ''}"
 
 
-def _measure(torch, name, who, mod, launch, check, tuned):
-    """(ms, max error) of one side of a row, or (None, the error) when nothing ran."""
+def _rounds() -> int:
+    """``--rounds N`` (default 3): how many times each side is timed, alternating."""
+    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+
+
+def _launchers(name, who, mod, launch, tuned):
+    """``{config: zero-argument launcher}`` of one side of a row (each compiled and run
+    once): the row's default launch (config None) and, for a tuned row, every tile
+    configuration (printed with the reason when one is refused before the launch)."""
+    out = {}
     try:
+        out[None] = launch(mod)
+        out[None]()
+    except Exception:  # noqa: BLE001 - the tuned configurations may still run
+        if not tuned:
+            raise
+    if tuned:
+        cfgs = tuned[1] if len(tuned) > 1 else MATMUL_CONFIGS
+        if "--few" in sys.argv:  # the configurations that won on the H200 so far
+            cfgs = [c for c in cfgs if c in FEW_CONFIGS]
+        for cfg in cfgs:
+            try:
+                out[cfg] = tuned[0](mod, cfg)
+                out[cfg]()
+            except Exception as e:  # noqa: BLE001 - a refusal is reported, not fatal
+                print(f"  {name}, {who}, config {cfg}: refused, {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:100] if str(e) else ''}")
+    return out
+
+
+def _measure_pair(torch, name, sides, launch, check, tuned):
+    """``{who: (ms, max error)}`` (ms None and the error's text when nothing ran) for
+    ``sides`` (``[(who, module), ...]``). Each configuration is timed ``--rounds`` times,
+    the two sides alternating (A B, then B A, ...), and each side keeps its best: at the
+    H200's power cap the clock drifts over a run, and timing one side's configurations all
+    before the other's tilts the ratio by several percent."""
+    fns, res = {}, {}
+    for who, mod in sides:
         try:
-            ms = _bench(launch(mod))
-        except Exception:  # noqa: BLE001 - the tuned configurations may still run
-            if not tuned:
-                raise
-            ms = float("inf")
-        if tuned:  # both sides get the best of the same tile configurations
-            ms = min(ms, _best_of(name, who, mod, tuned))
-        if ms == float("inf"):
-            raise RuntimeError("no configuration ran")
+            fns[who] = _launchers(name, who, mod, launch, tuned)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            res[who] = (None, _failure(e))
+    best: dict = {who: {} for who in fns}
+    for r in range(_rounds()):
+        order = list(fns) if r % 2 == 0 else list(reversed(list(fns)))
+        cfgs = {c for who in fns for c in fns[who]}
+        for cfg in sorted(cfgs, key=str):
+            for who in order:
+                if cfg in fns.get(who, {}) and who not in res:
+                    try:
+                        t = _bench(fns[who][cfg])
+                    except Exception as e:  # noqa: BLE001 - a fault at run time
+                        res[who] = (None, _failure(e))
+                        continue
+                    best[who][cfg] = min(best[who].get(cfg, float("inf")), t)
+    for who, _ in sides:
+        if who in res:
+            continue
+        for cfg, t in best[who].items():
+            if cfg is not None:
+                print(f"  {name}, {who}, config {cfg}: {t:.3f} ms")
+        if not best[who]:
+            res[who] = (None, "RuntimeError: no configuration ran")
+            continue
+        fn = min(fns[who].items(), key=lambda kv: best[who][kv[0]])[1]
+        fn()  # the best launch writes the output that is checked
         torch.cuda.synchronize()
-        return ms, check()
-    except Exception as e:  # noqa: BLE001 - report and go on
-        if "--trace" in sys.argv:
-            traceback.print_exc()
-        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:90] if str(e) else ''}"
+        res[who] = (min(best[who].values()), check())
+    return res
 
 
 def main() -> None:
@@ -312,8 +352,8 @@ def main() -> None:
         todo = sorted((c for c in todo if any(k in c[0] for k in keys)),
                       key=lambda c: min(i for i, k in enumerate(keys) if k in c[0]))
     for name, unit, work, launch, check, *tuned in todo:
-        res = {who: _measure(torch, name, who, mod, launch, check, tuned)
-               for who, mod in (("ours", ours), ("triton", theirs))}
+        res = _measure_pair(torch, name, (("ours", ours), ("triton", theirs)), launch, check,
+                            tuned)
         rows.append((name, unit, work, res))
     print(f"{'kernel':42s} {'ours ms':>9s} {'rate':>10s} {'triton ms':>9s} {'rate':>10s} "
           f"{'ours/triton time':>16s}  max err (ours / triton)")

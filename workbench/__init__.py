@@ -22,10 +22,14 @@ from .errors import (
 from .errors import WorkbenchError as TritonError
 from .errors import install_excepthook as _install_excepthook
 from .runtime import (
+    AsyncCompileMode,
     CompiledKernel,
     Config,
+    FutureKernel,
     InterpreterError,
     JITFunction,
+    KernelInterface,
+    MockTensor,
     TensorWrapper,
     autotune,
     compile,
@@ -35,7 +39,8 @@ from .runtime import (
     set_allocator,
 )
 
-__all__ = ["CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
+__all__ = ["AsyncCompileMode", "FutureKernel", "KernelInterface", "MockTensor",
+           "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
            "LaunchError", "TensorWrapper", "reinterpret", "set_allocator",
            "DeviceFaultError", "OutOfBoundsError", "OutOfResources", "TargetError",
            "ToolMissingError", "UnsupportedError",
@@ -52,7 +57,7 @@ _LAZY = {"cdiv": "workbench.language.utils", "next_power_of_2": "workbench.langu
 
 #: subpackages reachable as attributes after ``import workbench`` (loaded on first use)
 _SUBMODULES = frozenset({"language", "testing", "viz", "layouts", "ir", "runtime", "backends",
-                         "compiler", "knobs", "profiler",
+                         "compiler", "knobs", "profiler", "tools",
                          "passes", "frontend", "notebook", "codegen", "cuda"})
 
 

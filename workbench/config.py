@@ -22,6 +22,8 @@ variable                       default  effect
 ``WORKBENCH_NVDISASM``         (none)   path of ``nvdisasm`` (likewise)
 ``WORKBENCH_CPU_PREFER_256``   off      with AVX-512, keep LLVM's 256-bit vector preference
 ``WORKBENCH_DEFAULT_FP_FUSION`` on      the default of ``enable_fp_fusion`` (mul+add -> fma)
+``WORKBENCH_OVERRIDE_ARCH``    (none)   the default of ``arch`` (``sm80``: CUDA kernels make
+                                        sm_80's decisions whatever the GPU)
 =============================  =======  ===================================================
 
 On/off settings are read by :func:`env_flag`: unset or empty gives the default; ``0``,
@@ -36,6 +38,7 @@ the same name until it is dropped; the environment itself is never written.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -54,11 +57,12 @@ SETTINGS: dict[str, bool | str] = {
     "WORKBENCH_ALWAYS_COMPILE": False, "WORKBENCH_CACHE_AUTOTUNING": False,
     "WORKBENCH_PRINT_AUTOTUNING": False, "WORKBENCH_PTXAS": "", "WORKBENCH_NVDISASM": "",
     "WORKBENCH_CPU_PREFER_256": False, "WORKBENCH_DEFAULT_FP_FUSION": True,
+    "WORKBENCH_OVERRIDE_ARCH": "",
 }
 #: the environment variables :meth:`Options.from_env` reads: the launch paths key their caches
 #: on their raw values (workbench.runtime.jit, workbench.runtime.fastpath)
 OPTION_ENV = ("WORKBENCH_BOUNDS_CHECK", "WORKBENCH_DEBUG", "WORKBENCH_CUDA_MMA",
-              "WORKBENCH_CUDA_TMA", "WORKBENCH_DEFAULT_FP_FUSION")
+              "WORKBENCH_CUDA_TMA", "WORKBENCH_DEFAULT_FP_FUSION", "WORKBENCH_OVERRIDE_ARCH")
 #: the environment variables a launch's kernel depends on: the interpreter switch and the
 #: options'
 LAUNCH_ENV = ("WORKBENCH_INTERPRET",) + OPTION_ENV
@@ -255,7 +259,16 @@ class Options:
     kernel may start while the previous one finishes (``tl.extra.cuda.gdc_wait``);
     ``num_ctas``: Triton's CTAs per program (a thread-block cluster on sm_90; power of two, at
     most 16). Every target here runs a program on one CTA, which computes the same values; a
-    CUDA compile report says so when ``num_ctas`` is not 1.
+    CUDA compile report says so when ``num_ctas`` is not 1. ``maxnreg``: CUDA registers per
+    thread the kernel may use (``.maxnreg`` on its ``.entry``, PTX ISA 11.4.1, and
+    ``"ttg.maxnreg"`` on the ttgir module, as Triton); None: ptxas decides.
+    ``enable_reflect_ftz``: on CUDA, libdevice functions and ``tl.math.exp2`` flush fp32
+    subnormal results to zero (libdevice's ``__nvvm_reflect("__CUDA_FTZ")`` answers 1;
+    ``exp2`` is ``ex2.approx.ftz.f32``, else ``ex2.approx.f32``), Triton's default.
+    ``arch``: ``"sm80"``/``"sm90"`` (Triton's ``arch`` option and ``TRITON_OVERRIDE_ARCH``):
+    a CUDA compile makes that architecture's decisions (passes, layouts, instructions, the
+    ttgir's ``ttg.target``) while ptxas still assembles for the GPU or target compiled for;
+    None: the target's own.
     """
 
     num_warps: int = 4
@@ -267,8 +280,17 @@ class Options:
     cuda_tma: bool = True
     launch_pdl: bool = False
     num_ctas: int = 1
+    maxnreg: int | None = None
+    enable_reflect_ftz: bool = True
+    arch: str | None = None
 
     def __post_init__(self):
+        if self.arch is not None:
+            arch_capability(self.arch)  # raises ValueError for a bad form
+        mr = self.maxnreg
+        if mr is not None and (not isinstance(mr, int) or isinstance(mr, bool) or mr < 1):
+            raise ValueError(f"maxnreg must be None or a positive int (registers per thread), "
+                             f"got {mr!r}")
         nw = self.num_warps
         if not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
             raise ValueError(f"num_warps must be a power of 2, got {nw!r} (a GPU block "
@@ -286,12 +308,23 @@ class Options:
     @staticmethod
     def from_env(**overrides) -> "Options":
         """Options from the environment variables in :data:`OPTION_ENV`, then ``overrides``."""
-        base = Options(bounds_check=env_flag("WORKBENCH_BOUNDS_CHECK"),
+        base = Options(arch=env_text("WORKBENCH_OVERRIDE_ARCH") or None,
+                       bounds_check=env_flag("WORKBENCH_BOUNDS_CHECK"),
                        debug=env_flag("WORKBENCH_DEBUG"),
                        enable_fp_fusion=env_flag("WORKBENCH_DEFAULT_FP_FUSION"),
                        cuda_mma=env_text("WORKBENCH_CUDA_MMA").lower(),
                        cuda_tma=env_flag("WORKBENCH_CUDA_TMA"))
         return replace(base, **overrides)
+
+
+def arch_capability(arch: str) -> int:
+    """The compute capability of an ``arch`` option, ``"sm80"`` -> 80 (Triton's form,
+    ``^sm(\\d+)$``). Raises ValueError for any other text."""
+    m = re.fullmatch(r"sm(\d+)", str(arch))
+    if not m:
+        raise ValueError(f"arch must have the form sm<capability> (e.g. 'sm80', 'sm90'), "
+                         f"got {arch!r}")
+    return int(m.group(1))
 
 
 @dataclass

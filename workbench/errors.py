@@ -187,10 +187,19 @@ class UnsupportedError(CompilationError):
     """A construct the language (or this target) does not support."""
 
 
-def cuda_only(what: str, target: str, loc=None) -> UnsupportedError:
+#: PTX special registers read by the ``tl.extra.cuda`` helpers that are inline assembly, and
+#: those helpers' names (so an error names what the user called)
+_PTX_HELPERS = {"%globaltimer": "tl.extra.cuda.globaltimer", "%smid": "tl.extra.cuda.smid"}
+
+
+def cuda_only(what: str, target: str, loc=None, asm: str = "") -> UnsupportedError:
     """The error for ``what`` (a language name such as ``tl.inline_asm_elementwise``) met by
     ``target`` ("the interpreter", "the CPU backend"), which cannot run it: only the CUDA
-    backend can. ``loc`` is the op's location (the user's line)."""
+    backend can. ``loc`` is the op's location (the user's line); ``asm``: the inline
+    assembly's text, which names the ``tl.extra.cuda`` helper that made it, if one did."""
+    for register, helper in _PTX_HELPERS.items():
+        if register in asm:
+            what = f"{helper} (inline PTX reading {register})"
     return UnsupportedError(
         f"{what} runs PTX on an NVIDIA GPU, so only the CUDA backend can run it; {target} "
         "cannot", loc, "compile for a cuda target (target='cuda:90') and launch on an NVIDIA "
@@ -205,9 +214,20 @@ class LaunchError(WorkbenchError):
     """Bad launch: wrong number or type of arguments, bad grid, mismatched devices."""
 
 
+class AutotunerError(LaunchError):
+    """``@autotune`` has nothing to time (``early_config_prune`` left no configuration);
+    Triton's ``triton.runtime.errors.AutotunerError``."""
+
+
 class LaunchOptionError(LaunchError, AssertionError):
     """A launch option with a bad value (``num_warps`` not a power of 2, ...); also an
     ``AssertionError``, which Triton's backends raise from their options' checks."""
+
+
+class TargetOptionError(LaunchError, ValueError):
+    """A launch option the target cannot honour (``num_ctas > 1`` before sm_90, an ``arch``
+    the CUDA backend does not compile for); also a ``ValueError``, which Triton's CUDA
+    backend raises there (``parse_options``)."""
 
 
 class ArgumentOverflowError(LaunchError, OverflowError):
@@ -282,3 +302,7 @@ class TargetError(WorkbenchError):
 
 class ToolMissingError(TargetError):
     """An optional tool (ptxas, nvdisasm, the CUDA driver, a GPU) is not installed or present."""
+
+
+#: Triton's name of the base class (``triton.errors.TritonError``)
+TritonError = WorkbenchError

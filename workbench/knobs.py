@@ -197,8 +197,10 @@ class base_knobs:
 
 class runtime_knobs(base_knobs):
     """Launch-time settings: ``interpret`` (every launch on the interpreter), ``debug``
-    (compile ``device_assert``); the hooks ``launch_enter_hook``, ``launch_exit_hook``,
-    ``jit_cache_hook``, ``jit_post_compile_hook`` (:mod:`workbench.runtime.hooks`)."""
+    (compile ``device_assert``), ``override_arch`` (the default of the ``arch`` option:
+    ``"sm80"`` makes CUDA compiles take sm_80's decisions); the hooks
+    ``launch_enter_hook``, ``launch_exit_hook``, ``jit_cache_hook``,
+    ``jit_post_compile_hook`` (:mod:`workbench.runtime.hooks`)."""
 
     interpret = Knob("WORKBENCH_INTERPRET")
     debug = Knob("WORKBENCH_DEBUG")
@@ -206,9 +208,8 @@ class runtime_knobs(base_knobs):
     launch_exit_hook = HookKnob()
     jit_cache_hook = HookKnob()
     jit_post_compile_hook = HookKnob()
-    _absent = {"override_arch": "give the target per compile: workbench.compile(..., "
-                                "target='cuda:80') or %%tilekernel --target",
-               **{h: _HOOK for h in ("kernel_load_start_hook", "kernel_load_end_hook",
+    override_arch = Knob("WORKBENCH_OVERRIDE_ARCH")
+    _absent = {**{h: _HOOK for h in ("kernel_load_start_hook", "kernel_load_end_hook",
                                      "add_stages_inspection_hook")}}
 
 
@@ -278,6 +279,12 @@ autotuning = autotuning_knobs()
 language = language_knobs()
 nvidia = nvidia_knobs()
 workbench = workbench_knobs()
+
+def refresh_knobs() -> None:
+    """Triton re-reads its environment variables here; the workbench's knobs read the
+    environment each time they are asked (:mod:`workbench.config`), so there is nothing to
+    refresh."""
+
 
 _ABSENT_SETS = {"amd": "the workbench has no AMD backend",
                 "proton": "the workbench has no profiler (Triton's proton)",

@@ -297,14 +297,14 @@ def test_dot_ptx(case, arch):
         assert count(ptx, r"fma\.rn\.f32") in (8 * k // 2, 8 * k)
         return
     kin = {"fp16": 16, "bf16": 16, "tf32": 8, "int8": 32}[case]
-    if arch >= 90 and case in ("fp16", "bf16"):  # Hopper: wgmma (tests/backends/test_cuda_wgmma.py)
-        e = case.replace("fp", "f")
-        # one warp group, m64n64k16: K/16 per (maybe unrolled) K step of 32
-        assert count(ptx, re.escape(f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{e}.{e}")) \
-            in (k // 2 // 16, k // 16)
+    if arch >= 90 and case in ("fp16", "bf16", "tf32"):  # Hopper: wgmma (test_cuda_wgmma.py)
+        e = {"tf32": "tf32"}.get(case, case.replace("fp", "f"))
+        # one warp group, m64n64k16 (k8 for tf32): K/kin per (maybe unrolled) K step of 32
+        assert count(ptx, re.escape(f"wgmma.mma_async.sync.aligned.m64n64k{kin}.f32.{e}.{e}")) \
+            in (k // 2 // kin, k // kin)
         assert "mma.sync" not in ptx and "ldmatrix" not in ptx
         assert "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], " \
-               "instrShape = [16, 64, 16]}>" in c.asm["ttgir"]
+               f"instrShape = [16, 64, {kin}]}}>" in c.asm["ttgir"]
         return
     # per warp (2x2 warps, 32x32 warp tiles): 2 x 4 tiles x K/kin, the K loop not unrolled
     assert count(ptx, re.escape(MMA_TEXT[case])) in (2 * 4 * (k // 2) // kin,
@@ -330,11 +330,13 @@ def test_dot_ptx(case, arch):
         assert [a["conflict_degree"] for a in acc if "ldmatrix" in a["op"]] == [1.0, 1.0]
 
 
-def test_dot_fma_fallback_small():
+def test_dot_smaller_than_the_mma_tile_takes_mma():
+    """N = 4 < 8: Triton 3.6's MMA v2 has no minimum tile, so the columns repeat inside
+    ``mma.m16n8k16`` (one per warp tile and K step) instead of taking the FMA path."""
     c, ptx = _ptx(dot_k, ["*fp16", "*fp16", "*fp32"], 80, M=16, N=4, K=16, LOOP=1,
                   PREC="tf32", ACC_INT=False)
-    assert "mma.sync" not in ptx and "#ttg.dot_op<{opIdx = 0, parent = #blocked" in \
-        c.asm["ttgir"]
+    assert count(ptx, re.escape(MMA_TEXT["fp16"])) >= 1 and "fma.rn.f32" not in ptx
+    assert "#ttg.dot_op<{opIdx = 0, parent = #mma" in c.asm["ttgir"]
 
 
 # on the GPU ------------------------------------------------------------------------------

@@ -106,11 +106,20 @@ def test_wgmma_unfit_keeps_mma_sync_with_a_note(kw, why):
         c.extra["notes"]
 
 
-def test_fp32_dot_stays_on_mma_sync_with_a_note():
+def test_fp32_dot_takes_tf32_wgmma():
+    """fp32 inputs (tf32 by default) take wgmma as in Triton 3.6, both operands K-major."""
     c = wb.compile(mm_any, *(["*fp32:16", "*fp32:16"] + _sig()[2:]), target="cuda:90",
                    BM=64, BN=64, BK=32, num_warps=4)
+    assert "versionMajor = 3" in c.asm["ttgir"] and "instrShape = [16, 64, 8]" in c.asm["ttgir"]
+    assert "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32" in c.asm["ptx"]
+    assert not c.extra["notes"], c.extra["notes"]
+
+
+def test_fp32_dot_with_a_warp_short_of_a_group_keeps_mma_sync_with_a_note():
+    c = wb.compile(mm_any, *(["*fp32:16", "*fp32:16"] + _sig()[2:]), target="cuda:90",
+                   BM=64, BN=64, BK=32, num_warps=2)
     assert "versionMajor = 2" in c.asm["ttgir"]
-    assert any("fp16/bf16" in n for n in c.extra["notes"]), c.extra["notes"]
+    assert any("whole warp groups" in n for n in c.extra["notes"]), c.extra["notes"]
 
 
 # PTX ----------------------------------------------------------------------------------------
@@ -167,7 +176,9 @@ def test_async_pipelined_loop_structure():
              loop.index('ttg.async_copy_global_to_local')]
     assert order == sorted(order), order
     assert loop.count("gpu.barrier") == 2
-    assert re.search(r"ttng.warp_group_dot_wait %acc_\d+ \{pendings = 1 : i32\}", loop)
+    # the wait returns the accumulator and lists the two slots the group reads, as Triton's
+    assert re.search(r"%acc_\w+:3 = ttng.warp_group_dot_wait %acc_\d+, %\w+, %\w+ "
+                     r"\{pendings = 1 : i32\}", loop)
     after = ttgir[ttgir.index("scf.yield"):]
     assert after.index("{pendings = 0 : i32}") < after.index("ttg.convert_layout")
 
@@ -198,10 +209,13 @@ def test_attention_uses_wgmma_for_both_dots():
                      ttgir)
     assert not re.search(r"ttg\.local_alloc %\w+ .*: \(tensor<64x64xf16, #mma>\)", ttgir)
     ptx = c.asm["ptx"]
-    # Q @ K^T: both from shared memory, K^T K-major (imm-trans-b 0); P @ V: A in four
-    # registers, V N-major (imm-trans-b 1)
+    # Q @ K^T: both from shared memory, K^T K-major (imm-trans-b 0), its zero accumulator not
+    # read by the first instruction (scale-d 0, as Triton's); P @ V: A in four registers, V
+    # N-major (imm-trans-b 1)
+    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, 0, 1, 1, 0, 0;",
+                          ptx)) == 1
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;",
-                          ptx)) == 4
+                          ptx)) == 3
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{%r\d+,%r\d+,%r\d+,%r\d+\}, "
                           r"%rd\d+, p, 1, 1, 1;", ptx)) == 4
     if PTXAS:
@@ -327,6 +341,27 @@ def test_attention_head_dims_and_causal_gpu(d, bm, bn, nw, causal):
     kern = attention_causal_fwd_kernel if causal else attention_fwd_kernel
     kern[(n_ctx // bm, z)](q, k, v, o, d ** -0.5, n_ctx, D=d, BM=bm, BN=bn, num_warps=nw,
                            num_stages=3)
+    torch.cuda.synchronize()
+    want = _attention_ref(*(t.cpu().numpy() for t in (q, k, v)), d ** -0.5, causal)
+    got = o.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("stages", [2, 4])
+@pytest.mark.parametrize("d,bm,bn,nw", [(64, 64, 32, 4), (128, 128, 64, 8)])
+def test_attention_pipeline_depths_gpu(d, bm, bn, nw, stages, causal):
+    """Both wgmma of the loop asynchronous (P @ V in flight into the next iteration) with
+    fewer and more stages than the default; 1, 2 and many iterations per program."""
+    torch = pytest.importorskip("torch")
+    z, n_ctx = 2, 512
+    q, k, v = (torch.randn(z, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    kern = attention_causal_fwd_kernel if causal else attention_fwd_kernel
+    kern[(n_ctx // bm, z)](q, k, v, o, d ** -0.5, n_ctx, D=d, BM=bm, BN=bn, num_warps=nw,
+                           num_stages=stages)
     torch.cuda.synchronize()
     want = _attention_ref(*(t.cpu().numpy() for t in (q, k, v)), d ** -0.5, causal)
     got = o.double().cpu().numpy()

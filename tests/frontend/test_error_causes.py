@@ -83,8 +83,8 @@ def test_mismatched_returns_point_at_the_call_then_the_helper_def(target):
     assert isinstance(cause, CompilationError)
     assert "at 1:0:" in str(cause)
     assert cause.loc.line == def_line and cause.loc.col == 1
-    assert cause.reason.startswith("Return type mismatch: the then block (tensor<[4], i32>) "
-                                   "and the else block (tensor<[8], i32>)")
+    assert cause.reason.startswith("Return type mismatch: the then block (tensor<[4], int32>) "
+                                   "and the else block (tensor<[8], int32>)")
     assert cause.reason.endswith(f":{def_line + 1}")  # the if's line
     assert cause.__traceback__ is None  # the compiler's own frames are not shown
 

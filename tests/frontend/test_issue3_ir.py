@@ -305,7 +305,7 @@ ERRORS = [
     (e_bp_mask, (ptr("x_ptr"), const("N", 8)), "tl.load(", 2, "cannot be specified for loading",
      "boundary_check"),
     (e_bp_store_dtype, (ptr("x_ptr"), const("N", 8)), "tl.store(", 2,
-     "block element type (fp32) and value element type (i32) mismatch", "value.to(tl.float32)"),
+     "block element type (fp32) and value element type (int32) mismatch", "value.to(tl.float32)"),
     (e_sort_dim, (ptr("x_ptr"), const("N", 8)), "tl.sort(", 2,
      "only minor dimension is currently supported", "last dim"),
     (e_split, (ptr("x_ptr"), const("N", 8)), "tl.split(", 1, "last dim is 2", "tl.reshape"),

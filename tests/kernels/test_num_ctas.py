@@ -1,6 +1,7 @@
 """``num_ctas`` (Triton's CTAs per program, a thread-block cluster on sm_90) is accepted on
-every target: a program runs on one CTA, computing the same values; the CUDA compile report
-says so; a value that is not a power of two up to 16 is a launch error at the user's line."""
+every target but CUDA before sm_90 (refused there with Triton's ValueError): a program runs
+on one CTA, computing the same values; the CUDA compile report says so; a value that is not
+a power of two up to 16 is a launch error at the user's line."""
 import numpy as np
 import pytest
 
@@ -41,3 +42,11 @@ def test_bad_num_ctas_is_a_launch_error(bad):
     with pytest.raises(LaunchError, match="num_ctas must be a power of two") as e:
         row_sums[(1,)](x, np.zeros(1, np.float32), 4, BLOCK=4, num_ctas=bad)
     assert "test_num_ctas.py" in str(e.value)
+
+
+def test_num_ctas_before_sm90_is_refused_as_triton_does():
+    with pytest.raises(ValueError, match=r"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)"):
+        wb.compile(row_sums, "*fp32", "*fp32", "i32", target="cuda:80", BLOCK=128, num_ctas=2)
+    with pytest.raises(LaunchError, match="Current target is sm_80"):
+        wb.compile(row_sums, "*fp32", "*fp32", "i32", target="cuda:90", BLOCK=128, num_ctas=2,
+                   arch="sm80")

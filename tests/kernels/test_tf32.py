@@ -62,10 +62,9 @@ def test_random_tiles_match_the_truncated_product(backend, rng):
 
 def test_ptx_passes_raw_registers_like_triton():
     """No ``cvt.rna.tf32.f32``: the fp32 registers go to ``mma.sync`` (sm_80) and ``wgmma``
-    and sm_90 as they are, as in Triton 3.6's PTX for the same kernel (Triton takes wgmma on
-    sm_90 for tf32; this backend keeps mma.sync there, see the README)."""
-    for target in ("cuda:80", "cuda:90"):
-        instr = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+    (sm_90) as they are, as in Triton 3.6's PTX for the same kernel."""
+    for target, instr in (("cuda:80", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+                          ("cuda:90", "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32")):
         ptx = wb.compile(f32_dot, "*fp32:16", "*fp32:16", "*fp32:16", target=target,
                          M=64, N=64, K=32, PREC="tf32").asm["ptx"]
         assert instr in ptx, target

@@ -116,8 +116,8 @@ def mix_call(src: tl.const, dst, flag):
 @pytest.mark.parametrize("kernel, words", [
     (choose, "Ternary expression with dynamic condition has inconsistent type: *kfp32 and "
              "*fp32"),
-    (mix_if, "Mismatched type for out between the then block (tensor<*kfp32>)"),
-    (mix_call, "Return type mismatch: the then block (tensor<*kfp32>)"),
+    (mix_if, "Mismatched type for out between the then block (tensor<const_pointer<fp32>>)"),
+    (mix_call, "Return type mismatch: the then block (tensor<const_pointer<fp32>>)"),
 ])
 def test_mixing_const_and_plain_pointers_is_refused_in_tritons_words(kernel, words):
     x = np.zeros(4, np.float32)

@@ -45,7 +45,9 @@ CHECK-NOT: warp_group_dot
         return
     # B's columns wrap modulo N (WRAP): no contiguity is known in either dim, so its load takes
     # order [0, 1] as Triton 3.6.0's coalesce does for ties, and its buffer is the transposed
-    # nvmma_shared layout (workbench.compare agrees with Triton on every layout here)
+    # nvmma_shared layout (workbench.compare agrees with Triton on every layout here); the
+    # unpipelined loop's wgmma is asynchronous with a wait right after it, as Triton's
+    # pipeliner leaves it (its buffers are not multi-buffered)
     check(text, """
 CHECK: #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>
 CHECK: #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
@@ -54,8 +56,9 @@ CHECK: scf.for {{.*}} -> (tensor<128x128xf32, #mma>
 CHECK: ttg.local_alloc {{.*}} : (tensor<128x64xf16, #blocked{{[0-9]*}}>) -> !ttg.memdesc<128x64xf16, #shared, #smem>
 CHECK: ttg.local_alloc {{.*}} : (tensor<64x128xf16, #blocked{{[0-9]*}}>) -> !ttg.memdesc<64x128xf16, #shared1, #smem>
 CHECK-NOT: ttg.local_load
-CHECK: %acc_{{[0-9]+}} = ttng.warp_group_dot %{{[0-9]+}}, %{{[0-9]+}}, %acc_{{[0-9]+}} {inputPrecision = 0 : i32} : !ttg.memdesc<128x64xf16, #shared, #smem> * !ttg.memdesc<64x128xf16, #shared1, #smem> -> tensor<128x128xf32, #mma>
-CHECK: scf.yield %acc_{{[0-9]+}}, {{.*}} : tensor<128x128xf32, #mma>,
+CHECK: %acc_{{[0-9]+}} = ttng.warp_group_dot %[[A:[0-9]+]], %[[B:[0-9]+]], %acc_{{[0-9]+}} {inputPrecision = 0 : i32, isAsync = true} : !ttg.memdesc<128x64xf16, #shared, #smem> * !ttg.memdesc<64x128xf16, #shared1, #smem> -> tensor<128x128xf32, #mma>
+CHECK-NEXT: ttng.warp_group_dot_wait %acc_{{[0-9]+}}, %[[A]], %[[B]] {pendings = 0 : i32}
+CHECK: scf.yield %acc_{{[0-9_]+}}#0, {{.*}} : tensor<128x128xf32, #mma>,
 CHECK: arith.truncf {{.*}} : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
 CHECK: ttg.convert_layout {{.*}} : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked
 """)  # noqa: E501

@@ -86,7 +86,7 @@ def test_pipelines_and_registry():
         "canonicalize", "triton-combine", "triton-reorder-broadcast", "cse", "dce",
         "triton-loop-unroll"]
     conv, *rest = ttgir_passes(Options(num_warps=8), Target.parse("cuda:80"))
-    assert [p.name for p in rest][:2] == ["tritongpu-coalesce",
+    assert [p.name for p in rest][:3] == ["tritongpu-coalesce", "tritongpu-F32DotTC",
                                           "tritongpu-remove-layout-conversions"]
     assert isinstance(conv, ConvertToTTGIR) and conv.name == "convert-triton-to-tritongpu"
     assert conv.options == {"num_warps": 8, "target": "cuda:80", "threads_per_warp": 32,

@@ -52,9 +52,10 @@ CHECK-NEXT: %[[GB0:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[CB0]]
 CHECK: ttg.memdesc_index %{{.*}}[%c1_i32
 CHECK: %[[GA1:[a-z0-9_]+]] = ttg.async_commit_group tokens
 CHECK: %[[GB1:[a-z0-9_]+]] = ttg.async_commit_group tokens
-CHECK: scf.for {{.*}} iter_args(%{{[a-z0-9_]+}} = %acc, %[[TA0:[a-z0-9_]+]] = %[[GA0]], %[[TA1:[a-z0-9_]+]] = %[[GA1]], %[[TB0:[a-z0-9_]+]] = %[[GB0]], %[[TB1:[a-z0-9_]+]] = %[[GB1]]) -> (tensor<64x64xf32, #mma>, !ttg.async.token, !ttg.async.token, !ttg.async.token, !ttg.async.token)
-CHECK: arith.divsi
-CHECK: arith.remsi
+CHECK: scf.for {{.*}} iter_args(%{{[a-z0-9_]+}} = %acc, %[[INS:[a-z0-9_]+]] = %c1_i32, %[[EXT:[a-z0-9_]+]] = %c-1_i32, %[[TA0:[a-z0-9_]+]] = %[[GA0]], %[[TA1:[a-z0-9_]+]] = %[[GA1]], %[[TB0:[a-z0-9_]+]] = %[[GB0]], %[[TB1:[a-z0-9_]+]] = %[[GB1]]) -> (tensor<64x64xf32, #mma>, i32, i32, !ttg.async.token, !ttg.async.token, !ttg.async.token, !ttg.async.token)
+CHECK: %[[E1:[0-9]+]] = arith.addi %[[EXT]], %c1_i32
+CHECK: %[[EW:[0-9]+]] = arith.cmpi sge, %[[E1]], %c2_i32
+CHECK: %[[RD:[0-9]+]] = arith.select %[[EW]], %c0_i32, %[[E1]]
 CHECK: %[[W:[a-z0-9_]+]] = ttg.async_wait %[[TA0]], %[[TB0]] {num = 2 : i32}
 CHECK: gpu.barrier
 CHECK-NEXT: ttg.local_load %{{[0-9]+}} token %[[W]]
@@ -67,7 +68,7 @@ CHECK-NEXT: %[[NA:[a-z0-9_]+]] = ttg.async_copy_global_to_local
 CHECK-NEXT: %[[GNA:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[NA]]
 CHECK: %[[NB:[a-z0-9_]+]] = ttg.async_copy_global_to_local
 CHECK-NEXT: %[[GNB:[a-z0-9_]+]] = ttg.async_commit_group tokens %[[NB]]
-CHECK: scf.yield %{{[a-z0-9_]+}}, %[[TA1]], %[[GNA]], %[[TB1]], %[[GNB]] :
+CHECK: scf.yield %{{[a-z0-9_]+}}, %{{[0-9]+}}, %[[RD]], %[[TA1]], %[[GNA]], %[[TB1]], %[[GNB]] :
 CHECK: ttg.async_wait {num = 0 : i32}
 """)  # noqa: E501
 
@@ -86,7 +87,8 @@ def test_stages_set_wait_count_and_buffers():
     # the wait names the groups of iteration i (A and B), the loop carries 3 tokens per operand
     assert re.search(r"ttg.async_wait %\w+, %\w+ \{num = 4 : i32\}", text)
     assert text.count('ttg.async_commit_group') == 8  # 2 x (3 prologue stages + 1 in the loop)
-    assert re.search(r"scf.for .* -> \(tensor<64x64xf32, #mma>(, !ttg.async.token){6}\)", text)
+    assert re.search(r"scf.for .* -> \(tensor<64x64xf32, #mma>, i32, i32(, !ttg.async.token){6}\)",
+                     text)
 
 
 def test_wgmma_keeps_one_more_buffer():

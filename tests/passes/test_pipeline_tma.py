@@ -31,8 +31,8 @@ from .test_tma_lowering import op_lines, tma_matmul
 # Triton 3.6.0's ttgir of tma_matmul (fp16, 128x128x64, 4 warps, num_stages=3): its ttg/ttng
 # op lines in order, without the memdesc_index lines (checked as a set below), the loop
 # header and yield (Triton carries slot counters, the workbench derives them from the
-# induction variable), the local_dealloc ops, and the buffers Triton's warp_group_dot_wait
-# also lists
+# induction variable) and the local_dealloc ops; the wait in the loop lists the two slots
+# the dot reads, as Triton's does
 TRITON_PIPELINED = """\
 %v = ttg.local_alloc : () -> !ttg.memdesc<3x128x64xf16, #shared, #smem, mutable>
 %v = ttg.local_alloc : () -> !ttg.memdesc<3x64x128xf16, #shared, #smem, mutable>
@@ -48,7 +48,7 @@ ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tenso
 ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<64x128xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<64x128xf16, #shared, #smem, mutable>
 ttng.wait_barrier %v, %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
 %v = ttng.warp_group_dot %v, %v, %v {inputPrecision = 0 : i32, isAsync = true} : !ttg.memdesc<128x64xf16, #shared, #smem, mutable> * !ttg.memdesc<64x128xf16, #shared, #smem, mutable> -> tensor<128x128xf32, #mma>
-%v = ttng.warp_group_dot_wait %v {pendings = 1 : i32} : tensor<128x128xf32, #mma>
+%v:3 = ttng.warp_group_dot_wait %v, %v, %v {pendings = 1 : i32} : tensor<128x128xf32, #mma>, !ttg.memdesc<128x64xf16, #shared, #smem, mutable>, !ttg.memdesc<64x128xf16, #shared, #smem, mutable>
 ttng.barrier_expect %v, 32768, %v : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
 ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<128x64xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<128x64xf16, #shared, #smem, mutable>
 ttng.async_tma_copy_global_to_local %v[%v, %v] %v, %v, %v : !tt.tensordesc<tensor<64x128xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<64x128xf16, #shared, #smem, mutable>
@@ -70,7 +70,7 @@ TRITON_INDEX = """\
 
 
 def _seq(text: str) -> tuple[list, set]:
-    lines = [ln for ln in op_lines(text) if re.match(r"(%v = )?(ttg|ttng)\.", ln)
+    lines = [ln for ln in op_lines(text) if re.match(r"(%v(:\d+)? = )?(ttg|ttng)\.", ln)
              and "local_dealloc" not in ln]
     return [ln for ln in lines if "memdesc_index" not in ln], \
         {ln for ln in lines if "memdesc_index" in ln}
@@ -117,7 +117,7 @@ def _persistent(stages, warps=4, bm=64, bn=32, bk=32, m=200, n=136, k=200, sms=3
 def test_persistent_k_loop_is_pipelined_with_one_barrier_per_iteration():
     text = _persistent(3, warps=8, bm=128, bn=256, bk=64).asm["ttgir"]
     body = _loop_body(text)
-    kinds = [re.sub(r"^%[\w#]+ = ", "", ln).split(" ")[0] for ln in body]
+    kinds = [re.sub(r"^%[\w#:]+ = ", "", ln).split(" ")[0] for ln in body]
     ops = [x for x in kinds if x.startswith(("ttng.", "gpu."))]
     assert ops == ["ttng.wait_barrier", "ttng.warp_group_dot", "ttng.warp_group_dot_wait",
                    "gpu.barrier", "ttng.barrier_expect", "ttng.async_tma_copy_global_to_local",

@@ -70,3 +70,26 @@ def test_a_runtime_parameter_typed_constexpr_is_baked_in():
     # the same baked value through workbench.compile's own form
     again = wb.compile(strided_copy, "*fp32", "*fp32", "i32", tl.constexpr(stride), BLOCK=32)
     assert again.asm["ttir"] == kernel.asm["ttir"]
+
+
+def test_ast_source_takes_tensor_descriptor_signature_entries():
+    """Triton's ``tensordesc<fp16[64, 32]>`` signature entry: a host tensor descriptor of that
+    element type and block shape, compiled ahead of time (TMA on cuda:90)."""
+    import re
+
+    @wb.jit
+    def copy_tile(a_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+        t = a_desc.load([0, 0])
+        r = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+        tl.store(out_ptr + r, t)
+
+    src = ASTSource(copy_tile, signature={"a_desc": "tensordesc<fp16[64, 32]>", "out_ptr": "*fp16",
+                                     "BM": "constexpr", "BN": "constexpr"},
+               constexprs={"BM": 64, "BN": 32})
+    k = wb.compile(src, target=GPUTarget("cuda", 90, 32))
+    assert re.search(r"!tt\.tensordesc<tensor<64x32xf16", k.asm["ttir"])
+    assert "cp.async.bulk.tensor" in k.asm["ptx"]
+    with pytest.raises(Exception, match="tensor descriptor type"):
+        wb.compile(ASTSource(copy_tile, signature={"a_desc": "tensordesc<fp16>", "out_ptr": "*fp16",
+                                               "BM": "constexpr", "BN": "constexpr"},
+                         constexprs={"BM": 64, "BN": 32}), target=GPUTarget("cuda", 90, 32))

@@ -78,8 +78,9 @@ def test_reset_copy_and_descriptors_as_triton_fixtures_use_them():
     fresh = knobs.runtime.copy().reset()
     assert fresh.debug is False and knobs.runtime.debug is False
     keys = {k.key for k in knobs.runtime.knob_descriptors.values()}
-    assert keys == {"WORKBENCH_INTERPRET", "WORKBENCH_DEBUG", "launch_enter_hook",
-                    "launch_exit_hook", "jit_cache_hook", "jit_post_compile_hook"}
+    assert keys == {"WORKBENCH_INTERPRET", "WORKBENCH_DEBUG", "WORKBENCH_OVERRIDE_ARCH",
+                    "launch_enter_hook", "launch_exit_hook", "jit_cache_hook",
+                    "jit_post_compile_hook"}
 
 
 def test_child_processes_see_what_was_set():
@@ -95,8 +96,6 @@ def test_wrong_values_and_triton_only_knobs_are_refused():
         knobs.runtime.interpret = "yes"
     with pytest.raises(AttributeError, match="no AMD backend"):
         _ = knobs.amd
-    with pytest.raises(AttributeError, match="override_arch.*target"):
-        _ = knobs.runtime.override_arch
     with pytest.raises(AttributeError, match="stage hooks"):
         knobs.runtime.kernel_load_start_hook = print
     with pytest.raises(TypeError, match="callable or None"):

@@ -18,7 +18,8 @@ import time
 from typing import Any
 
 from ..codegen.lineinfo import directive_line_locs, llir_line_locs
-from ..errors import ToolMissingError, UnsupportedError
+from ..config import arch_capability
+from ..errors import TargetOptionError, ToolMissingError, UnsupportedError
 from ..ir.clone import clone_module
 from ..ir.core import Operation, functions
 from ..ir.parser import parse_module
@@ -126,6 +127,28 @@ def lazy_sass(cubin: bytes, nvdisasm: str, timings: dict) -> LazyText:
     return LazyText(make)
 
 
+#: the compute capabilities whose decisions the CUDA backend makes (``arch`` option)
+DECISION_ARCHS = (80, 86, 89, 90)
+
+
+def decision_arch(options, device_arch: int) -> int:
+    """The compute capability whose decisions a compile makes: the ``arch`` option's
+    (``"sm80"`` -> 80; Triton's ``arch`` / ``TRITON_OVERRIDE_ARCH``), else ``device_arch``.
+    Raises :class:`TargetOptionError` for an ``arch`` outside :data:`DECISION_ARCHS`, and,
+    as Triton's ``parse_options``, for ``num_ctas > 1`` below sm_90."""
+    text = getattr(options, "arch", None)
+    arch = arch_capability(text) if text else device_arch
+    if text and arch not in DECISION_ARCHS:
+        raise TargetOptionError(
+            f"arch={text!r}: the CUDA backend makes the decisions of "
+            f"{', '.join(f'sm{a}' for a in DECISION_ARCHS)} only")
+    if getattr(options, "num_ctas", 1) > 1 and arch < 90:
+        raise TargetOptionError(
+            f"num_ctas > 1 requires NVIDIA SM90+ (Hopper). Current target is sm_{arch}. "
+            f"This configuration will fail. Please set num_ctas=1 or target an SM90+ GPU.")
+    return arch
+
+
 def _check_threads(module: Operation, num_warps: int, device) -> None:
     """Raise OutOfResources (pointing at the kernel's ``def``) when ``num_warps`` warps of 32
     threads are more than a block may have; checked before any layout is chosen."""
@@ -193,8 +216,9 @@ class CudaBackend(Backend):
         timings = getattr(ctx, "timings", None)
         if timings is None:
             timings = {}
-        arch = self.target.arch or 90
-        device = limits.gpu_limits(arch)
+        device_arch = self.target.arch or 90
+        arch = decision_arch(options, device_arch)
+        device = limits.gpu_limits(device_arch)
         _check_threads(ttir_module, options.num_warps, device)
         t0 = time.perf_counter()
         check_fp8_types(ttir_module, arch)
@@ -209,12 +233,16 @@ class CudaBackend(Backend):
         mod = widen_fp8_dots(mod, arch, options.num_warps,  # fp8 dots off wgmma: fp16
                              getattr(options, "cuda_mma", "auto") or "auto")
         is_ttir = _needs_layouts(mod) or "ttg.num-warps" not in mod.attributes
-        passes = ttgir_passes(options, self.target, scratch_bytes) if is_ttir else []
+        if getattr(options, "maxnreg", None) is not None:  # Triton: make_ttgir sets it first
+            mod.attributes = dict(sorted({**mod.attributes,
+                                          "ttg.maxnreg": int(options.maxnreg)}.items()))
+        passes = ttgir_passes(options, f"cuda:{arch}", scratch_bytes) if is_ttir else []
         if passes:
             mod = PassManager(passes).run(mod, ctx, "ttgir") or mod
         ttgir, ttgir_locs = print_module_with_map(mod)
         t1 = time.perf_counter()
-        out = compile_ttgir(mod, arch=arch, fp_fusion=options.enable_fp_fusion, timings=timings)
+        out = compile_ttgir(mod, arch=arch, fp_fusion=options.enable_fp_fusion, timings=timings,
+                            reflect_ftz=getattr(options, "enable_reflect_ftz", True))
         t2 = time.perf_counter()
         timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
         timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)
@@ -243,7 +271,7 @@ class CudaBackend(Backend):
         image: str | bytes = out.ptx
         if self.ptxas:
             t3 = time.perf_counter()
-            cubin, report = nvidia_tools.assemble(out.ptx, arch, self.ptxas)
+            cubin, report = nvidia_tools.assemble(out.ptx, device_arch, self.ptxas)
             timings["cubin"] = timings.get("cubin", 0.0) + time.perf_counter() - t3
             meta.n_regs, meta.n_spills = report.n_regs, report.n_spills
             extra.update(cubin=cubin, ptxas_log=report.text)

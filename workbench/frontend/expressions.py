@@ -24,7 +24,7 @@ _TENSOR_BUILTIN_METHODS = {"sum", "max", "min", "exp", "exp2", "log", "log2", "s
                            "cast", "clamp", "item", "histogram", "topk", "gather",
                            "reduce_or", "softmax", "sqrt_rn", "store", "atomic_add",
                            "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
-                           "atomic_or", "atomic_xchg", "atomic_xor"}
+                           "atomic_or", "atomic_xchg", "atomic_xor", "advance"}
 
 
 class ExpressionsMixin:
@@ -116,6 +116,10 @@ class ExpressionsMixin:
             return getattr(obj, attr)
         except AttributeError:
             plain = ce.unwrap(obj)
+            if attr == "value" and ce.is_const(plain):
+                # a constexpr parameter arrives as its plain value; Triton's ``BLOCK.value``
+                # is that value
+                return plain
             if isinstance(plain, (bool, int, float)) and (
                     attr in _TENSOR_ATTRS or attr in _TENSOR_BUILTIN_METHODS or attr == "to"):
                 # Triton turns ``acc = 0`` into a scalar tensor, so ``acc.to(tl.int64)`` and

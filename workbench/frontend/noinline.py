@@ -29,11 +29,7 @@ from .scopes import Scope
 
 def _mangle_type(d) -> str:
     """Triton's ``dtype.mangle()``: ``fp32``, ``bf16``, ``i32``, ``u8``, ``u1``, ``Pfp16``."""
-    if isinstance(d, dt.pointer_type):
-        return "P" + _mangle_type(d.element_ty)
-    if d.is_int():
-        return f"{'i' if d.is_int_signed() else 'u'}{d.int_bitwidth}"
-    return str(d)
+    return d.mangle()
 
 
 def _mangle_const(v) -> str:

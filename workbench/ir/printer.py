@@ -77,7 +77,7 @@ class _Namer:
         if isinstance(v.type, IntType) and not isinstance(val, float):
             if v.type.width == 1:
                 return "true" if val else "false"
-            return "c" + str(int(val)).replace("-", "m") + f"_i{v.type.width}"
+            return "c" + str(int(val)) + f"_i{v.type.width}"
         return "cst"
 
     def name(self, v: Value) -> str:

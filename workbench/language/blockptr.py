@@ -31,6 +31,11 @@ class block_pointer:
             tuple(strides), tuple(offsets)
         self.block_shape, self.order = tuple(block_shape), tuple(order)
 
+    @builtin
+    def advance(self, offsets, _semantic=None):
+        """``bp.advance(offsets)``: Triton's method form of :func:`advance`."""
+        return advance(self, offsets, _semantic=_semantic)
+
     @property
     def dtype(self):
         """``pointer_type(element)``: the type of the pointers the block pointer expands to."""

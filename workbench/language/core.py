@@ -136,8 +136,29 @@ class constexpr:
     __ne__ = _binop(operator.ne)[0]
     __lt__ = _binop(operator.lt)[0]
     __le__ = _binop(operator.le)[0]
-    __gt__ = _binop(operator.gt)[0]
-    __ge__ = _binop(operator.ge)[0]
+    __gt__, __rgt__ = _binop(operator.gt)
+    __ge__, __rge__ = _binop(operator.ge)
+    __rlt__, __rle__ = _binop(operator.lt)[1], _binop(operator.le)[1]
+
+    def logical_and(self, other):
+        """Python's ``and`` of the two values (Triton's ``constexpr.logical_and``)."""
+        return constexpr(self.value and _unwrap(other))
+
+    def logical_or(self, other):
+        """Python's ``or`` of the two values."""
+        return constexpr(self.value or _unwrap(other))
+
+    def __not__(self):
+        return constexpr(not self.value)
+
+    def __getitem__(self, index):
+        """Index the wrapped value (a tuple, list or string); constexpr indices unwrapped."""
+        if isinstance(index, tuple):
+            index = tuple(_unwrap(i) for i in index)
+        return self.value[_unwrap(index)]
+
+    def __iter__(self):
+        return iter(self.value)
 
     def __neg__(self):
         return constexpr(-self.value)
@@ -315,3 +336,14 @@ class constexpr_type:
         return f"constexpr_type[{self.value!r}]"
 
     __str__ = __repr__
+
+
+def __getattr__(name: str):
+    """``tl.core.<name>``: Triton's ``triton.language.core`` also holds the builtins and
+    dtypes (``tl.core.float32``, ``tl.core.dot``); here they live in other modules of this
+    package, and are reachable from this one too. AttributeError for anything else."""
+    import importlib
+    package = importlib.import_module(__package__)
+    if not name.startswith("_") and name in vars(package):
+        return vars(package)[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -74,10 +74,12 @@ def assume(cond, _semantic=None):
 
 
 @builtin
-def static_print(*values, sep=" ", end="\n", _semantic=None):
-    """Print compile-time values (and tensors' dtypes and shapes) while compiling."""
+def static_print(*values, sep=" ", end="\n", file=None, flush=False, _semantic=None):
+    """Print compile-time values (and tensors' dtypes and shapes) while compiling; ``sep``,
+    ``end``, ``file``, ``flush`` as Python's ``print``."""
     if not getattr(_semantic, "quiet", False):
-        print(*(unwrap(v) for v in values), sep=sep, end=end)
+        print(*(unwrap(v) for v in values), sep=sep, end=end, file=unwrap(file),
+              flush=bool(unwrap(flush)))
 
 
 @builtin

@@ -7,6 +7,8 @@ Triton's ``triton-semantics.rst``). Names and attributes follow ``triton.languag
 """
 from __future__ import annotations
 
+import enum
+
 from ..ir import types as irt
 
 SINT_TYPES = ("int8", "int16", "int32", "int64")
@@ -49,6 +51,17 @@ class dtype:
                 "fp64"]
     STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
     OTHER_TYPES = ["void"]
+
+    class SIGNEDNESS(enum.IntEnum):
+        """An integer dtype's signedness (``int_signedness``), as Triton's."""
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND(enum.IntEnum):
+        """What :meth:`kind` returns: the promotion rank (bool < integral < floating)."""
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
 
     def __init__(self, name: str):
         name = _TRITON_SPELLING.get(name, name)
@@ -108,12 +121,108 @@ class dtype:
     def is_fp64(self) -> bool:
         return self.name == "float64"
 
-    def kind(self) -> int:
-        """0 for bool, 1 for integers (and pointers), 2 for floats (Triton's
-        ``triton-semantics.rst``)."""
+    def kind(self) -> "dtype.KIND":
+        """``dtype.KIND.BOOLEAN`` (0) for bool, ``INTEGRAL`` (1) for integers (and pointers),
+        ``FLOATING`` (2) for floats (Triton's ``triton-semantics.rst``); an IntEnum, so it
+        also compares with the plain ints."""
         if self.is_bool():
-            return KIND_BOOL
-        return KIND_FLOAT if self.is_floating() else KIND_INT
+            return dtype.KIND.BOOLEAN
+        return dtype.KIND.FLOATING if self.is_floating() else dtype.KIND.INTEGRAL
+
+    # Triton's one-name questions (``x.dtype.is_int32()``) and integer limits
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
+    def is_void(self) -> bool:
+        return False
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_const(self) -> bool:
+        return False
+
+    @staticmethod
+    def is_dtype(type_str: str) -> bool:
+        """Whether ``type_str`` is one of Triton's dtype spellings (``"fp32"``, ``"int8"``,
+        ``"void"``...)."""
+        return type_str in (dtype.SINT_TYPES + dtype.UINT_TYPES + dtype.FP_TYPES
+                            + dtype.OTHER_TYPES)
+
+    @property
+    def int_signedness(self) -> "dtype.SIGNEDNESS":
+        """``SIGNEDNESS.SIGNED`` or ``UNSIGNED`` (int1 counts as unsigned, as in Triton);
+        AttributeError for a non-integer dtype (Triton sets it only on integers)."""
+        if not self.is_int():
+            raise AttributeError(f"{self} is not an integer dtype: it has no int_signedness")
+        return dtype.SIGNEDNESS.SIGNED if self.is_int_signed() else dtype.SIGNEDNESS.UNSIGNED
+
+    def get_int_max_value(self) -> int:
+        """The largest value of an integer dtype (``2**31 - 1`` for int32). Raises TypeError
+        for other dtypes."""
+        self._need_int("get_int_max_value")
+        bits = self.int_bitwidth
+        return 2 ** (bits - 1) - 1 if self.is_int_signed() else 2 ** bits - 1
+
+    def get_int_min_value(self) -> int:
+        """The smallest value of an integer dtype (``-2**31`` for int32, 0 if unsigned).
+        Raises TypeError for other dtypes."""
+        self._need_int("get_int_min_value")
+        return -2 ** (self.int_bitwidth - 1) if self.is_int_signed() else 0
+
+    def _need_int(self, what: str) -> None:
+        if not self.is_int():
+            raise TypeError(f"{what}() needs an integer dtype, not {self}")
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (``primitive_bitwidth // 8``; 0 for int1, as Triton)."""
+        return self.primitive_bitwidth // 8
+
+    def with_element_ty(self, element_ty: "dtype") -> "dtype":
+        """A scalar's type with another element type: ``element_ty`` itself."""
+        return element_ty
+
+    def mangle(self) -> str:
+        """Triton's spelling in mangled function names: ``i32``, ``u8``, ``u1``, ``fp32``,
+        ``bf16``; ``P<elem>`` for pointers."""
+        if self.is_int():
+            return f"{'i' if self.is_int_signed() else 'u'}{self.int_bitwidth}"
+        return str(self)
+
+    def codegen_name(self) -> str:
+        """The attribute name under ``triton.language`` (``float32``, ``bfloat16``,
+        ``int8``)."""
+        return self.name
+
+    @property
+    def cache_key_part(self) -> str:
+        """The dtype's part of a cache key (Triton's spelling, ``fp32``)."""
+        return str(self)
 
     @property
     def primitive_bitwidth(self) -> int:
@@ -177,7 +286,9 @@ class dtype:
         return f"triton.language.{self.name}"
 
     def __str__(self) -> str:
-        return self.short_name
+        """Triton's spelling: ``int32``, ``uint8``, ``int1`` for integers, ``fp32``, ``bf16``,
+        ``fp8e4nv`` for floats (signatures use :attr:`short_name`: ``i32``, ``fp32``)."""
+        return self.name if self.is_int() else self.short_name
 
 
 class pointer_type(dtype):
@@ -215,8 +326,11 @@ class pointer_type(dtype):
     def is_bool(self) -> bool:
         return False
 
-    def kind(self) -> int:
-        return KIND_INT
+    def kind(self) -> "dtype.KIND":
+        return dtype.KIND.INTEGRAL
+
+    def mangle(self) -> str:
+        return "P" + self.element_ty.mangle()
 
     @property
     def primitive_bitwidth(self) -> int:
@@ -238,6 +352,10 @@ class pointer_type(dtype):
 
     def __repr__(self) -> str:
         return f"{'const ' if self.const else ''}pointer<{self.element_ty!r}>"
+
+    def __str__(self) -> str:
+        """Triton's spelling: ``pointer<fp16>``, ``const_pointer<int32>``."""
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty}>"
 
 
 int1 = dtype("int1")

@@ -126,9 +126,9 @@ def rand(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
 
 
 @jit_helper
-def rand4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of fp32 uniform in [0, 1)."""
-    i0, i1, i2, i3 = randint4x(seed, offset, n_rounds)
+def rand4x(seed, offsets, n_rounds: constexpr = N_ROUNDS_DEFAULT):
+    """Four blocks of fp32 uniform in [0, 1) (``offsets``: Triton's parameter name here)."""
+    i0, i1, i2, i3 = randint4x(seed, offsets, n_rounds)
     return (uint_to_uniform_float(i0), uint_to_uniform_float(i1), uint_to_uniform_float(i2),
             uint_to_uniform_float(i3))
 

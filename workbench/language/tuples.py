@@ -62,6 +62,10 @@ class tuple_type:
     def __repr__(self) -> str:
         return f"tuple_type{self.name}"
 
+    def mangle(self) -> str:
+        """Triton's mangled spelling: ``T`` + the elements' joined by ``_`` + ``T``."""
+        return "T" + "_".join(t.mangle() for t in self.types) + "T"
+
 
 def _values(other):
     if isinstance(other, constexpr):

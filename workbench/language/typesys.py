@@ -82,6 +82,10 @@ class block_type(dt.dtype):
     def short_name(self) -> str:
         return f"{self.element_ty.short_name}S{'_'.join(map(str, self.shape))}S"
 
+    def mangle(self) -> str:
+        """Triton's mangled spelling: ``fp32S16_32S``."""
+        return f"{self.element_ty.mangle()}S{'_'.join(map(str, self.shape))}S"
+
     def __eq__(self, other) -> bool:
         return isinstance(other, block_type) and other.element_ty == self.element_ty \
             and other.shape == self.shape

@@ -21,9 +21,10 @@ constexpr_function = _constexpr_function
 
 
 @_constexpr_function
-def cdiv(x: int, div: int) -> int:
-    """ceil(x / div) for ints: ``(x + div - 1) // div``. Raises ZeroDivisionError for div 0."""
-    return (x + div - 1) // div
+def cdiv(x: int, y: int) -> int:
+    """ceil(x / y) for ints: ``(x + y - 1) // y`` (Triton's host ``triton.cdiv(x, y)``).
+    Raises ZeroDivisionError for y 0."""
+    return (x + y - 1) // y
 
 
 @_constexpr_function
@@ -36,11 +37,12 @@ def next_power_of_2(n: int) -> int:
 
 
 
-def must_use_result(fn_or_words, words=True):
+def must_use_result(x, s=True):
     """Mark a ``@jit`` (or constexpr) function so that calling it as a statement, its result
-    unused, is a compile error (Triton's ``triton.must_use_result``). Used as
-    ``@must_use_result`` or ``@must_use_result("extra words for the message")``."""
-    if isinstance(fn_or_words, str):
-        return lambda fn: must_use_result(fn, fn_or_words)
-    fn_or_words._must_use_result = words
-    return fn_or_words
+    unused, is a compile error (Triton's ``triton.must_use_result(x, s=True)``). Used as
+    ``@must_use_result`` or ``@must_use_result("extra words for the message")``: ``x`` is
+    the function or the words, ``s`` the words (True: none)."""
+    if isinstance(x, str):
+        return lambda fn: must_use_result(fn, x)
+    x._must_use_result = s
+    return x

@@ -151,9 +151,18 @@ def _mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int],
     ])
 
 
-def _mma_warp_order(mma: MmaLayout) -> tuple[int, int]:
+def _matrix_order(rank: int, row_major: bool) -> tuple[int, ...]:
+    """Triton's ``getMatrixOrder``: fastest dim first, batch dims last; ``row_major`` False
+    swaps the two matrix dims (rank 3: (2, 1, 0) or (1, 2, 0))."""
+    order = list(range(rank - 1, -1, -1))
+    if not row_major:
+        order[0], order[1] = order[1], order[0]
+    return tuple(order)
+
+
+def _mma_warp_order(mma: MmaLayout) -> tuple[int, ...]:
     # getMatrixOrder(rank, rowMajor = !isHopper): v2 row-major warps, v3 warps along M first.
-    return (1, 0) if mma.version_major == 2 else (0, 1)
+    return _matrix_order(mma.rank, mma.version_major == 2)
 
 
 def mma_to_linear(layout: MmaLayout, shape: Sequence[int]) -> LinearLayout:
@@ -163,8 +172,9 @@ def mma_to_linear(layout: MmaLayout, shape: Sequence[int]) -> LinearLayout:
     Source: ``NvidiaMmaEncodingAttr::toLinearLayout``; PTX ISA 9.7.14.5.8 (mma.m16n8k16 C/D
     fragment) and 9.7.15.5.1 (wgmma D fragment)."""
     shape = _check_shape(shape, layout.rank)
-    tile = layout.instr_shape[:2]
-    cta = _mma_tile(tile, 2, (1, 0), (1, 0))
+    tile = layout.instr_shape if layout.version_major == 2 else layout.instr_shape[:2]
+    order = _matrix_order(layout.rank, True)
+    cta = _mma_tile(tile, 2, order, order)
     warps = identity_nd("warp", layout.warps_per_cta, _mma_warp_order(layout))
     cta = cta * warps.transpose_outs(cta.out_dims)
     return combine_with_shape(cta, shape)
@@ -195,10 +205,9 @@ def dot_operand_to_linear(layout: DotOperandLayout, shape: Sequence[int]) -> Lin
                * _broadcast_nd("warp", parent.warps_per_cta, order, k_dim))
         return combine_with_shape(cta, shape)
     k_width = layout.k_width
-    if is_a:
-        tile, order = (16, 8 * k_width), (1, 0)
-    else:
-        tile, order = (8 * k_width, 8), (0, 1)
+    batch = (1,) * (rank - 2)
+    tile = batch + ((16, 8 * k_width) if is_a else (8 * k_width, 8))
+    order = _matrix_order(rank, is_a)   # K fastest (getOrderForDotOperand, kContig)
     cta = _mma_tile(tile, k_width, order, order)
     warps = _broadcast_nd("warp", parent.warps_per_cta, _mma_warp_order(parent), k_dim)
     cta = cta * warps.transpose_outs(cta.out_dims)

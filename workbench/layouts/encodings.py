@@ -161,7 +161,8 @@ class MmaLayout(Encoding):
 
     ``version_major`` 2 is Ampere ``mma.sync`` (``instr_shape = (16, 8)``, m16n8k16 for 16-bit
     inputs); 3 is Hopper ``wgmma`` (``instr_shape = (16, N, K)`` per warp, warps in groups of 4).
-    ``warps_per_cta`` has one entry per tensor dim (rank 2). Raises LayoutError on a bad
+    ``warps_per_cta`` has one entry per tensor dim (rank 2; rank 3 for a batched MMA v2 dot,
+    ``instr_shape = (1, 16, 8)``). Raises LayoutError on a bad
     version, instrShape or warpsPerCTA. Source: Triton ``NvidiaMmaEncodingAttr``.
     """
 
@@ -183,12 +184,15 @@ class MmaLayout(Encoding):
                 f"versionMajor = {self.version_major} is not supported: use 2 (Ampere mma.sync) "
                 f"or 3 (Hopper wgmma)")
         _check_pow2(wpc, "warpsPerCTA")
-        if len(wpc) != 2:
-            raise LayoutError(f"warpsPerCTA = {_fmt(wpc)}: only rank-2 MMA layouts are supported")
+        if len(wpc) != 2 and not (self.version_major == 2 and len(wpc) == 3):
+            raise LayoutError(f"warpsPerCTA = {_fmt(wpc)}: MMA layouts have rank 2 (MMA v2 "
+                              f"also rank 3, a batched dot)")
         if self.version_major == 2:
-            if instr != (16, 8):
+            want = (16, 8) if len(wpc) == 2 else (1, 16, 8)
+            if instr != want:
                 raise LayoutError(
-                    f"instrShape = {_fmt(instr)}: an MMA v2 layout has instrShape = [16, 8]")
+                    f"instrShape = {_fmt(instr)}: an MMA v2 layout of rank {len(wpc)} has "
+                    f"instrShape = {_fmt(want)}")
         else:
             if len(instr) != 3 or instr[0] != 16 or instr[1] % 8 or instr[1] <= 0 or instr[2] <= 0:
                 raise LayoutError(
@@ -201,7 +205,7 @@ class MmaLayout(Encoding):
 
     @property
     def rank(self) -> int:
-        """Number of tensor dimensions (2)."""
+        """Number of tensor dimensions (2; 3 for a batched MMA v2 dot)."""
         return len(self.warps_per_cta)
 
     @property

@@ -83,7 +83,11 @@ def warps_per_tile_v3(shape: Sequence[int], num_warps: int, instr_n: int,
 
 def mma_layout_for(shape: Sequence[int], num_warps: int, version: int, element_bit_width: int = 16,
                    chained: bool = False) -> MmaLayout:
-    """The ``#ttg.nvidia_mma`` Triton 3.6 gives a dot result of ``shape`` (rank 2)."""
+    """The ``#ttg.nvidia_mma`` Triton 3.6 gives a dot result of ``shape`` (rank 2; rank 3, a
+    batched dot, takes MMA v2 with every warp along the batch: ``warpsPerCTA = [W, 1, 1]``,
+    ``instrShape = [1, 16, 8]``)."""
+    if version == 2 and len(shape) == 3:
+        return MmaLayout(2, (num_warps, 1, 1), (1, 16, 8))
     if version == 2:
         return MmaLayout(2, warps_per_tile_v2(shape, num_warps, chained), (16, 8))
     instr = mma_v3_instr_shape(shape, num_warps, element_bit_width)

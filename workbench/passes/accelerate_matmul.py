@@ -31,12 +31,16 @@ elements per thread as the ``#ttg.dot_op`` (a chained dot: ``P @ V`` with ``P`` 
 the same block lies in the dot's backward or forward slice.
 
 Taken: fp16/bf16 -> fp32, fp16 -> fp16 (``out_dtype = tl.float16``), fp32 with
-``inputPrecision = tf32`` -> fp32, int8 -> int32, with M % 16 == 0, N % 8 == 0, K a multiple
-of the instruction's K (16, 8, 32), on ``cuda:80`` and newer. Others keep the FMA layout
-(``convert-triton-to-tritongpu``'s blocked parent).
+``inputPrecision = tf32`` -> fp32, int8 -> int32, K a multiple of the instruction's K (16, 8,
+32), any M and N (Triton's ``supportMMA`` has no minimum for version 2: a 2 x 4 tile runs
+``mma.m16n8k16`` with its rows and columns repeated, the layouts' bases past the tile being
+zero), on ``cuda:80`` and newer. Others keep the FMA layout (``convert-triton-to-tritongpu``'s
+blocked parent).
 
 **MMA v3 (Hopper wgmma, PTX ISA 9.7.15)** on ``cuda:90`` unless ``mma = "v2"``
-(``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot whose tile the warp groups cover
+(``WORKBENCH_CUDA_MMA=v2``): an fp16/bf16 -> fp32 dot (or fp32 with ``inputPrecision =
+tf32``: ``instrShape = [16, N, 8]``, both operands K-major in 32-bit ``#ttg.nvmma_shared``
+buffers as for fp8 below, wgmma transposing 16-bit operands only) whose tile the warp groups cover
 exactly (:func:`wgmma_unfit`) becomes ``ttng.warp_group_dot %a, %b, %c {inputPrecision,
 isAsync = false}`` with B (and A when it comes from a load, :func:`comes_from_load`)
 ``!ttg.memdesc`` in ``#ttg.nvmma_shared`` (:func:`workbench.layouts.mma.wgmma_operand_shared`:
@@ -66,7 +70,13 @@ from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shar
 from .manager import Pass
 from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
 from .values import block_of, shaped_type, tensor_type
-from .widen_fp8_dot import WGMMA_FP8, fp8_wgmma_plan, widened_fp8_reason, widened_fp8_source
+from .widen_fp8_dot import (
+    WGMMA_FP8,
+    fp8_wgmma_plan,
+    k_major_wgmma_plan,
+    widened_fp8_reason,
+    widened_fp8_source,
+)
 
 
 def _arch(target) -> int:
@@ -80,14 +90,14 @@ def _arch(target) -> int:
 
 
 def mma_kind(dot: Operation):
-    """(kWidth, Kin) when ``dot`` can use mma.sync, else None (also for a batched 3-D dot,
-    which this pass leaves on the FMA path; Triton 3.6 gives it a 3-D MMA v2 layout)."""
+    """(kWidth, Kin) when ``dot`` can use mma.sync, else None. Any M and N: a tile smaller
+    than m16n8 repeats its rows/columns in the instruction; a batched (3-D) dot takes a 3-D
+    MMA v2 layout, as in Triton 3.6."""
     a_t, c_t = shaped_type(dot.operands[0]), tensor_type(dot.result)
-    if len(a_t.shape) != 2:
+    if len(a_t.shape) not in (2, 3):
         return None
     e, r = a_t.element, c_t.element
-    m, k = a_t.shape
-    n = c_t.shape[1]
+    k = a_t.shape[-1]
     prec = dot.attributes.get("inputPrecision", "tf32") or "tf32"
     if isinstance(e, FloatType) and e.name in ("f16", "bf16") and r == FloatType("f32"):
         kw, kin = 2, 16
@@ -103,7 +113,7 @@ def mma_kind(dot: Operation):
         kw, kin = 4, 32
     else:
         return None
-    if m % 16 or n % 8 or k % kin:
+    if k % kin:
         return None
     return kw, kin
 
@@ -151,7 +161,8 @@ def _stage_operand(dot, idx, mma, kw):
     src = conv.operands[0] if conv is not None else v
     shape = tuple(shaped_type(v).shape)
     enc = shaped_type(src).encoding
-    order = tuple(enc.order) if isinstance(enc, BlockedLayout) else (1, 0)
+    order = tuple(enc.order) if isinstance(enc, BlockedLayout) else \
+        tuple(range(len(shape) - 1, -1, -1))
     sh = mma_operand_shared(idx, shape, order, kw, _bits(shaped_type(v).element))
     alloc = Operation("ttg.local_alloc", [src],
                       [MemDescType(shape, shaped_type(v).element, sh, mutable=False)], loc=dot.loc)
@@ -200,17 +211,21 @@ def wgmma_plan(dot: Operation, num_warps: int):
     e = a_t.element
     if getattr(e, "name", "") in WGMMA_FP8:
         return fp8_wgmma_plan(dot, num_warps, feeds_later_dot(dot))
-    if not (isinstance(e, FloatType) and e.name in ("f16", "bf16") and b_t.element == e and
-            c_t.element == FloatType("f32")):
-        return (f"wgmma is used for fp16/bf16 inputs with fp32 accumulation only "
+    tf32 = e == FloatType("f32") and \
+        (dot.attributes.get("inputPrecision", "tf32") or "tf32") == "tf32"
+    if not (isinstance(e, FloatType) and (e.name in ("f16", "bf16") or tf32) and
+            b_t.element == e and c_t.element == FloatType("f32")):
+        return (f"wgmma is used for fp16/bf16 (or tf32) inputs with fp32 accumulation only "
                 f"(this dot: {e} x {b_t.element} -> {c_t.element})")
     if num_warps % 4:
         return f"wgmma needs whole warp groups (num_warps = {num_warps} is not a multiple of 4)"
     m, k = a_t.shape
     n = c_t.shape[1]
-    if m % 64 or n % 16 or k % 16:
-        return (f"the tile ({m}x{n}, K = {k}) is not a multiple of M = 64, N = 16, K = 16 "
+    if m % 64 or n % 16:
+        return (f"the tile ({m}x{n}) is not a multiple of M = 64, N = 16 "
                 f"(Triton's condition for MMA v3)")
+    if tf32:  # wgmma transposes 16-bit operands only: both K-major in shared memory
+        return k_major_wgmma_plan(dot, num_warps, feeds_later_dot(dot), 32)
     try:
         mma = mma_layout_for((m, n), num_warps, 3, 16, chained=feeds_later_dot(dot))
     except ValueError as err:
@@ -417,6 +432,10 @@ class AccelerateMatmul(Pass):
     def _plan(self, dot, nw):
         if _arch(self.target) < 90 or mma_kind(dot) is None or \
                 not isinstance(shaped_type(dot.result).encoding, BlockedLayout):
+            return None
+        if len(shaped_type(dot.result).shape) == 3:
+            self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: it is a "
+                              f"batched (3-D) dot, which Triton 3.6 keeps on MMA v2.")
             return None
         if self.mma == "v2":
             self.notes.append(f"{_line(dot)} uses mma.sync (MMA v2), not wgmma: "

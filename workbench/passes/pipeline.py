@@ -37,8 +37,8 @@ The ``!ttg.async.token`` values are threaded as Triton 3.6 threads them (``Lower
 ``createAsyncCopy``): the loop carries, per operand, the tokens of its ``S - 1`` groups in
 flight, oldest first, so Triton's own parser reads the text.
 
-With ``B = S`` the copies go at the top of the body instead (they refill slot ``(i - 1) % S``,
-read in the previous iteration), after the one barrier.
+With ``B = S`` (wgmma) the copies refill slot ``(i - 1) % S``, read in the previous
+iteration (see Hopper below).
 
 Loop-carried pointers (the Triton tutorial's ``a_ptrs += BLOCK_K * stride_ak``, an iter arg
 ``%p`` yielded as ``tt.addptr %p, %inc`` with ``%inc`` loop invariant): the prologue computes
@@ -54,16 +54,20 @@ that nothing reads).
 Loads of a dot's operands that cannot be pipelined are named, with the reason, in
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
 
-**Hopper, asynchronous wgmma.** When the body's only dot is a ``ttng.warp_group_dot`` whose
-operands are both pipelined buffers and whose accumulator is carried from one iteration to the
-next, the dot is made asynchronous (``isAsync = true``) and followed by
-``ttng.warp_group_dot_wait {pendings = 1}`` (Triton 3.6's form; PTX ISA 9.7.15.7
-``wgmma.wait_group``): the wgmma group of iteration ``i`` stays in flight while the loop goes
-on, the one of ``i - 1`` is finished. The prefetch of iteration ``i + S - 1`` is then issued
-after that wait (it overwrites slot ``(i - 1) % S``, which only the finished group read), and
-after the loop ``warp_group_dot_wait {pendings = 0}`` drains the last group.
-:mod:`.insert_barriers` puts a ``gpu.barrier`` between the wait and the copies (every warp
-group's reads of the slot are done) in addition to the one after ``async_wait``.
+**Hopper.** When a ``ttng.warp_group_dot`` reads a pipelined buffer, the copies of iteration
+``i + S - 1`` go at the end of the body, after every dot (an ``scf.if`` no op uses, a fused
+nest's epilogue, moves after them), as Triton's schedule orders them (``ScheduleLoops.cpp``:
+the loads' cluster comes after the others, the epilogue's last): they refill slot
+``(i - 1) % S``, which only the wgmma groups of iteration ``i - 1`` read.
+:func:`.pipeline_wgmma.launch_async_dots` (run afterwards on every loop with a wgmma,
+pipelined or not, as Triton runs ``asyncLaunchDots``) makes the dots asynchronous and places the
+``ttng.warp_group_dot_wait`` ops that finish those groups before the copies: ``{pendings =
+1}`` after a K loop's one dot, ``{pendings = 0}`` after attention's first dot (which also
+finishes the previous iteration's second one), and ``{pendings = 0}`` after the loop.
+A slot read by wgmma is indexed once, where its ``tt.load`` was (Triton's place for the
+extract), a slot read by ``ttg.local_load`` right before each read.
+:mod:`.insert_barriers` puts a ``gpu.barrier`` before the copies where a warp group may still
+read the slot, in addition to the one after ``async_wait``.
 
 The ``gpu.barrier`` ops are placed by :mod:`.insert_barriers` (run after this pass). The
 copies are masked off past the last iteration, so nothing is left in flight but zero-fills
@@ -83,6 +87,7 @@ from ..ir.core import Operation, Value, functions
 from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
 from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_common import add_iter_arg, increment_modulo, issue_point
 from .pipeline_common import advance_chains as _advance_chains
 from .pipeline_common import ahead_pointers as _ahead_pointers
 from .pipeline_common import binop_before as _binop
@@ -91,7 +96,7 @@ from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
 from .pipeline_common import shift_carried as _shift_carried
 from .pipeline_tma import pipeline_tma_loop
-from .pipeline_wgmma import drain_after, find_async_dot, make_async
+from .pipeline_wgmma import launch_async_dots
 from .values import block_of, defining_op, shaped_type
 
 
@@ -145,7 +150,6 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
-    async_dot = find_async_dot(body, cands)
     nbuf = num_buffers(cands, stages)
     bufs = []
     for c in cands:
@@ -167,33 +171,37 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
         for c, buf, toks in zip(cands, bufs, tokens, strict=True):  # a group per operand
             toks.append(_issue(c, buf, mapping, slot, pred, loop, loop.loc))
+    # the buffer slots written and read are loop-carried i32 indices that wrap at nbuf, as
+    # Triton carries them: the write index starts at the prologue's last slot, the read
+    # index at -1 (each is advanced before use)
+    ins_arg = add_iter_arg(loop, _const(loop, (stages - 2) % nbuf))
+    ext_arg = add_iter_arg(loop, _const(loop, -1))
     # the loop carries every operand's S - 1 tokens of the groups in flight (Triton's form)
     carried = [[add_iter_arg(loop, t) for t in toks] for toks in tokens]
-    # steady state, at the top of the body: prefetch iteration i + S - 1
+    # steady state, at the top of the body: prefetch iteration i + S - 1 if it exists,
+    # i.e. iv < ub - (S - 1) * step
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
-    i = _binop(first, "arith.divsi", _binop(first, "arith.subi", iv, lb), step)
-    n_st = _const(first, nbuf)
-    rd = _binop(first, "arith.remsi", i, n_st)
-    wr = _binop(first, "arith.remsi", _binop(first, "arith.addi", i, _const(first, stages - 1)),
-                n_st)
-    ahead = _binop(first, "arith.addi", iv, _binop(first, "arith.muli", step,
-                                                   _const(first, stages - 1)))
-    pred = _binop(first, "arith.cmpi", ahead, ub, i1)
+    last = _binop(first, "arith.subi", ub, _binop(first, "arith.muli", step,
+                                                 _const(first, stages - 1)))
+    pred = _binop(first, "arith.cmpi", iv, last, i1)
     defining_op(pred).attributes["predicate"] = "slt"
+    rd = increment_modulo(first, ext_arg, nbuf)
     wait = Operation("ttg.async_wait", [args[0] for args in carried], [async_token],
                      {"num": (stages - 2) * len(cands)}, loc=loop.loc)
     wait.result.name = cands[0].load.result.name
     body.insert_before(first, wait)
-    issue_at = first
-    if async_dot is not None:
-        issue_at = make_async(async_dot)
-    elif nbuf < stages and body.terminator is not None:  # the prefetch refills the slot
-        issue_at = body.terminator                           # read this iteration: after it
+    issue_at = issue_point(body) if nbuf == stages else body.terminator
+    assert issue_at is not None
+    wr = increment_modulo(issue_at, ins_arg, nbuf)
+    ahead = _binop(issue_at, "arith.addi", iv, _binop(issue_at, "arith.muli", step,
+                                                      _const(issue_at, stages - 1)))
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
     yield_op = body.terminator
     assert yield_op is not None and yield_op.name == "scf.yield"
+    yield_op.add_operand(wr)
+    yield_op.add_operand(rd)
     for c, buf, args in zip(cands, bufs, carried, strict=True):
         new = _issue(c, buf, mapping, wr, pred, issue_at, loop.loc)
         for v in args[1:] + [new]:
@@ -203,8 +211,6 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     blk = block_of(loop)
     blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [async_token],
                                                   {"num": 0}, loc=loop.loc))
-    if async_dot is not None:
-        drain_after(loop)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
@@ -212,8 +218,19 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
 
 def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
     """Point the users of ``c``'s single buffer at slot ``rd`` of the multi-buffer ``buf``
-    (a ``local_load`` also names the wait's ``token``) and drop the original load."""
+    (a ``local_load`` also names the wait's ``token``) and drop the original load. Slots
+    read by wgmma (no ``local_load``) are indexed once, where the load was (Triton's place
+    for the extract)."""
     t = shaped_type(c.alloc.result)
+    if not any(u.name == "ttg.local_load" for u in c.users):
+        idx = Operation("ttg.memdesc_index", [buf, rd],
+                        [MemDescType(tuple(t.shape), t.element, t.encoding, True)],
+                        loc=c.alloc.loc)
+        block_of(c.load).insert_before(c.load, idx)
+        c.alloc.result.replace_all_uses_with(idx.result)
+        c.alloc.erase()
+        c.load.erase()
+        return
     for u in c.users:
         idx = Operation("ttg.memdesc_index", [buf, rd],
                         [MemDescType(tuple(t.shape), t.element, t.encoding, True)], loc=u.loc)
@@ -225,15 +242,6 @@ def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
             u.add_operand(token)
     c.alloc.erase()
     c.load.erase()
-
-
-def add_iter_arg(loop: Operation, init: Value) -> Value:
-    """Append an iter arg to the ``scf.for`` ``loop``, initialised to ``init`` (a new operand,
-    body argument and result of ``init``'s type). Returns the body argument; the caller
-    appends the value yielded for it to the body's ``scf.yield``."""
-    loop.add_operand(init)
-    loop.results.append(Value(init.type, loop, len(loop.results)))
-    return loop.regions[0].block.add_arg(init.type, init.name)
 
 
 def num_buffers(cands: list, stages: int) -> int:
@@ -267,10 +275,13 @@ class Pipeline(Pass):
                     stages = int(op.attributes.get("tt.num_stages", self.num_stages))
                     if stages < 2:
                         continue
-                    if any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops):
-                        if pipeline_tma_loop(op, stages, self.notes):
-                            continue
-                    pipeline_loop(op, stages, self.notes)
+                    if not any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops)\
+                            or not pipeline_tma_loop(op, stages, self.notes):
+                        pipeline_loop(op, stages, self.notes)
+            for op in list(func.walk()):  # Triton's asyncLaunchDots, on every loop
+                if op.name == "scf.for" and \
+                        int(op.attributes.get("tt.num_stages", self.num_stages)) >= 1:
+                    launch_async_dots(op)
 
     @property
     def options(self) -> dict:

@@ -229,11 +229,12 @@ def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     if axis is not None and copy_bytes(load, axis) < 4:
         return None, ("its addresses are not known to be 4-byte aligned runs (no "
                       "divisibility: cp.async copies at least 4 bytes; Triton declines too)")
-    if _transposed_into_shared(load, alloc):
+    if _transposed_into_shared(load, alloc) and \
+            pointee_bytes(load.operands[0].type) < 4:
         return None, ("its shared-memory buffer is contiguous along the other dim than its "
                       "registers (an 8-bit wgmma operand is stored K-major), so no thread "
                       "holds 4 bytes that are consecutive in both (cp.async copies at least 4 "
-                      "bytes; Triton declines too)")
+                      "bytes; Triton declines too; a tf32 operand copies one 4-byte element)")
     s = _Slicer(body, iv, affine)
     if not s.add(load.operands[0], "pointer"):
         return None, s.why

@@ -1,8 +1,11 @@
 """``tritongpu-pipeline`` for tensor descriptor loads on Hopper: TMA copies issued ``S - 1``
 iterations ahead into ``S`` shared-memory slots, each slot's arrival tracked by an mbarrier
 (Triton 3.6 ``lib/Dialect/TritonGPU/Transforms/Pipeliner/LowerLoops.cpp``, the TMA part:
-``createTMAAsyncLoad``, one barrier per stage shared by the stage's loads; PTX ISA 9.7.9.25.5.1
-``cp.async.bulk.tensor``, 9.7.13.15 ``mbarrier``).
+``createTMAAsyncLoad``, ``createTMABarrierAndWait``; PTX ISA 9.7.9.25.5.1
+``cp.async.bulk.tensor``, 9.7.13.15 ``mbarrier``). Loads that follow each other with no
+reader of their tiles in between share one barrier per slot (a matmul's A and B tiles);
+attention's K and V tiles, read by different dots, get a barrier array each, each waited
+for where its load was (:func:`barrier_groups`). Below, one group.
 
 A K loop whose dot operands are ``tt.descriptor_load -> ttg.local_alloc`` (read by a
 ``ttng.warp_group_dot`` directly or through ``ttg.memdesc_trans``) whose coordinates are
@@ -27,11 +30,11 @@ loop-invariant values and of integers advanced by a loop-invariant step) becomes
     ttng.warp_group_dot_wait {pendings = 0}; ttng.inval_barrier %bar[s]  // s = 0 .. S-1
 
 Slot ``(i + S - 1) % S`` is ``(i - 1) % S``: the prefetch refills the slot the previous
-iteration's wgmma read, after the wait that finished it (the wgmma is asynchronous as in
-:mod:`.pipeline_wgmma`; when it cannot be, the prefetch goes at the top of the body, the
-previous iteration's synchronous wgmma being done). Barrier ``s`` completes once per use of
-slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The copies of
-iterations past the end are predicated off (no bytes, no arrival; nothing waits for them).
+iteration's wgmma read, at the end of the body (a fused nest's epilogue ``scf.if`` after it),
+after the wait that finished it (:func:`.pipeline_wgmma.launch_async_dots`, run by the pass
+afterwards, makes the wgmma asynchronous and places that wait). Barrier ``s`` completes
+once per use of slot ``s``, so iteration ``i`` waits for phase parity ``(i / S) & 1``. The
+copies of iterations past the end are predicated off (no bytes, no arrival; nothing waits for them).
 In a loop nest fused by ``tritongpu-fuse-nested-loops`` the coordinates are functions of the
 fused induction variable, so the copies of the next tile's first K steps are issued during
 the current tile's last ones; the accumulator the loop carries is then ``select(%last,
@@ -56,8 +59,8 @@ from .pipeline_common import binop_before as _binop
 from .pipeline_common import clone_before as _clone
 from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
+from .pipeline_common import issue_point
 from .pipeline_common import shift_carried as _shift_carried
-from .pipeline_wgmma import drain_after, find_async_dot, make_async
 from .values import block_of, defining_op
 
 #: the encoding of Triton's mbarrier arrays (``#ttg.swizzled_shared`` vec 1, order [0])
@@ -146,26 +149,54 @@ def _index(buf: Value, slot: Value, before: Operation, loc) -> Value:
     return op.result
 
 
-def _issue(cands, bufs, bars, mapping, slot, pred, before, loc) -> None:
-    """The stage's ``barrier_expect`` (all its tiles' bytes) and one TMA copy per load into
-    ``slot``, coordinates cloned through ``mapping``, before ``before``."""
+def _issue(group, bufs, bars, mapping, slot, pred, before, loc) -> None:
+    """A barrier group's ``barrier_expect`` (all its tiles' bytes) and one TMA copy per load
+    into ``slot``, coordinates cloned through ``mapping``, before ``before``. ``bufs``:
+    ``id(load) -> buffer``."""
     bar = _index(bars, slot, before, loc)
     expect = Operation("ttng.barrier_expect", [bar, pred], [],
-                       {"size": sum(c.nbytes for c in cands)}, loc=loc)
+                       {"size": sum(c.nbytes for c in group)}, loc=loc)
     block_of(before).insert_before(before, expect)
-    for c, buf in zip(cands, bufs, strict=True):
+    for c in group:
         _clone(c.ops, mapping, before)
-        dst = _index(buf, slot, before, c.load.loc)
+        dst = _index(bufs[id(c.load)], slot, before, c.load.loc)
         coords = [mapping.get(id(v), v) for v in c.load.operands]
         copy = Operation("ttng.async_tma_copy_global_to_local", [*coords, dst, bar, pred], [],
                          loc=c.load.loc)
         block_of(before).insert_before(before, copy)
 
 
-def _allocs(loop: Operation, cands: list, stages: int) -> tuple:
-    """The ``S``-slot buffers (one per load) and the ``S x 1`` mbarrier array, before the
-    loop, every barrier initialised to one arrival."""
-    bufs = []
+def barrier_groups(body, cands: list) -> list:
+    """The loads that share one mbarrier per slot, as Triton 3.6 groups them
+    (``LowerLoops.cpp``, ``createTMABarrierAndWait``): consecutive loads of the body, a group
+    ending where an op reading an earlier member's buffer (the dot, a ``memdesc_trans``)
+    comes first. Attention's K and V tiles, read by different dots, get a barrier each; a
+    matmul's A and B tiles share one. Returns lists of candidates in program order."""
+    by_load = {id(c.load): c for c in cands}
+    seen: set = set()
+    groups = []
+    for c in sorted(cands, key=lambda c: body.ops.index(c.load)):
+        if id(c.load) in seen:
+            continue
+        group, users = [c], {id(u) for u, _ in c.alloc.result.uses}
+        seen.add(id(c.load))
+        for op in body.ops[body.ops.index(c.load) + 1:]:
+            if id(op) in users or id(op) in seen:
+                break
+            d = by_load.get(id(op))
+            if d is not None:
+                group.append(d)
+                seen.add(id(op))
+                users |= {id(u) for u, _ in d.alloc.result.uses}
+        groups.append(group)
+    return groups
+
+
+def _allocs(loop: Operation, cands: list, groups: list, stages: int) -> tuple:
+    """The ``S``-slot buffers (``id(load) -> buffer``, one per load) and one ``S x 1``
+    mbarrier array per barrier group, before the loop, every barrier initialised to one
+    arrival."""
+    bufs = {}
     for c in cands:
         t = c.alloc.result.type
         a = Operation("ttg.local_alloc", [], [MemDescType((stages,) + tuple(t.shape),
@@ -173,22 +204,26 @@ def _allocs(loop: Operation, cands: list, stages: int) -> tuple:
                       loc=c.alloc.loc)
         a.result.name = c.load.result.name
         block_of(loop).insert_before(loop, a)
-        bufs.append(a.result)
-    bars_op = Operation("ttg.local_alloc", [], [MemDescType((stages, 1), i64, BARRIER_ENC,
-                                                            True)], loc=loop.loc)
-    bars_op.result.name = cands[0].load.result.name
-    block_of(loop).insert_before(loop, bars_op)
-    for s in range(stages):
-        bar = _index(bars_op.result, _const(loop, s), loop, loop.loc)
-        block_of(loop).insert_before(loop, Operation("ttng.init_barrier", [bar], [],
-                                                     {"count": 1}, loc=loop.loc))
-    return bufs, bars_op.result
+        bufs[id(c.load)] = a.result
+    bars = []
+    for group in groups:
+        bars_op = Operation("ttg.local_alloc", [], [MemDescType((stages, 1), i64, BARRIER_ENC,
+                                                                True)], loc=loop.loc)
+        bars_op.result.name = group[0].load.result.name
+        block_of(loop).insert_before(loop, bars_op)
+        for s in range(stages):
+            bar = _index(bars_op.result, _const(loop, s), loop, loop.loc)
+            block_of(loop).insert_before(loop, Operation("ttng.init_barrier", [bar], [],
+                                                         {"count": 1}, loc=loop.loc))
+        bars.append(bars_op.result)
+    return bufs, bars
 
 
 def _read_slot(c: TmaCandidate, buf: Value, rd: Value) -> None:
-    """Point the alloc's readers at slot ``rd`` of ``buf`` and drop the load and the alloc
-    (a ``memdesc_trans`` view becomes a view of a mutable buffer)."""
-    slot = _index(buf, rd, c.alloc, c.alloc.loc)
+    """Point the alloc's readers at slot ``rd`` of ``buf`` (indexed where the load was, as
+    Triton places the extract) and drop the load and the alloc (a ``memdesc_trans`` view
+    becomes a view of a mutable buffer)."""
+    slot = _index(buf, rd, c.load, c.alloc.loc)
     c.alloc.result.replace_all_uses_with(slot)
     for u, _ in slot.uses:
         if u.name == "ttg.memdesc_trans":
@@ -210,8 +245,8 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
     body = loop.regions[0].block
     iv = body.args[0]
     lb, ub, step = loop.operands[:3]
-    async_dot = find_async_dot(body, cands)
-    bufs, bars = _allocs(loop, cands, stages)
+    groups = barrier_groups(body, cands)
+    bufs, bars = _allocs(loop, cands, groups, stages)
     chains = _advance_chains(loop, cands, stages)
     for s in range(stages - 1):  # prologue: iteration s into slot s
         iv_s = _binop(loop, "arith.addi", lb, _binop(loop, "arith.muli", step, _const(loop, s)))
@@ -219,7 +254,8 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
         defining_op(pred).attributes["predicate"] = "slt"
         mapping = {id(iv): iv_s}
         mapping.update({k: ptrs[s] for k, (_, ptrs, _) in chains.items()})
-        _issue(cands, bufs, bars, mapping, _const(loop, s), pred, loop, loop.loc)
+        for group, bar in zip(groups, bars, strict=True):
+            _issue(group, bufs, bar, mapping, _const(loop, s), pred, loop, loop.loc)
     first = body.ops[0]
     ahead_ptrs = _ahead_pointers(loop, chains, stages, first)
     i = _binop(first, "arith.divsi", _binop(first, "arith.subi", iv, lb), step)
@@ -227,35 +263,36 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
     rd = _binop(first, "arith.remsi", i, n_st)
     phase = _binop(first, "arith.andi", _binop(first, "arith.divsi", i, n_st),
                    _const(first, 1))
-    wait = Operation("ttng.wait_barrier", [_index(bars, rd, first, loop.loc), phase], [],
-                     loc=loop.loc)
-    body.insert_before(first, wait)
+    for group, bar in zip(groups, bars, strict=True):  # where the group's last load was
+        last = group[-1].load
+        wait = Operation("ttng.wait_barrier", [_index(bar, rd, last, loop.loc), phase], [],
+                         loc=loop.loc)
+        body.insert_before(last, wait)
     wr = _binop(first, "arith.remsi", _binop(first, "arith.addi", i, _const(first, stages - 1)),
                 n_st)
     ahead = _binop(first, "arith.addi", iv, _binop(first, "arith.muli", step,
                                                    _const(first, stages - 1)))
     pred = _binop(first, "arith.cmpi", ahead, ub, i1)
     defining_op(pred).attributes["predicate"] = "slt"
-    issue_at = make_async(async_dot) if async_dot is not None else first
+    issue_at = issue_point(body)
     mapping = {id(iv): ahead}
     mapping.update(ahead_ptrs)
-    _issue(cands, bufs, bars, mapping, wr, pred, issue_at, loop.loc)
-    for c, buf in zip(cands, bufs, strict=True):
-        _read_slot(c, buf, rd)
-    if async_dot is not None:
-        drain_after(loop)
+    for group, bar in zip(groups, bars, strict=True):
+        _issue(group, bufs, bar, mapping, wr, pred, issue_at, loop.loc)
+    for c in cands:
+        _read_slot(c, bufs[id(c.load)], rd)
     after = block_of(loop).ops[block_of(loop).ops.index(loop) + 1:]
-    anchor = after[1] if async_dot is not None and len(after) > 1 else \
-        (after[0] if after else None)
-    _inval_all(loop, bars, stages, anchor)
+    anchor = after[0] if after else None
+    for bar in reversed(bars):  # Triton releases the last group's barriers first
+        _inval_all(loop, bar, stages, anchor)
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
 
 
 def _inval_all(loop: Operation, bars: Value, stages: int, anchor) -> None:
-    """``ttng.inval_barrier`` of every barrier before ``anchor`` (the op after the loop and
-    its wgmma drain)."""
+    """``ttng.inval_barrier`` of every barrier before ``anchor`` (the op after the loop; the
+    wgmma drain, added later, goes before them)."""
     blk = block_of(loop)
     if anchor is None:
         return

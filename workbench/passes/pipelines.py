@@ -18,6 +18,7 @@ from .convert_to_ttgir import ConvertToTTGIR
 from .cse import CSE
 from .dce import DCE
 from .decompose_scaled_dot import DecomposeScaledDot
+from .f32_dot_tc import F32DotTC
 from .fuse_nested_loops import FuseNestedLoops
 from .insert_barriers import InsertBarriers
 from .licm import LoopInvariantCodeMotion
@@ -41,6 +42,7 @@ REGISTRY: dict[str, type] = {
     "symbol-dce": DCE,
     "convert-triton-to-tritongpu": ConvertToTTGIR,
     "tritongpu-coalesce": Coalesce,
+    "tritongpu-F32DotTC": F32DotTC,
     "tritongpu-remove-layout-conversions": RemoveLayoutConversions,
     "tritongpu-accelerate-matmul": AccelerateMatmul,
     "tritongpu-optimize-dot-operands": OptimizeDotOperands,
@@ -83,8 +85,10 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     ``[ConvertToTTGIR(num_warps, target), Coalesce(), RemoveLayoutConversions()]`` with
     ``num_warps`` from ``options`` (default 4), in Triton 3.6's order (``make_ttgir``:
     convert-triton-to-tritongpu, tritongpu-coalesce, [plan-cta], remove-layout-conversions).
-    On ``cuda`` targets then ``tritongpu-optimize-thread-locality`` (as Triton, between the
-    first remove-layout-conversions and accelerate-matmul).
+    On ``cuda`` targets ``tritongpu-F32DotTC`` after coalesce (fp32 dots with ``bf16x3``,
+    ``bf16x6`` and, from ``cuda:80``, ``tf32x3`` precision become several dots), then
+    ``tritongpu-optimize-thread-locality`` (as Triton, between the first
+    remove-layout-conversions and accelerate-matmul).
     Then accelerate-matmul; on ``cuda:90`` and newer ``tritongpu-optimize-dot-operands`` (wgmma
     reads a transposed operand through a transposed shared view); on ``cuda:80`` and newer
     ``tritongpu-fuse-nested-loops`` (``tl.range(..., flatten=True)``); on every ``cuda`` target
@@ -97,15 +101,17 @@ def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:
     (Triton runs the last two in make_llir). ``scratch``: the backend's shared-scratch size of
     an op (bytes), for the allocation."""
     num_warps = getattr(options, "num_warps", 4) if options is not None else 4
-    passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce(),
-              RemoveLayoutConversions()]
-    if str(target).startswith("cuda:"):
-        passes.append(OptimizeThreadLocality())
-    passes += [AccelerateMatmul(target=str(target), num_warps=num_warps,
-                               mma=getattr(options, "cuda_mma", "auto") or "auto")]
     text = str(target)
     cuda = text.startswith("cuda:")
     sm = int(text[5:]) if cuda and text[5:].isdigit() else 0
+    passes = [ConvertToTTGIR(num_warps=num_warps, target=str(target)), Coalesce()]
+    if cuda:
+        passes.append(F32DotTC(emu_tf32=sm >= 80))
+    passes.append(RemoveLayoutConversions())
+    if cuda:
+        passes.append(OptimizeThreadLocality())
+    passes += [AccelerateMatmul(target=str(target), num_warps=num_warps,
+                               mma=getattr(options, "cuda_mma", "auto") or "auto")]
     if sm >= 90:
         passes.append(OptimizeDotOperands())
     if sm >= 80:

@@ -145,6 +145,45 @@ def reshape_layout(enc, src_shape, dst_shape) -> BlockedLayout | None:
     return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(rank - 1, -1, -1)))
 
 
+def reshape_linear(enc, src_shape, dst_shape) -> LinearEncoding | None:
+    """The ``#ttg.linear`` layout of ``dst_shape`` holding every element where the distributed
+    layout ``enc`` held it in ``src_shape`` (row-major re-linearisation of each basis: with
+    power-of-two extents a coordinate's flat index is the concatenation of its dims' bits, so
+    the map stays linear over GF(2)); None when ``enc`` has no linear form. Triton 3.6's
+    ``inferReshapeOpEncoding`` falls back to such a ``LinearEncodingAttr`` when no blocked
+    layout fits."""
+    try:
+        ll = to_linear(enc, tuple(src_shape))
+    except (LayoutError, ValueError, TypeError, KeyError):
+        return None
+    shifts, sh = [0] * len(src_shape), 0
+    for d in reversed(range(len(src_shape))):
+        shifts[d] = sh
+        sh += (int(src_shape[d]) - 1).bit_length()
+
+    def split(coord) -> tuple:
+        flat = sum(int(c) << s for c, s in zip(coord, shifts, strict=True))
+        out = []
+        for n in reversed(dst_shape):
+            out.append(flat % int(n))
+            flat //= int(n)
+        return tuple(reversed(out))
+    bases: dict[str, list] = {name: [split(b) for b in ll.in_dim_bases(name)]
+                              for name in ("register", "lane", "warp", "block")
+                              if name in ll.in_dims}
+    try:
+        return LinearEncoding(LinearLayout(bases, {f"dim{i}": int(n)
+                                                   for i, n in enumerate(dst_shape)}))
+    except LayoutError:
+        return None
+
+
+def _reshape(enc, src_shape, dst_shape):
+    """Blocked when a blocked layout keeps every element in place, else ``#ttg.linear``."""
+    return reshape_layout(enc, src_shape, dst_shape) or \
+        reshape_linear(enc, src_shape, dst_shape)
+
+
 def _shape(v) -> tuple:
     return tuple(v.type.shape)
 
@@ -162,7 +201,7 @@ def infer_result(op: Operation, enc):
     if op.name == "tt.split":
         return split_layout(enc)
     if op.name == "tt.reshape":
-        return reshape_layout(enc, _shape(op.operands[0]), _shape(op.result))
+        return _reshape(enc, _shape(op.operands[0]), _shape(op.result))
     return None
 
 
@@ -182,5 +221,5 @@ def infer_operand(op: Operation, enc):
     if op.name == "tt.split":
         return join_layout(enc)
     if op.name == "tt.reshape":
-        return reshape_layout(enc, _shape(op.result), _shape(op.operands[0]))
+        return _reshape(enc, _shape(op.result), _shape(op.operands[0]))
     return None

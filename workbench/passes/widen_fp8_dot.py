@@ -95,14 +95,24 @@ def fp8_wgmma_plan(dot: Operation, num_warps: int, chained: bool):
     why = fp8_wgmma_unfit(dot, num_warps)
     if why is not None:
         return why
+    return k_major_wgmma_plan(dot, num_warps, chained, 8)
+
+
+def k_major_wgmma_plan(dot: Operation, num_warps: int, chained: bool, bits: int):
+    """``(mma layout, shared A, shared B)`` of a wgmma whose operand type the instruction
+    reads K-major only (no imm-trans: 8-bit floats, and fp32 read as tf32 with ``bits`` =
+    32), or a sentence saying why not. ``instrShape`` K = 256 / ``bits``; both operands go
+    to shared memory K-major (A ``order = [1, 0]``, B ``order = [0, 1]``) whatever the
+    order of the registers they come from, as Triton 3.6's ``getSharedMemoryMMAOperand``
+    does when ``allowTranspose`` is false (any element type but fp16/bf16)."""
     m, k = shaped_type(dot.operands[0]).shape
     n = shaped_type(dot.result).shape[1]
     try:
-        mma = mma_layout_for((m, n), num_warps, 3, 8, chained=chained)
+        mma = mma_layout_for((m, n), num_warps, 3, bits, chained=chained)
     except ValueError as err:
         return f"no wgmma shape fits: {err}"
-    sh_a = wgmma_operand_shared((m, k), (1, 0), 8)
-    sh_b = wgmma_operand_shared((k, n), (0, 1), 8)
+    sh_a = wgmma_operand_shared((m, k), (1, 0), bits)
+    sh_b = wgmma_operand_shared((k, n), (0, 1), bits)
     if sh_a is None or sh_b is None:
         return "no 32/64/128-byte swizzled shared layout fits the operand tiles"
     return mma, sh_a, sh_b
@@ -154,4 +164,5 @@ def widen_fp8_dots(module: Operation, arch: int = 0, num_warps: int = 4,
 
 
 __all__ = ["WGMMA_FP8", "fp8_wgmma_plan", "fp8_wgmma_unfit", "fp8_wgmma_unfit_types",
-           "keeps_fp8", "widened_fp8_reason", "widen_fp8_dots", "widened_fp8_source"]
+           "k_major_wgmma_plan", "keeps_fp8", "widened_fp8_reason", "widen_fp8_dots",
+           "widened_fp8_source"]

@@ -23,8 +23,9 @@ import time
 import warnings
 
 from ..config import env_flag
-from ..errors import CompilationError, LaunchError, OutOfResources
+from ..errors import AutotunerError, CompilationError, LaunchError, OutOfResources
 from .devices import is_cuda_array
+from .interface import KernelInterface, MockTensor
 
 _FAILED = [math.inf, math.inf, math.inf]
 _NO_DTYPE = object()
@@ -45,11 +46,17 @@ def _dtype_text(dt) -> str:
 class Config:
     """One autotuning configuration (Triton's ``triton.Config``): ``kwargs`` (meta-parameter
     name -> value, passed as constexprs), ``num_warps``, ``num_stages``, ``num_ctas`` (each
-    program runs on one CTA here; see Options), ``maxnreg`` (recorded), ``pre_hook`` (called
-    with the full argument dict before each launch with this config)."""
+    program runs on one CTA here; see Options), ``maxnreg`` (CUDA registers per thread),
+    ``pre_hook`` (called with the full argument dict before each launch with this config).
+    Triton's ``ir_override`` (a file of hand-written IR) is refused with a LaunchError."""
 
     def __init__(self, kwargs, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
-                 maxnreg=None, pre_hook=None):
+                 maxnreg=None, pre_hook=None, ir_override=None):
+        if ir_override is not None:
+            raise LaunchError(f"Config(ir_override={ir_override!r}): the workbench compiles "
+                              "every stage from the kernel's source and cannot take a "
+                              "hand-written IR file; leave ir_override out")
+        self.ir_override = None
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -59,10 +66,13 @@ class Config:
 
     def all_kwargs(self) -> dict:
         """The keyword arguments a launch with this config gets (meta-parameters and the
-        compile options ``num_warps``, ``num_stages``; ``num_ctas`` when not 1)."""
+        compile options ``num_warps``, ``num_stages``; ``num_ctas`` when not 1; ``maxnreg``
+        when set)."""
         out = dict(self.kwargs, num_warps=self.num_warps, num_stages=self.num_stages)
         if self.num_ctas != 1:
             out["num_ctas"] = self.num_ctas
+        if self.maxnreg is not None:
+            out["maxnreg"] = self.maxnreg
         return out
 
     def __repr__(self) -> str:
@@ -78,7 +88,7 @@ def _base_jit(fn):
     return fn
 
 
-class KernelInterface:
+class WrappedKernel(KernelInterface):
     """What ``@autotune`` and ``@heuristics`` wrap and offer: ``fn`` (the wrapped kernel),
     ``base_fn`` (the ``@jit`` function underneath), ``arg_names``, ``kernel[grid](...)``."""
 
@@ -95,10 +105,10 @@ class KernelInterface:
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compile without launching (the wrapped kernel's ``warmup``)."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        return self.run(*map(MockTensor.wrap_dtype, args), grid=grid, warmup=True, **kwargs)
 
 
-class Heuristics(KernelInterface):
+class Heuristics(WrappedKernel):
     """``@heuristics(values)``: ``values[name](args) -> value`` at every launch."""
 
     def __init__(self, fn, values: dict):
@@ -142,7 +152,7 @@ def _device_of(values) -> str:
     return "cuda" if any(is_cuda_array(v) for v in values) else "cpu"
 
 
-class Autotuner(KernelInterface):
+class Autotuner(WrappedKernel):
     """``@autotune(...)``. After launches: ``best_config`` (the config of the last launch),
     ``cache`` (tuning key -> Config), ``configs_timings`` (Config -> [median, p20, p80] ms of
     the last tuning), ``autotune_results`` (list of ``(Config, median ms)`` of the last tuning,
@@ -151,7 +161,7 @@ class Autotuner(KernelInterface):
 
     def __init__(self, fn, configs, key, prune_configs_by=None, reset_to_zero=None,
                  restore_value=None, pre_hook=None, post_hook=None, do_bench=None,
-                 cache_results: bool = False):
+                 cache_results: bool = False, warmup=None, rep=None, use_cuda_graph=False):
         super().__init__(fn)
         self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
@@ -178,6 +188,12 @@ class Autotuner(KernelInterface):
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
         self.do_bench = do_bench
+        # Triton's deprecated timing keywords: kept, with Triton's warning, for old scripts
+        self.num_warmups, self.num_reps, self.use_cuda_graph = warmup, rep, use_cuda_graph
+        if warmup is not None or rep is not None or use_cuda_graph:
+            warnings.warn("warmup, rep, and use_cuda_graph parameters are deprecated (as in "
+                          "Triton 3.6): pass do_bench= instead", DeprecationWarning,
+                          stacklevel=3)
         self.cache_results = cache_results or \
             env_flag("WORKBENCH_CACHE_AUTOTUNING")
         self.cache: dict = {}
@@ -220,7 +236,8 @@ class Autotuner(KernelInterface):
         if self.early_config_prune:
             pruned = list(self.early_config_prune(self.configs, self.nargs, **kwargs))
             if not pruned:
-                raise LaunchError("autotune: early_config_prune left no configuration")
+                raise AutotunerError("autotune: early_config_prune left no configuration; "
+                                     "it should return at least one config")
         if self.perf_model:
             top_k = self.configs_top_k
             if isinstance(top_k, float) and top_k <= 1.0:
@@ -249,7 +266,10 @@ class Autotuner(KernelInterface):
         bench = self.do_bench
         if bench is None:
             from .bench import do_bench as base
-            bench = functools.partial(base, device=_device_of(full.values()))
+            # use_cuda_graph: the workbench times without graph capture either way
+            bench = functools.partial(base, device=_device_of(full.values()),
+                                      warmup=25 if self.num_warmups is None else self.num_warmups,
+                                      rep=100 if self.num_reps is None else self.num_reps)
         try:
             out = bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
         except (CompilationError, OutOfResources):  # the config cannot run: it failed
@@ -323,7 +343,8 @@ class Autotuner(KernelInterface):
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
-             pre_hook=None, post_hook=None, do_bench=None, cache_results: bool = False):
+             pre_hook=None, post_hook=None, warmup=None, rep=None, use_cuda_graph=False,
+             do_bench=None, cache_results: bool = False):
     """Decorator: choose the fastest of ``configs`` per value of the ``key`` arguments (and
     the dtypes of array arguments), as Triton's ``triton.autotune``.
 
@@ -332,11 +353,15 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
     f(**args, **meta) -> estimated ms, "top_k": int or fraction}``; ``reset_to_zero`` /
     ``restore_value``: names of array arguments zeroed before / restored after each trial;
     ``pre_hook(args)`` / ``post_hook(args, exception)`` replace those defaults; ``do_bench``:
-    ``f(fn, quantiles) -> ms`` (default :func:`workbench.testing.do_bench`);
+    ``f(fn, quantiles) -> ms`` (default :func:`workbench.testing.do_bench`); ``warmup``,
+    ``rep`` (ms), ``use_cuda_graph``: Triton's deprecated timing keywords (a
+    DeprecationWarning; the default bench then warms up and repeats for that long; no
+    graph capture here);
     ``cache_results`` (or ``WORKBENCH_CACHE_AUTOTUNING=1``): keep timings in the cache
     directory across processes (not with config pre_hooks). ``WORKBENCH_PRINT_AUTOTUNING=1``
     prints each tuning. Returns a decorator producing an :class:`Autotuner`."""
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value,
-                         pre_hook, post_hook, do_bench, cache_results)
+                         pre_hook, post_hook, do_bench, cache_results, warmup, rep,
+                         use_cuda_graph)
     return decorator

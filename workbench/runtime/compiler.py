@@ -21,9 +21,9 @@ from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization, tuple_spec
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
 #: Triton launch options of other targets or of features the workbench does not model
-#: (registers per thread, cooperative grids on CUDA; AMD's waves per EU, MFMA shape,
-#: k-pack): accepted so Triton's scripts run, and without effect
-IGNORED_OPTIONS = frozenset({"maxnreg", "launch_cooperative_grid",
+#: (cooperative grids on CUDA; AMD's waves per EU, MFMA shape, k-pack): accepted so
+#: Triton's scripts run, and without effect
+IGNORED_OPTIONS = frozenset({"launch_cooperative_grid",
                              "waves_per_eu", "matrix_instr_nonkdim", "kpack"})
 
 _SIG = re.compile(r"^\s*(\*?)([a-z][a-z0-9]*)((?::\d+)*)\s*$")
@@ -48,6 +48,8 @@ def parse_signature_entry(name: str, text) -> ArgSpec:
     entry (:func:`is_signature_tuple`): each string element is parsed as below, each other
     element is a constexpr element of that value (``("*fp32:16", "i32", None)``).
 
+    ``"tensordesc<fp16[64, 64]>"`` is a host tensor descriptor of that element type and block
+    shape (Triton's form).
     ``"*fp32"`` (a pointer), ``"i32"``, ``"i64"``, ``"u64"``, ``"fp32"``, ``"i1"``...; a
     ``":16"`` suffix states divisibility by 16 (``"*fp16:16"``, ``"i32:16"``), ``":1"`` the
     value 1 (as :meth:`Specialization.signature_text` prints it); no suffix states nothing.
@@ -59,6 +61,14 @@ def parse_signature_entry(name: str, text) -> ArgSpec:
             for e in text])
     if not isinstance(text, str):
         raise ValueError(f"{text!r} is not a signature entry")
+    if text.strip().startswith("tensordesc<"):  # a host tensor descriptor, Triton's form
+        from ..language.descriptors import parse_desc_type
+        element, block = parse_desc_type(text)
+        if element.is_ptr() or getattr(element, "name", "") == "void":
+            raise ValueError(f"{text!r}: a descriptor's element type must be a scalar type")
+        return ArgSpec(name, "tensordesc",
+                       f"tensordesc<{text.strip()[11:].split('[')[0].strip()}"
+                       f"[{', '.join(str(b) for b in block)}]>")
     m = _SIG.match(text)
     if not m or m.group(2) not in SHORT_TO_NUMPY:
         raise ValueError(f"{text!r} is not a signature entry; use e.g. '*fp32', '*fp16:16', "

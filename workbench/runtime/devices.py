@@ -106,6 +106,26 @@ def _from_torch(t) -> ArrayInfo:
     return ArrayInfo("cpu", None, addr, lo, hi, itemsize, _short_dtype(name), t)
 
 
+def _from_mock(v) -> ArrayInfo:
+    """A :class:`~workbench.runtime.interface.MockTensor` (``warmup`` only): its dtype (a
+    torch, numpy or tl dtype), address 0 and no bytes, on the GPU when one is here (and
+    ``WORKBENCH_INTERPRET`` is off), as Triton compiles it for the active device."""
+    d = v.dtype
+    if hasattr(d, "short_name"):  # a tl dtype
+        short = d.short_name
+    elif type(d).__module__ == "torch":
+        short = _short_dtype(str(d).replace("torch.", ""))
+    else:
+        short = _short_dtype(np.dtype(d).name)
+    from .. import cuda
+    from ..config import env_flag
+    on_gpu = not env_flag("WORKBENCH_INTERPRET") and cuda.is_available()
+    from ..language.dtypes import from_short_name
+    itemsize = max(1, from_short_name(short).primitive_bitwidth // 8)
+    return ArrayInfo("cuda" if on_gpu else "cpu", 0 if on_gpu else None, 0, 0, 0, itemsize,
+                     short, v)
+
+
 def is_cuda_array(v) -> bool:
     """Whether ``v`` is an array in CUDA device memory: a ``device`` whose ``type`` is
     ``"cuda"`` (torch) or a ``__cuda_array_interface__``. torch builds that interface on
@@ -219,6 +239,8 @@ def array_info(v) -> ArrayInfo | None:
         return _from_numpy(v)
     if type(v).__name__ == "TensorWrapper" and hasattr(v, "base"):
         return _reinterpreted(v)
+    if type(v).__name__ == "MockTensor" and hasattr(v, "ptr_range"):
+        return _from_mock(v)
     if isinstance(v, np.generic):
         return None  # numpy scalars are scalars
     if _is_torch_tensor(v):

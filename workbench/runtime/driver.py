@@ -38,12 +38,13 @@ class _Utils:
     def get_device_properties(self, index=0) -> dict:
         """Properties Triton's tutorials read, asked of the CUDA driver (cuDeviceGetAttribute):
         ``multiprocessor_count``, ``max_shared_mem`` (opt-in bytes per block),
-        ``max_num_regs`` (32-bit registers per SM), ``warpSize``. On the host: the CPU's
-        cores (programs run one per core at a time) and warp size 1 (a program is one host
-        thread), with sm_90's register file (65536) and opt-in shared memory per block
-        (232448 bytes, :data:`workbench.backends.limits.ARCH_SHARED_OPTIN`): the limits
-        that go with the figures a host kernel's ``_init_handles()`` reports (its cuda:90
-        compile), so GPU occupancy arithmetic in scripts gives sm_90's answer."""
+        ``max_num_regs`` (32-bit registers per SM), ``warpSize``, and on a GPU
+        ``sm_clock_rate``, ``mem_clock_rate`` (kHz) and ``mem_bus_width`` (bits). On the
+        host: the CPU's cores (programs run one per core at a time) and warp size 1 (a
+        program is one host thread), with sm_90's register file (65536) and opt-in shared
+        memory per block (232448 bytes, :data:`workbench.backends.limits.ARCH_SHARED_OPTIN`):
+        the limits that go with the figures a host kernel's ``_init_handles()`` reports (its
+        cuda:90 compile), so GPU occupancy arithmetic in scripts gives sm_90's answer."""
         cap = _cuda_index_capability()
         if cap is None:
             from ..backends.limits import ARCH_SHARED_OPTIN
@@ -60,7 +61,10 @@ class _Utils:
                 "max_shared_mem":
                     ask(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
                 "max_num_regs": ask(attr.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
-                "warpSize": ask(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE)}
+                "warpSize": ask(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+                "sm_clock_rate": ask(attr.CU_DEVICE_ATTRIBUTE_CLOCK_RATE),  # kHz
+                "mem_clock_rate": ask(attr.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),  # kHz
+                "mem_bus_width": ask(attr.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)}
 
 
 class _ActiveDriver:
@@ -87,6 +91,77 @@ class _ActiveDriver:
     def get_current_device(self) -> int:
         """The device index (0; the workbench launches on device 0 unless arrays say else)."""
         return 0
+
+    def set_current_device(self, device) -> None:
+        """Make ``device`` current: torch's ``cuda.set_device`` on a GPU; on the host only
+        device 0 exists (ValueError for another)."""
+        if _cuda_index_capability():
+            import torch
+            torch.cuda.set_device(device)
+        elif int(getattr(device, "index", device) or 0) != 0:
+            raise ValueError(f"the host has one device (0), not {device!r}")
+
+    def get_current_stream(self, device=None) -> int:
+        """The raw CUDA stream handle torch launches on (0 on the host)."""
+        if _cuda_index_capability():
+            import torch
+            return int(torch.cuda.current_stream(device).cuda_stream)
+        return 0
+
+    def get_device_interface(self):
+        """``torch.cuda`` on a GPU (Triton's answer); on the host a stand-in with the calls
+        benchmark scripts make (``synchronize``, ``current_device``, ``device_count``)."""
+        if _cuda_index_capability():
+            import torch
+            return torch.cuda
+        return _HostDevice()
+
+    def get_benchmarker(self):
+        """The timing function ``autotune`` uses: :func:`workbench.runtime.bench.do_bench`."""
+        from .bench import do_bench
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self):
+        """A 256 MB buffer whose zeroing (:meth:`clear_cache`) evicts the inputs from the
+        caches between timed runs, as Triton's: a torch int32 tensor on the GPU, a numpy
+        array on the host."""
+        words = 256 * 1024 * 1024 // 4
+        if _cuda_index_capability():
+            import torch
+            return torch.empty(words, dtype=torch.int, device="cuda")
+        import numpy as np
+        return np.empty(words, np.int32)
+
+    def clear_cache(self, cache) -> None:
+        """Zero the buffer of :meth:`get_empty_cache_for_benchmark`."""
+        if hasattr(cache, "zero_"):
+            cache.zero_()
+        else:
+            cache.fill(0)
+
+    def is_active(self) -> bool:
+        return True
+
+
+class _HostDevice:
+    """What ``get_device_interface()`` gives on the host: one device, launches that finish
+    before they return (so ``synchronize`` has nothing to wait for)."""
+
+    @staticmethod
+    def synchronize(device=None) -> None:
+        return None
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def device_count() -> int:
+        return 1
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
 
 
 class _Driver:

@@ -9,10 +9,22 @@ caret message); ``InterpreterError`` is that class under Triton's name, so
 ``OutOfResources``: a kernel needs more shared memory, registers or threads than the device
 allows, or a grid is larger than the device's (:class:`workbench.errors.OutOfResources`; the
 autotuner counts such a config as failed, as Triton's does).
+
+``PTXASError``: ptxas refused the PTX of a CUDA compile
+(:class:`workbench.backends.nvidia_tools.PtxasError`); ``AutotunerError``: ``@autotune``'s
+``early_config_prune`` left nothing to time.
 """
-from ..errors import CompilationError, LaunchError, OutOfResources, WorkbenchError
+from ..backends.nvidia_tools import PtxasError as PTXASError
+from ..errors import (
+    AutotunerError,
+    CompilationError,
+    LaunchError,
+    OutOfResources,
+    WorkbenchError,
+)
 
 InterpreterError = CompilationError
 TritonError = WorkbenchError
 
-__all__ = ["InterpreterError", "LaunchError", "OutOfResources", "TritonError"]
+__all__ = ["AutotunerError", "InterpreterError", "LaunchError", "OutOfResources", "PTXASError",
+           "TritonError"]

@@ -15,6 +15,8 @@ from .binding import bind_arguments, kernel_params, launch_error, specialize
 from .compiled import CompiledKernel
 from .fastpath import FastBinder, KernelCache
 from .grid import normalize_grid
+from .interface import KernelInterface, MockTensor, active_mode
+from .jit_info import TritonJITAttributes
 
 _read_option_env = env_reader(OPTION_ENV)
 
@@ -25,7 +27,7 @@ def interpret_enabled() -> bool:
     return env_flag("WORKBENCH_INTERPRET")
 
 
-class JITFunction:
+class JITFunction(TritonJITAttributes, KernelInterface):
     """A kernel recorded by ``@jit``. Launch with ``kernel[grid](*args, **kwargs)``.
 
     Attributes: ``fn`` (the Python function), ``src`` (its
@@ -39,6 +41,9 @@ class JITFunction:
     :class:`~workbench.runtime.fastpath.KernelCache`, which also holds the launch fast
     path's dict).
 
+    Triton's informational attributes and pre-run hooks (``arg_names``, ``cache_key``,
+    ``add_pre_run_hook``...) come from :class:`~workbench.runtime.jit_info.TritonJITAttributes`.
+
     A launch first tries the fast path (:class:`~workbench.runtime.fastpath.FastBinder`: a key
     from the raw arguments straight to the compiled kernel); a miss or an unusual argument
     takes the slow path (bind, specialise, compile or reuse), which fills the fast dict.
@@ -46,14 +51,16 @@ class JITFunction:
 
     __workbench_jit__ = True
 
-    def __init__(self, fn, do_not_specialize=None, debug=None, noinline=None,
-                 do_not_specialize_on_alignment=None, launch_metadata=None, repr=None):
+    def __init__(self, fn, version=None, do_not_specialize=None,
+                 do_not_specialize_on_alignment=None, debug=None, noinline=None, repr=None,
+                 launch_metadata=None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise LaunchError(f"@jit decorates a Python function (def ...), not {fn!r}")
         if fn.__code__.co_filename.startswith("<"):
             from ..frontend.source import recover_exec_source
             recover_exec_source(fn)  # a kernel made by exec(text): keep its text readable
         self.fn = fn
+        self.version = version
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.do_not_specialize_on_alignment = tuple(do_not_specialize_on_alignment or ())
         self.launch_metadata = launch_metadata
@@ -219,6 +226,10 @@ class JITFunction:
         :class:`CompiledKernel`. Raises LaunchError (bad arguments, options or grid),
         CompilationError (bad kernel), OutOfBoundsError (a bad access at run time),
         ToolMissingError (the target cannot run here)."""
+        hooks = self.__dict__.get("_pre_run_hooks")
+        if hooks:  # Triton's add_pre_run_hook
+            for hook in hooks:
+                hook(*args, **kwargs)
         fast = self._fast
         hit = None
         if fast is not None and not warmup and not settings.hooks:
@@ -240,6 +251,11 @@ class JITFunction:
         if not warmup:
             meta = dict(values, num_warps=options.num_warps, num_stages=options.num_stages)
             grid3 = normalize_grid(grid, meta, self.fn)
+        mode = active_mode.get() if warmup else None
+        if mode is not None:  # AsyncCompileMode: the compile runs on its executor
+            return mode.submit((self, bound.spec.key(), options, str(target)),
+                               lambda: self._compile_hooked(bound.spec, options, target, True),
+                               lambda kernel: None)
         kernel = self._compile_hooked(bound.spec, options, target, warmup)
         if kernel is None:  # the jit_cache_hook asked to skip the compile
             return None
@@ -306,8 +322,9 @@ class JITFunction:
         return kernel
 
     def warmup(self, *args, grid=None, **kwargs) -> CompiledKernel:
-        """Compile for these arguments without launching (Triton's ``warmup``)."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compile for these arguments without launching (Triton's ``warmup``); torch dtypes
+        stand for arrays of that dtype (:class:`~workbench.runtime.interface.MockTensor`)."""
+        return self.run(*map(MockTensor.wrap_dtype, args), grid=grid, warmup=True, **kwargs)
 
     def __getitem__(self, grid):
         """``kernel[grid]``: a callable launching the kernel over ``grid``."""
@@ -336,11 +353,11 @@ def jit(fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specia
     ``Options.debug``; ``noinline``: recorded for the frontend (helpers);
     ``launch_metadata``: kept on the JIT function for profiler hooks (see
     :class:`JITFunction`); ``repr``: names the compiled function (see
-    :meth:`JITFunction.kernel_name`); ``version``: accepted and ignored, as Triton does.
+    :meth:`JITFunction.kernel_name`); ``version``: recorded (part of ``cache_key``).
     Returns a :class:`JITFunction`. Nothing is read or
     compiled until the first launch."""
     def decorate(f):
-        return JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
+        return JITFunction(f, version=version, do_not_specialize=do_not_specialize, debug=debug,
                            noinline=noinline,
                            do_not_specialize_on_alignment=do_not_specialize_on_alignment,
                            launch_metadata=launch_metadata, repr=repr)

@@ -7,7 +7,8 @@ measured by the workbench's own micro-kernels, cached), :func:`count_work` (FLOP
 launch from its IR, or exactly on the interpreter), :class:`Run` (a timed launch: a roofline
 point), :func:`launch` / :func:`measure` (time one launch) and :func:`sweep` (Triton's
 ``perf_report`` idea: sizes or configs against baselines). Triton's ``assert_close`` and
-``do_bench_cudagraph`` (timed without graph capture) are in :mod:`.asserts`. None of them
+``do_bench_cudagraph`` (timed without graph capture) are in :mod:`.asserts`; its GPU
+figures and nvidia-smi helpers (``get_dram_gbps``, ``nvsmi``...) in :mod:`.gpu_info`. None of them
 imports matplotlib; plots live in :mod:`workbench.viz` (``roofline``, ``sweep_view``,
 ``autotune_view``).
 """
@@ -15,6 +16,14 @@ from ..runtime.bench import do_bench
 from ..runtime.perf_report import Benchmark, Mark, perf_report
 from .asserts import assert_close, do_bench_cudagraph
 from .ceilings import Ceilings, ceilings
+from .gpu_info import (
+    cuda_memcheck,
+    get_dram_gbps,
+    get_max_simd_tflops,
+    get_max_tensorcore_tflops,
+    nvsmi,
+    set_gpu_clock,
+)
 from .sweep import Launch, SweepResult, launch, measure, sweep
 from .tuned import NotTunedError
 from .work import Run, Work, WorkCountError, count_work
@@ -22,4 +31,5 @@ from .work import Run, Work, WorkCountError, count_work
 __all__ = ["Benchmark", "Ceilings", "Launch", "Mark", "NotTunedError", "Run", "SweepResult",
            "Work", "WorkCountError", "perf_report",
            "assert_close", "ceilings", "count_work", "do_bench", "do_bench_cudagraph", "launch",
-           "measure", "sweep"]
+           "measure", "sweep", "cuda_memcheck", "get_dram_gbps", "get_max_simd_tflops",
+           "get_max_tensorcore_tflops", "nvsmi", "set_gpu_clock"]

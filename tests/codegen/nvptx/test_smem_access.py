@@ -46,11 +46,12 @@ class _Lowering:
 
 
 def _host_offset_function(enc, shape):
-    """``i32 f(i32 coord0, i32 coord1)`` from :func:`swizzle_offset`, compiled for the host."""
+    """``i32 f(i32 coord0, i32 coord1, ...)`` (one argument per dim) from
+    :func:`swizzle_offset`, compiled for the host."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     mod = ir.Module(name="offsets")
-    fn = ir.Function(mod, ir.FunctionType(I32, [I32, I32]), "offset")
+    fn = ir.Function(mod, ir.FunctionType(I32, [I32] * len(shape)), "offset")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.ret(swizzle_offset(_Lowering(b), enc, shape, list(fn.args)))
     tm = llvm.Target.from_default_triple().create_target_machine(jit=True)
@@ -58,7 +59,7 @@ def _host_offset_function(enc, shape):
     parsed.triple = tm.triple
     engine = llvm.create_mcjit_compiler(parsed, tm)
     engine.finalize_object()
-    cfn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)(
+    cfn = ctypes.CFUNCTYPE(ctypes.c_int32, *[ctypes.c_int32] * len(shape))(
         engine.get_function_address("offset"))
     return engine, cfn
 
@@ -109,6 +110,21 @@ def test_unsupported_buffers_raise():
     from workbench.errors import UnsupportedError
     b = ir.IRBuilder(ir.Function(ir.Module(), ir.FunctionType(I32, []), "f")
                      .append_basic_block("e"))
-    enc = SwizzledSharedLayout(1, 1, 1, (2, 1, 0))
+    enc = SwizzledSharedLayout(1, 1, 1, (0,))
     with pytest.raises(UnsupportedError):
-        swizzle_offset(_Lowering(b), enc, (2, 4, 4), [I32(0)] * 3)
+        swizzle_offset(_Lowering(b), enc, (16,), [I32(0)])
+
+
+@pytest.mark.parametrize("enc,shape", [
+    (SwizzledSharedLayout(8, 8, 1, (0, 1, 2)), (8, 32, 64)),   # a batched dot's operand
+    (SwizzledSharedLayout(8, 2, 4, (2, 1, 0)), (2, 32, 64)),
+    (SwizzledSharedLayout(4, 1, 8, (1, 2, 0)), (4, 64, 32)),
+])
+def test_rank3_offsets_are_the_layout_algebras(enc, shape):
+    """Rank-3 swizzled buffers: whole swizzled matrices stacked along order[2]."""
+    want = shared_offsets(enc, shape)
+    engine, emitted = _host_offset_function(enc, shape)
+    for idx in np.ndindex(*shape):
+        assert swizzle_offset_py(enc, shape, idx) == want[idx], idx
+        assert emitted(*idx) == want[idx], idx
+    del engine

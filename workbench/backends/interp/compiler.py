@@ -124,7 +124,8 @@ class FunctionCompiler(ControlFlowMixin, MemoryOpsMixin, AsyncOpsMixin, TmaOpsMi
             self.template[self.slot(op.result)] = np.zeros((1,), np.int32)
             return None
         if name == "tt.elementwise_inline_asm":
-            raise cuda_only("tl.inline_asm_elementwise", "the interpreter", op.loc)
+            raise cuda_only("tl.inline_asm_elementwise", "the interpreter", op.loc,
+                            op.attributes.get("asm_string", ""))
         if name in ("arith.constant", "ub.poison"):  # poison: any value does; zeros
             r = op.result
             t = r.type

@@ -201,7 +201,8 @@ class KernelLowering:
             self.env[op.result] = ir.Constant(ir.IntType(32), 0)
             return
         if name == "tt.elementwise_inline_asm":
-            raise cuda_only("tl.inline_asm_elementwise", "the CPU backend", op.loc)
+            raise cuda_only("tl.inline_asm_elementwise", "the CPU backend", op.loc,
+                            op.attributes.get("asm_string", ""))
         lower = _LOWER.get(name)
         if lower is not None:
             lower(self, op)

@@ -28,13 +28,15 @@ class NvptxOutput:
 
 
 def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
-                  fp_fusion: bool = True, timings: dict | None = None) -> NvptxOutput:
+                  fp_fusion: bool = True, timings: dict | None = None,
+                  reflect_ftz: bool = True) -> NvptxOutput:
     """Lower a ttgir module and emit PTX for ``sm_<arch>`` (80, 86, 89, 90); the warps per
     program come from the module's ``"ttg.num-warps"`` attribute; ``opt``: LLVM -O level;
     ``fp_fusion``: fp32 multiplies and adds may fuse into ``fma`` (``enable_fp_fusion``);
     ``timings``: a dict that gets the seconds (wall) of the three steps added under ``llir``
     (lowering to LLVM IR text), ``llvm-opt`` (parsing, verifying, LLVM's pipeline) and ``ptx``
-    (LLVM's NVPTX code generator).
+    (LLVM's NVPTX code generator); ``reflect_ftz``: the ``enable_reflect_ftz`` option
+    (:func:`~.lower.lower_module`).
 
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
@@ -42,7 +44,7 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     from .ptx import emit_ptx, optimise, parse_optimised
 
     t0 = time.perf_counter()
-    lowered = lower_module(module_op, arch=arch, fp_fusion=fp_fusion)
+    lowered = lower_module(module_op, arch=arch, fp_fusion=fp_fusion, reflect_ftz=reflect_ftz)
     t1 = time.perf_counter()
     # tensormap.replace / cp_fenceproxy need PTX ISA 8.3; Triton's 8.7 needs no stride fix
     version = 87 if lowered.global_scratch else None

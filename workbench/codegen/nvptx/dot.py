@@ -10,7 +10,8 @@ is (the lane and warp bits are the hardware's fragment convention, PTX ISA 9.7.1
 * A register ``2 (k % Kin >= Kin/2) + (row % 16 >= 8)``, holding ``kWidth`` consecutive K;
 * B register ``(k % Kin >= Kin/2)``.
 
-One instruction per (M tile, N tile, K tile), K innermost (PTX ISA 9.7.14.5.14 mma):
+One instruction per (batch index of a 3-D dot, M tile, N tile, K tile), K innermost (PTX ISA
+9.7.14.5.14 mma):
 ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32``,
 ``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`` (fp32 inputs with
 ``inputPrecision = tf32``; the raw fp32 registers are passed, as Triton 3.6 does: the tensor
@@ -32,9 +33,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ...ir.types import FloatType, IntType
+from ...ir.types import FloatType, IntType, TensorType
 from ...layouts.encodings import DotOperandLayout, MmaLayout
 from .elementwise import from_f32, to_f32
+from .threads import thread_layout
 from .types import F16, F32, I8, I16, I32, is_bf16, llvm_type
 
 
@@ -184,6 +186,27 @@ def _unpack_acc(b, regs, n_acc):
     return out
 
 
+def _virtual_layouts(a_t, b_t, c_t):
+    """Thread layouts of A, B and C over the tile padded to the warps' instruction tiles
+    (M to ``16 * warpsPerCTA[0]``, N to ``8 * warpsPerCTA[1]``).
+
+    A tile smaller than that (a 2 x 4 dot) keeps every register of the full layout, its
+    coordinates wrapped into the tile (the linear layout's bases past the shape are zero:
+    rows 2-15 replicate rows 0-1, as in Triton 3.6, whose MMA v2 runs ``mma.sync`` on such
+    tiles). Register ``r`` of the real layout is register ``r`` of the padded one, so the
+    padded coordinates say which instruction and fragment slot each register feeds; the
+    replicated rows and columns compute copies that no one reads."""
+    wm, wn = c_t.encoding.warps_per_cta[-2:]
+    *batch, m, n = c_t.shape
+    pm, pn = max(m, 16 * wm), max(n, 8 * wn)
+    if (pm, pn) == (m, n):
+        return thread_layout(a_t), thread_layout(b_t), thread_layout(c_t)
+    k, bt = a_t.shape[-1], tuple(batch)
+    return (thread_layout(TensorType(bt + (pm, k), a_t.element, a_t.encoding)),
+            thread_layout(TensorType(bt + (k, pn), b_t.element, b_t.encoding)),
+            thread_layout(TensorType(bt + (pm, pn), c_t.element, c_t.encoding)))
+
+
 def _lower_mma(kl, op) -> None:
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
@@ -191,22 +214,22 @@ def _lower_mma(kl, op) -> None:
     text, kin = instr_for(in_t, out_t, op.attributes.get("inputPrecision", "tf32") or "tf32")
     kw = a_t.encoding.k_width
     A, B, C = kl.get(a_v), kl.get(b_v), kl.get(c_v)
-    ta, tb, tc = kl.layout(a_t), kl.layout(b_t), kl.layout(c_t)
+    ta, tb, tc = _virtual_layouts(a_t, b_t, c_t)
     b = kl.b
     a_frag: dict = {}
     b_frag: dict = {}
     c_frag: dict = {}
-    for r, (m, k) in enumerate(ta.regs):
-        key = (m // 16, k // kin)
+    for r, (*bt, m, k) in enumerate(ta.regs):  # bt: the batch index of a 3-D dot, or none
+        key = (*bt, m // 16, k // kin)
         j = ((k % kin) // (kin // 2)) * 2 + (m % 16) // 8
         a_frag.setdefault(key, {}).setdefault(j, {})[k % kw] = A[r]
-    for r, (k, n) in enumerate(tb.regs):
-        key = (k // kin, n // 8)
+    for r, (*bt, k, n) in enumerate(tb.regs):
+        key = (*bt, k // kin, n // 8)
         j = (k % kin) // (kin // 2)
         b_frag.setdefault(key, {}).setdefault(j, {})[k % kw] = B[r]
     slots: dict = {}
-    for r, (m, n) in enumerate(tc.regs):
-        key = (m // 16, n // 8)
+    for r, (*bt, m, n) in enumerate(tc.regs):
+        key = (*bt, m // 16, n // 8)
         s = ((m % 16) // 8) * 2 + n % 2
         c_frag.setdefault(key, {}).setdefault(s, C[r])
         slots.setdefault(key, {}).setdefault(s, []).append(r)
@@ -214,21 +237,21 @@ def _lower_mma(kl, op) -> None:
                for key, d in a_frag.items()}
     b_words = {key: [_pack_word(kl, [d[j][e] for e in range(kw)], in_t) for j in range(2)]
                for key, d in b_frag.items()}
-    n_k = a_t.shape[1] // kin
+    n_k = a_t.shape[-1] // kin
     asm, n_acc = _mma_asm(text, out_t)
     out = [None] * tc.num_regs
-    for (tm, tn), d in c_frag.items():
+    for (*bt, tm, tn), d in c_frag.items():
         acc = _pack_acc(b, [d[s] for s in range(4)], n_acc)
         for tk in range(n_k):
             try:
-                args = a_words[(tm, tk)] + b_words[(tk, tn)] + acc
+                args = a_words[(*bt, tm, tk)] + b_words[(*bt, tk, tn)] + acc
             except KeyError:
                 raise UnsupportedError("tt.dot: operand layouts do not match the MMA result "
                                        "layout", op.loc) from None
             res = b.call(asm, args)
             acc = [b.extract_value(res, i) for i in range(n_acc)]
         acc = _unpack_acc(b, acc, n_acc)
-        for s, regs in slots[(tm, tn)].items():
+        for s, regs in slots[(*bt, tm, tn)].items():
             for r in regs:
                 out[r] = acc[s]
     kl.set(op.result, out)

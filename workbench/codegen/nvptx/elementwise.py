@@ -19,7 +19,7 @@ from llvmlite import ir
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType
 from .. import fp8
-from . import mathlib
+from . import libdevice_link, mathlib
 from .fp8cvt import fp8_cast
 from .types import F16, F32, F64, GLOBAL_PTR, I16, I32, I64, is_bf16, llvm_type
 
@@ -109,8 +109,9 @@ def math_f32(kl, base: str, x):
     if base == "exp":
         return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.f32", F32, [F32]),
                       [b.fmul(x, ir.Constant(F32, LOG2E), flags=fusion_flags(kl))])
-    if base == "exp2":  # Triton: llvm.exp2 -> libdevice __nv_exp2f with ftz reflected on
-        return b.call(kl.intrinsic("llvm.nvvm.ex2.approx.ftz.f32", F32, [F32]), [x])
+    if base == "exp2":  # Triton: llvm.exp2 -> libdevice __nv_exp2f, ftz as reflected
+        ftz = ".ftz" if getattr(kl, "reflect_ftz", True) else ""
+        return b.call(kl.intrinsic(f"llvm.nvvm.ex2.approx{ftz}.f32", F32, [F32]), [x])
     if base == "log":
         return b.fmul(_asm1(b, "lg2.approx.f32 $0, $1;", x), ir.Constant(F32, LN2))
     if base == "log2":
@@ -151,10 +152,14 @@ def _unary_math(kl, op, base, x, t):
         return b.fdiv(ir.Constant(x.type, 1.0), root)
     if t.name == "f64":
         y = mathlib.f64_math(kl, base, x)
+        if y is None and libdevice_link.defines(f"__nv_{base}", "double (double)"):
+            # NVIDIA's own (``__nv_erf``...), linked from libdevice as Triton's f64 math is
+            return b.call(kl.intrinsic(f"__nv_{base}", F64, [F64]), [x])
         if y is None:
             raise UnsupportedError(
-                f"math.{base} in float64 is not implemented by the CUDA backend (it has its own "
-                f"f64 exp, exp2, log, log2, sqrt, rsqrt, sin and cos); compute in float32 "
+                f"math.{base} in float64 is not implemented by the CUDA backend without "
+                f"libdevice (it has its own f64 exp, exp2, log, log2, sqrt, rsqrt, sin and "
+                f"cos; the sass extra installs libdevice); compute in float32 "
                 f"(x.to(tl.float32))",
                 op.loc)
         return y

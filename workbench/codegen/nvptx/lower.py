@@ -44,6 +44,7 @@ from . import (
     wgmma,
 )
 from .debuginfo import DebugInfo
+from .kernel_attrs import annotate_kernel
 from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -75,10 +76,15 @@ class KernelLowering:
     """State of one kernel's lowering (no globals): the llvmlite module and builder, the
     registers of every IR value, the per-layout thread parts, shared memory used."""
 
-    def __init__(self, func_op, num_warps: int, arch: int, fp_fusion: bool = True):
+    def __init__(self, func_op, num_warps: int, arch: int, fp_fusion: bool = True,
+                 reflect_ftz: bool = True, maxnreg: int | None = None):
         self.func_op = func_op
         #: mul+add may fuse into fma (the ``enable_fp_fusion`` option)
         self.fp_fusion = fp_fusion
+        #: libdevice and ``exp2`` flush fp32 subnormals (the ``enable_reflect_ftz`` option)
+        self.reflect_ftz = reflect_ftz
+        #: registers per thread the kernel may use (``.maxnreg``; the ``maxnreg`` option)
+        self.maxnreg = maxnreg
         self.num_warps = num_warps
         self.arch = arch
         self.name = func_op.attributes["sym_name"]
@@ -189,19 +195,9 @@ class KernelLowering:
         self.lower_block(self.func_op.regions[0].block)
         if not self.b.block.is_terminated:
             self.b.ret_void()
-        self._annotate()
+        annotate_kernel(self.module, self.fn, self.num_warps, self.maxnreg, self.reflect_ftz)
         return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses, self.global_scratch_size)
-
-    def _annotate(self):
-        md = self.module.add_metadata([self.fn, "kernel", I32(1)])
-        nt = self.module.add_metadata([self.fn, "reqntidx", I32(32 * self.num_warps)])
-        self.module.add_named_metadata("nvvm.annotations", md)
-        self.module.add_named_metadata("nvvm.annotations", nt)
-        # libdevice asks __nvvm_reflect("__CUDA_FTZ"); Triton answers 1 (flush subnormals,
-        # llvm.set_nvvm_reflect_ftz in its make_llir): module flag behaviour 4 = override
-        self.module.add_named_metadata("llvm.module.flags", self.module.add_metadata(
-            [I32(4), "nvvm-reflect-ftz", I32(1)]))
 
     def lower_block(self, block) -> None:
         for op in block.ops:
@@ -461,7 +457,8 @@ _STRUCTURAL = {
 }
 
 
-def lower_module(module_op, arch: int = 90, fp_fusion: bool = True) -> LoweredKernel:
+def lower_module(module_op, arch: int = 90, fp_fusion: bool = True,
+                 reflect_ftz: bool = True) -> LoweredKernel:
     """Lower a ttgir module holding one ``tt.func`` to NVPTX LLVM IR.
 
     Args:
@@ -471,6 +468,10 @@ def lower_module(module_op, arch: int = 90, fp_fusion: bool = True) -> LoweredKe
         arch: SM version (80, 90): selects instructions (all used ones exist on sm_80).
         fp_fusion: let LLVM and ptxas fuse fp32 multiplies and adds into ``fma``
             (``enable_fp_fusion``; Triton's default too).
+        reflect_ftz: fp32 subnormal results of libdevice functions and ``exp2`` flush to
+            zero (``enable_reflect_ftz``, Triton's default; off: ``ex2.approx.f32``).
+        A module attribute ``"ttg.maxnreg"`` (the ``maxnreg`` option) puts ``.maxnreg N`` on
+        the kernel's ``.entry``.
     Returns: :class:`LoweredKernel`.
     Raises: UnsupportedError for a module without ``"ttg.num-warps"`` (ttir, not ttgir), for
         ops or types the CUDA backend does not lower yet; CompilationError (with the op's
@@ -484,8 +485,10 @@ def lower_module(module_op, arch: int = 90, fp_fusion: bool = True) -> LoweredKe
         raise UnsupportedError("the CUDA backend lowers ttgir: the module has no "
                                "\"ttg.num-warps\" attribute (run "
                                "workbench.passes.pipelines.ttgir_passes first)")
+    maxnreg = module_op.attributes.get("ttg.maxnreg")
     return KernelLowering(funcs[0], int(module_op.attributes["ttg.num-warps"]), arch,
-                          fp_fusion).run()
+                          fp_fusion, reflect_ftz,
+                          None if maxnreg is None else int(maxnreg)).run()
 
 
 __all__ = ["lower_module", "LoweredKernel", "KernelLowering", "TRIPLE", "GLOBAL_PTR"]

@@ -167,7 +167,8 @@ def nvmma_offset(kl, enc, shape, coords):
 
 
 def swizzle_offset_py(enc, shape, coord) -> int:
-    """Element offset of ``coord`` in a rank-2 shared buffer of ``shape`` on Python ints (the
+    """Element offset of ``coord`` in a shared buffer of ``shape`` (rank 2; swizzled ones
+    also rank 3 and more) on Python ints (the
     module docstring's formula; tests compare it with the layout algebra's
     :func:`workbench.layouts.banks.shared_offsets`)."""
     if isinstance(enc, NVMMASharedLayout):
@@ -175,16 +176,21 @@ def swizzle_offset_py(enc, shape, coord) -> int:
     c, r = enc.order[0], enc.order[1]
     row, col = coord[r], coord[c]
     phase = (row // enc.per_phase) % enc.max_phase
-    return row * shape[c] + ((col // enc.vec) ^ phase) * enc.vec + col % enc.vec
+    outer, size = 0, shape[r] * shape[c]
+    for d in enc.order[2:]:  # further dims stack whole matrices, order[2] fastest
+        outer += coord[d] * size
+        size *= shape[d]
+    return outer + row * shape[c] + ((col // enc.vec) ^ phase) * enc.vec + col % enc.vec
 
 
 def swizzle_offset(kl, enc, shape, coords):
     """LLVM i32 element offset of per-dim i32 ``coords`` in a swizzled buffer of ``shape``.
 
-    Raises UnsupportedError for buffers that are not rank 2 or not swizzled/NVMMA shared."""
+    Raises UnsupportedError for buffers that are neither swizzled (any rank >= 2) nor rank-2
+    NVMMA shared."""
     if len(shape) == 2 and isinstance(enc, NVMMASharedLayout):
         return nvmma_offset(kl, enc, shape, coords)
-    if len(shape) != 2 or not isinstance(enc, SwizzledSharedLayout):
+    if len(shape) < 2 or not isinstance(enc, SwizzledSharedLayout):
         raise UnsupportedError(f"shared buffers of rank {len(shape)} / {enc} are not supported")
     b = kl.b
     c, r = enc.order[0], enc.order[1]
@@ -193,7 +199,12 @@ def swizzle_offset(kl, enc, shape, coords):
     phase = b.urem(b.udiv(row, I32(enc.per_phase)), I32(enc.max_phase))
     hi = b.mul(b.xor(b.udiv(col, I32(vec)), phase), I32(vec))
     col2 = b.add(hi, b.urem(col, I32(vec)))
-    return b.add(b.mul(row, I32(shape[c])), col2)
+    off = b.add(b.mul(row, I32(shape[c])), col2)
+    size = shape[r] * shape[c]
+    for d in enc.order[2:]:  # a rank-3 buffer (batched dot operand): whole matrices stacked
+        off = b.add(off, b.mul(coords[d], I32(size)))
+        size *= shape[d]
+    return off
 
 
 def contiguous_run(tl, dim: int, limit: int) -> int:

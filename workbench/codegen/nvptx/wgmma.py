@@ -2,10 +2,12 @@
 or in registers.
 
 A warp group (4 consecutive warps, the first one's index a multiple of 4) issues
-``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}``, or for 8-bit floats
-``wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` (PTX ISA 9.7.15.5.2;
-K-major operands only, no imm-trans operands): D (64 x N, fp32, registers) += A (64 x K) *
-B (K x N) with K = 16 (32 for fp8), A and B read by the tensor cores from
+``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}``, for 8-bit floats
+``wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` and for fp32 inputs with
+``inputPrecision = tf32`` ``wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`` (PTX ISA
+9.7.15.5.2; fp8 and tf32: K-major operands only, no imm-trans operands): D (64 x N, fp32,
+registers) += A (64 x K) * B (K x N) with K = 32 bytes of elements (16, 32 for fp8, 8 for
+tf32), A and B read by the tensor cores from
 shared memory through 64-bit *matrix descriptors* (PTX ISA 9.7.15.5.1, "Matrix descriptor
 format")::
 
@@ -55,7 +57,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import UnsupportedError
-from ...ir.types import TensorType
+from ...ir.types import MemDescType, TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .elementwise import fusion_flags
 from .smem_access import shared_address, smem_base
@@ -177,7 +179,7 @@ def _register_a(kl, a_v, wm: int) -> dict:
         raise UnsupportedError(f"wgmma's register operand A needs kWidth = {want}, got "
                                f"{a_t.encoding}")
     regs = kl.get(a_v)
-    elem = F16 if name == "f16" else (I16 if kw == 2 else I8)  # bf16: i16 bits; fp8: i8
+    elem = {"f16": F16, "f32": F32}.get(name, I16 if kw == 2 else I8)  # bf16: i16; fp8: i8
     kstep = 8 * kw
     frags: dict = {}
     for r, (m, k) in enumerate(kl.layout(a_t).regs):
@@ -219,8 +221,8 @@ def _operand_a(kl, op, a_v, wm: int, wg_m, k_in: int = 16):
     da = _desc_base(kl, a_v, ga, wg_m)
 
     if ga.trans and k_in != 16:
-        raise UnsupportedError("wgmma reads an 8-bit operand A K-major only (its shared "
-                               "buffer must have K contiguous)", op.loc)
+        raise UnsupportedError("wgmma reads an 8-bit or tf32 operand A K-major only (its "
+                               "shared buffer must have K contiguous)", op.loc)
 
     def desc_args(rm, ks):
         return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * k_in) >> 4))]
@@ -247,7 +249,8 @@ def _warp_group_origin(kl, enc: MmaLayout, m: int, n: int):
 
 
 #: wgmma's operand type names of the IR's float types (PTX ISA 9.7.15.5.2)
-_WGMMA_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+_WGMMA_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
+               "f32": "tf32"}
 
 
 def _is_zero(v) -> bool:
@@ -267,8 +270,11 @@ def lower_warp_group_dot(kl, op) -> None:
     elements (or the last run) accumulates into a fresh partial sum (scale-d 0 for its first
     instruction), which ``fadd`` (PTX ``add.f32``) then adds into the accumulator: one add
     per accumulator register per run, ``BM * BN / threads * ceil(K / maxNumImpreciseAcc)``
-    adds per thread and dot (Triton 3.6 ``WGMMA.cpp``, ``convertDot``). An fp8 dot whose
-    accumulator is a zero constant starts without it (no first add, scale-d 0), as Triton's.
+    adds per thread and dot (Triton 3.6 ``WGMMA.cpp``, ``convertDot``). A dot whose
+    accumulator is a zero constant starts without it (scale-d 0 on its first instruction, no
+    zeros moved into the accumulator registers; for fp8 no first add), as Triton's: with an
+    earlier wgmma group still in flight (attention's ``P @ V``), such moves would make ptxas
+    serialise the wgmma (C7515).
     """
     a_v, b_v, c_v = op.operands
     a_t, b_t, c_t = (v.type for v in op.operands)
@@ -280,21 +286,23 @@ def lower_warp_group_dot(kl, op) -> None:
     fp8 = name in ("e4m3", "e5m2")
     acc_name = getattr(c_t.element, "name", "")
     f16_acc = fp8 and acc_name == "f16"
+    prec = op.attributes.get("inputPrecision", "tf32") or "tf32"
     if name is None or (acc_name != "f32" and not f16_acc) or \
-            (name_b != name and not (fp8 and name_b in ("e4m3", "e5m2"))):
-        raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2 -> f32 and "
+            (name_b != name and not (fp8 and name_b in ("e4m3", "e5m2"))) or \
+            (name == "tf32" and prec != "tf32"):
+        raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2/tf32 -> f32 and "
                                f"e4m3/e5m2 -> f16 only, got {a_t.element} x {b_t.element} -> "
-                               f"{c_t.element}", op.loc)
+                               f"{c_t.element} (inputPrecision {prec})", op.loc)
     smem_base(kl).align = 1024  # swizzled operand buffers sit on 1024-byte boundaries
     eb = byte_size(a_t.element)
     wm, wn = enc.warps_per_cta
     n_in = enc.instr_shape[1]
-    k_in = 32 if fp8 else 16
+    k_in = 32 // eb  # 32 bytes of K per instruction: k16 (16-bit), k32 (fp8), k8 (tf32)
     K = int(a_t.shape[1])
     gb = OperandGeometry(b_t.encoding, b_t.shape, 1, eb)
-    if fp8 and gb.trans:
-        raise UnsupportedError("wgmma reads an 8-bit operand B K-major only (its shared "
-                               "buffer must be transposed = true: K contiguous)", op.loc)
+    if k_in != 16 and gb.trans:
+        raise UnsupportedError("wgmma reads an 8-bit or tf32 operand B K-major only (its "
+                               "shared buffer must be transposed = true: K contiguous)", op.loc)
     b = kl.b
     C = kl.get(c_v)
     groups = _groups(kl, c_t, enc)
@@ -308,13 +316,13 @@ def lower_warp_group_dot(kl, op) -> None:
     n = n_in // 4 if f16_acc else n_in // 2
     acc_t = I32 if f16_acc else F32
     head = f"wgmma.mma_async.sync.aligned.m64n{n_in}k{k_in}.{acc_name}.{name}.{name_b}"
-    tail = "" if fp8 else f", {trans_a}{gb.trans}"
+    tail = "" if k_in != 16 else f", {trans_a}{gb.trans}"  # imm-trans: 16-bit types only
     acc_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, True, acc_t)
-    fresh_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t) if fp8 else None
+    fresh_asm = wgmma_asm(n, n_a, a_tys, a_cons, head, tail, False, acc_t)
     limit = int(op.attributes.get("maxNumImpreciseAcc", 0) or 0)
     # Triton's needsPartialAccumulator: fp8 operands, fp32 accumulator, the limit within K
     partial = fp8 and not f16_acc and limit <= K
-    zero_c = fp8 and _is_zero(c_v)
+    zero_c = _is_zero(c_v)
     flags = fusion_flags(kl)  # add.f32 (add.rn.f32 without enable_fp_fusion), as Triton's
 
     def wgmma(acc, rm, ks, b_desc):
@@ -355,10 +363,13 @@ def lower_warp_group_dot(kl, op) -> None:
 
 def lower_wait(kl, op) -> None:
     """``ttng.warp_group_dot_wait %acc... {pendings}``: ``wgmma.wait_group.sync.aligned
-    pendings``; the results are the inputs' registers, read only after the wait."""
-    regs, sizes = [], []
+    pendings``; the tensor results are the inputs' registers, read only after the wait. A
+    shared-memory operand (listed so its buffer stays live until the wait) passes through
+    as it is."""
+    regs: list = []
+    sizes: list = []
     for v in op.operands:
-        r = kl.get(v)
+        r = [] if isinstance(v.type, MemDescType) else kl.get(v)
         regs.extend(r)
         sizes.append(len(r))
     if any(x.type not in (F32, I32, F16) for x in regs):
@@ -366,7 +377,10 @@ def lower_wait(kl, op) -> None:
                                op.loc)
     done = wait(kl, int(op.attributes.get("pendings", 0)), regs)
     i = 0
-    for res, k in zip(op.results, sizes, strict=True):
+    for v, res, k in zip(op.operands, op.results, sizes, strict=True):
+        if isinstance(v.type, MemDescType):
+            kl.set(res, kl.get(v))
+            continue
         kl.set(res, done[i:i + k])
         i += k
 
