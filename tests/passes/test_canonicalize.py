@@ -286,3 +286,30 @@ def test_casts_and_rounding():
     assert fold_cast("sitofp", (1 << 24) + 1, i64, f32) == float(1 << 24)
     assert round_float(1.00390625, "bf16") == 1.0  # ties to even
     assert round_float(1.01171875, "bf16") == 1.015625
+
+
+def test_product_of_products_with_constants_folds_the_constants():
+    out = canon("""
+        %a = arith.constant 6 : i32
+        %b = arith.constant 7 : i32
+        %x = arith.muli %n, %a : i32
+        %y = arith.muli %x, %b : i32
+        %t = arith.constant dense<3> : tensor<4xi32>
+        %s = tt.splat %m : i32 -> tensor<4xi32>
+        %u = arith.muli %s, %t : tensor<4xi32>
+        %w = arith.muli %u, %t : tensor<4xi32>
+        %v = tt.addptr %p, %y : !tt.ptr<f32>, i32
+        tt.store %v, %f : !tt.ptr<f32>
+        %ps = tt.splat %p : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
+        %q = tt.addptr %ps, %w : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+        %g = tt.load %q : tensor<4x!tt.ptr<f32>>
+        tt.store %q, %g : tensor<4x!tt.ptr<f32>>
+    """)
+    # scalars: n * 6 * 7 -> n * 42 (MLIR's MulIMulIConstant); tensors are left as they are
+    check(out, """
+CHECK: %c42_i32 = arith.constant 42 : i32
+CHECK: %y = arith.muli %n, %c42_i32 : i32
+CHECK-NEXT: %s = tt.splat %m
+CHECK-NEXT: %u = arith.muli %s, %t
+CHECK-NEXT: %w = arith.muli %u, %t
+""")

@@ -41,17 +41,19 @@ def test_snapshots_after_every_pass_and_timings():
     ctx = CompileContext(keep_snapshots=True)
     PassManager(ttir_passes(Options()), verify=True).run(m, ctx, "ttir")
     snaps = ctx.snapshots["ttir"]
-    assert [name for name, _ in snaps] == ["input", "canonicalize", "triton-combine", "cse",
-                                          "dce", "triton-loop-unroll"]
+    assert [name for name, _ in snaps] == ["input", "canonicalize", "triton-combine",
+                                          "triton-reorder-broadcast", "cse", "dce",
+                                          "triton-loop-unroll"]
     assert snaps[0][1] == print_module(parse_module(kernel(BODY)))
     assert "arith.muli %c, %d" in snaps[0][1] and "arith.muli %c, %d" not in snaps[1][1]
     assert "%c6_i32 = arith.constant 6 : i32" in snaps[1][1]
-    assert "%b = arith.addi" in snaps[2][1] and "%b = arith.addi" not in snaps[3][1]
+    assert "%b = arith.addi" in snaps[3][1] and "%b = arith.addi" not in snaps[4][1]
     assert snaps[-1][1] == print_module(m)
     # snapshots parse back (they carry their locations)
-    assert print_module(parse_module(snaps[3][1])) == snaps[3][1]
-    assert set(ctx.timings) == {"ttir:canonicalize", "ttir:triton-combine", "ttir:cse",
-                                "ttir:dce", "ttir:triton-loop-unroll"}
+    assert print_module(parse_module(snaps[2][1])) == snaps[2][1]
+    assert set(ctx.timings) == {"ttir:canonicalize", "ttir:triton-combine",
+                                "ttir:triton-reorder-broadcast", "ttir:cse", "ttir:dce",
+                                "ttir:triton-loop-unroll"}
     assert all(isinstance(t, float) and 0.0 <= t < 5.0 for t in ctx.timings.values())
 
 
@@ -80,8 +82,9 @@ def test_verify_names_the_pass_that_broke_the_ir():
 
 
 def test_pipelines_and_registry():
-    assert [p.name for p in ttir_passes(Options())] == ["canonicalize", "triton-combine", "cse",
-                                                        "dce", "triton-loop-unroll"]
+    assert [p.name for p in ttir_passes(Options())] == [
+        "canonicalize", "triton-combine", "triton-reorder-broadcast", "cse", "dce",
+        "triton-loop-unroll"]
     conv, *rest = ttgir_passes(Options(num_warps=8), Target.parse("cuda:80"))
     assert [p.name for p in rest][:3] == ["tritongpu-coalesce", "tritongpu-F32DotTC",
                                           "tritongpu-remove-layout-conversions"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..ir.core import Block, Operation, Value, functions
 from ..ir.dialects import BINARY_FLOAT, BINARY_INT, CASTS
-from ..ir.types import FloatType, IntType
+from ..ir.types import FloatType, IntType, TensorType
 from .cse import freeze
 from .dce import erase_dead_ops
 from .fold import fold_binary, fold_cast, fold_cmp, int_const, round_float
@@ -115,6 +115,25 @@ class ConstantPool:
             idx[0] += 1
             table[key] = op.result
         return table[key]
+
+
+def constant_at_front(near: Operation, t, value) -> Value:
+    """A constant of type ``t`` and ``value`` visible at ``near``, for passes that fold as
+    MLIR's greedy rewrite driver does: an equal constant among those that open ``near``'s
+    scope block (the function body, or a ``tt.reduce``/``tt.scan`` combine block) is reused;
+    otherwise a new one (with ``near``'s location) is inserted first in that block, where
+    MLIR's ``OperationFolder`` puts the constants it materialises."""
+    value = _norm(value, t)
+    block = _scope_block(near)
+    key = freeze(value)
+    for op in block.ops:
+        if op.name != "arith.constant":
+            break
+        if op.result.type == t and freeze(_norm(op.attributes["value"], t)) == key:
+            return op.result
+    new = Operation("arith.constant", [], [t], {"value": value}, loc=near.loc)
+    block.insert(0, new)
+    return new.result
 
 
 def _replace(op: Operation, v: Value) -> bool:
@@ -225,7 +244,29 @@ def _binary(op: Operation, pool: ConstantPool) -> bool:
         r = fold_binary(op.name[6:], ca, cb, t.scalar)
         if r is not None:
             return _replace(op, pool.get(op, t, r))
+    if op.name == "arith.muli" and cb is not None and not isinstance(t, TensorType):
+        return _mul_mul_constant(op, cb, pool) or _identity(op, pool)
     return _identity(op, pool)
+
+
+def _mul_mul_constant(op: Operation, c1, pool: ConstantPool) -> bool:
+    """``muli(muli(x, c0), c1)`` -> ``muli(x, c0 * c1)`` on scalars (MLIR's
+    ``MulIMulIConstant``; the overflow flags are dropped unless both muls carry them)."""
+    inner = op.operands[0].defining_op
+    if inner is None or inner.name != "arith.muli":
+        return False
+    c0 = const_value(inner.operands[1])
+    if c0 is None:
+        return False
+    t = op.result.type
+    flags = op.attributes.get("overflowFlags")
+    attrs = {"overflowFlags": flags} if flags and flags == \
+        inner.attributes.get("overflowFlags") else {}
+    k = pool.get(op, t, fold_binary("muli", c0, c1, t.scalar))
+    new = Operation("arith.muli", [inner.operands[0], k], [t], attrs, loc=op.loc)
+    new.result.name = op.result.name
+    block_of(op).insert_before(op, new)
+    return _replace(op, new.result)
 
 
 def _compare(op: Operation, pool: ConstantPool) -> bool:

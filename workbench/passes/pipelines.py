@@ -1,7 +1,8 @@
 """The pass lists of each stage and the registry of passes by name.
 
-``ttir_passes(options)``: Triton's ``make_ttir`` subset we implement (inlining is done by the
-frontend): canonicalize, cse, dce (LICM comes later).
+``ttir_passes(options)``: Triton's ``make_ttir`` in its order (inlining is done by the
+frontend; tensor pointers and, before sm_90, descriptors are rewritten by the backends):
+canonicalize, triton-combine, triton-reorder-broadcast, cse, symbol-dce, triton-loop-unroll.
 ``ttgir_passes(options, target)``: ``convert-triton-to-tritongpu``; coalesce,
 remove-layout-conversions, accelerate-matmul... in Triton 3.6's order (``make_ttgir`` of
 ``third_party/nvidia/backend/compiler.py``).
@@ -26,6 +27,7 @@ from .manager import Pass
 from .optimize_dot_operands import OptimizeDotOperands
 from .pipeline import Pipeline
 from .remove_layout_conversions import RemoveLayoutConversions
+from .reorder_broadcast import ReorderBroadcast
 from .rewrite_descriptors import RewriteTensorDescriptorToPointer
 from .thread_locality import OptimizeThreadLocality
 from .tma_lowering import TMALowering
@@ -33,8 +35,9 @@ from .tma_lowering import TMALowering
 #: pass name -> pass class; aliases map Triton/MLIR names onto our passes.
 REGISTRY: dict[str, type] = {
     "canonicalize": Canonicalize,
-    "cse": CSE,
     "triton-combine": Combine,
+    "triton-reorder-broadcast": ReorderBroadcast,
+    "cse": CSE,
     "dce": DCE,
     "symbol-dce": DCE,
     "convert-triton-to-tritongpu": ConvertToTTGIR,
@@ -69,11 +72,12 @@ def get_pass(name: str, **options) -> Pass:
 
 
 def ttir_passes(options=None) -> list:
-    """The ttir pipeline: ``[Canonicalize(), Combine(), CSE(), DCE(), LoopUnroll()]`` (Triton's
-    ``make_ttir`` runs ``triton-combine`` after the canonicalizer and ends with
-    ``triton-loop-unroll`` too). ``options`` (a
+    """The ttir pipeline, in the order of Triton 3.6's ``make_ttir``: ``[Canonicalize(),
+    Combine(), ReorderBroadcast(), CSE(), DCE(), LoopUnroll()]`` (canonicalize,
+    triton-combine, triton-reorder-broadcast, cse, symbol-dce, triton-loop-unroll). Every
+    backend compiles the result, the interpreter included. ``options`` (a
     :class:`workbench.config.Options`) is accepted for symmetry; no ttir pass uses it yet."""
-    return [Canonicalize(), Combine(), CSE(), DCE(), LoopUnroll()]
+    return [Canonicalize(), Combine(), ReorderBroadcast(), CSE(), DCE(), LoopUnroll()]
 
 
 def ttgir_passes(options=None, target="cuda:90", scratch=None) -> list:

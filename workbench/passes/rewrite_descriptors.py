@@ -181,8 +181,12 @@ def _rewrite_use(op: Operation, d: _Desc, b: Builder) -> None:
     if name in ("tt.descriptor_load", "tt.descriptor_gather"):
         t = _ty(op.result)
         attrs = {k: v for k, v in op.attributes.items() if k in ("cache", "evict")}
-        new = b.create("tt.load", [ptrs, mask, _padding(e, d, t)], [t], attrs)
-        op.result.replace_all_uses_with(new.result)
+        full = irt.TensorType(shape, t.element, t.encoding)  # a rank-reduced load (leading
+        new = b.create("tt.load", [ptrs, mask, _padding(e, d, full)], [full], attrs)
+        result = new.result  # unit dims dropped by triton-combine) is reshaped after
+        if tuple(t.shape) != tuple(shape):
+            result = b.create("tt.reshape", [result], [t]).result
+        op.result.replace_all_uses_with(result)
         return
     value = op.operands[-1]
     if name == "tt.descriptor_reduce":

@@ -166,6 +166,13 @@ def _base_reason(base: Value) -> str | None:
     return "a base pointer not known to be 16-byte aligned"
 
 
+def _rank_reducing(load: Operation) -> bool:
+    """A ``tt.descriptor_load`` whose result has fewer dims than the descriptor's block."""
+    t, d = load.result.type, load.operands[0].type
+    return isinstance(t, irt.TensorType) and isinstance(d, irt.TensorDescType) and \
+        t.rank != d.block.rank
+
+
 def tma_unsupported(module: Operation) -> str | None:
     """Why ``module`` (ttir) cannot lower its descriptors to TMA, or None when it can."""
     for op in module.walk():
@@ -175,6 +182,9 @@ def tma_unsupported(module: Operation) -> str | None:
                 return f"{reason} (tl.make_tensor_descriptor)"
         if op.name in ("tt.descriptor_gather", "tt.descriptor_scatter"):
             return f"{op.name} (TMA is used for load, store and atomics)"
+        if op.name == "tt.descriptor_load" and _rank_reducing(op):
+            return "a rank-reducing descriptor load (leading unit dims dropped by " \
+                   "triton-combine)"
     for func in functions(module) if module.name == "builtin.module" else [module]:
         for a in _desc_args(func):
             reason = _desc_reason(a)

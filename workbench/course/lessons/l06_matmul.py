@@ -3,9 +3,11 @@ tensor cores, fp16 inputs with an fp32 accumulator, and a torch-style linear lay
 
 Every kernel computes a BM x BN tile of the output per program over a 2-D grid, walking K in
 steps of BK with masked loads (other=0.0 so the tail adds nothing). The slow solutions are
-right but multiply with a broadcast product summed over K (``tl.sum(a[:, :, None] *
-b[None, :, :], axis=1)``: scalar FMAs, no tensor cores), or convert fp16 tiles to fp32 before
-``tl.dot`` (tf32 tensor cores, half of fp16's rate on an H200).
+right but multiply with scalar FMAs, no tensor cores (one outer product per k; or a broadcast
+product of converted tiles summed over K), or convert fp16 tiles to fp32 before ``tl.dot``
+(tf32 tensor cores, half of fp16's rate on an H200). The plain fp32 broadcast-and-sum,
+``tl.sum(a[:, :, None] * b[None, :, :], axis=1)`` with tiles of 16 or more, is not among them:
+Triton 3.6's ``triton-combine`` pass (ours too) turns it into ``tl.dot``.
 """
 from __future__ import annotations
 
@@ -37,18 +39,15 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 
 
 @jit
-def matmul_broadcast(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                     BK: tl.constexpr):
+def matmul_outer(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, K, BK):
-        rk = k + tl.arange(0, BK)
-        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :],
-                    mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :],
-                    mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    for k in range(0, K):
+        a = tl.load(a_ptr + rm * K + k, mask=rm < M, other=0.0)
+        b = tl.load(b_ptr + k * N + rn, mask=rn < N, other=0.0)
+        acc += a[:, None] * b[None, :]
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -186,7 +185,7 @@ EXERCISES = (
         stub=STUB.format(name="matmul", args="a_ptr, b_ptr, c_ptr",
                          todo="an fp32 accumulator tile, a loop over K loading a BM x BK tile "
                               "of a and a BK x BN tile of b (masked, other=0.0), tl.dot"),
-        solution=matmul, slow=matmul_broadcast, slow_advice=TENSOR_CORES,
+        solution=matmul, slow=matmul_outer, slow_advice=TENSOR_CORES,
         make=_make(np.float32, 1e-2, 3e-3), sizes=SIZES,
         hints=("Keep a BM x BN accumulator in registers and add one BK-wide slab of the "
                "product per loop iteration.",
