@@ -203,6 +203,9 @@ def _tile(rng, dt, shape):
     if dt == "fp32":  # tf32: keep 10 mantissa bits so the tensor core's sum is exact-ish
         x = rng.standard_normal(shape).astype(np.float32)
         return (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    if dt == "bf16":  # float32 values a bf16 holds exactly (numpy has no bf16)
+        x = (rng.standard_normal(shape) * 0.5).astype(np.float32)
+        return (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
     return (rng.standard_normal(shape) * 0.5).astype(NP[dt])
 
 
@@ -214,6 +217,8 @@ def test_small_dots_gpu(m, n, k, nw, dt, prec):
     x, y = _tile(rng, dt, (m, k)), _tile(rng, dt, (k, n))
     out_np = np.int32 if dt == "int8" else np.float32
     xd, yd = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    if dt == "bf16":
+        xd, yd = xd.to(torch.bfloat16), yd.to(torch.bfloat16)
     zd = torch.full((m, n), -7 if dt == "int8" else float("nan"), device="cuda",
                     dtype=torch.int32 if dt == "int8" else torch.float32)
     kern = dot_k[(1,)](xd, k, 1, yd, n, 1, zd, n, 1, BM=m, BN=n, BK=k, PREC=prec,
