@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from ..ir.core import Operation, Value, functions
 from ..ir.types import FloatType, IntType, TensorType, f32
 from .canonicalize import const_value, constant_at_front
-from .dce import erase_dead_ops
 from .effects import SIDE_EFFECTS
 from .fold import int_const, signed
+from .greedy import apply_patterns
 from .manager import Pass
 from .values import block_of, tensor_type
 
@@ -264,22 +264,7 @@ PATTERNS = (combine_dot_add, combine_select_masked_load, combine_addptr,
 
 def combine_function(func: Operation) -> bool:
     """Apply :data:`PATTERNS` to ``func`` to a fixed point; True when anything changed."""
-    changed_any = False
-    for _ in range(MAX_ITERATIONS):
-        changed = False
-        for op in list(func.walk()):
-            if op.parent is None or op is func:
-                continue
-            for pattern in PATTERNS:
-                if pattern(op):
-                    changed = True
-                    break
-        if changed:
-            erase_dead_ops(func)
-        changed_any |= changed
-        if not changed:
-            break
-    return changed_any
+    return apply_patterns(func, PATTERNS, MAX_ITERATIONS)
 
 
 @dataclass

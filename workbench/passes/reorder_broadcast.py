@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from ..ir.core import Operation, Value, functions
 from ..ir.types import TensorType
 from .canonicalize import const_value, constant_at_front
-from .dce import erase_dead_ops
 from .effects import is_pure
+from .greedy import apply_patterns
 from .manager import Pass
 from .traits import ELEMENTWISE
 from .values import block_of, defining_op, tensor_type
@@ -183,22 +183,7 @@ PATTERNS = (simplify_broadcast, simplify_expand_dims, move_broadcast_after_eleme
 
 def reorder_function(func: Operation) -> bool:
     """Apply :data:`PATTERNS` to ``func`` to a fixed point; True when anything changed."""
-    changed_any = False
-    for _ in range(MAX_ITERATIONS):
-        changed = False
-        for op in list(func.walk()):
-            if op.parent is None or op is func:
-                continue
-            for pattern in PATTERNS:
-                if pattern(op):
-                    changed = True
-                    break
-        if changed:
-            erase_dead_ops(func)
-        changed_any |= changed
-        if not changed:
-            break
-    return changed_any
+    return apply_patterns(func, PATTERNS, MAX_ITERATIONS)
 
 
 @dataclass
