@@ -184,13 +184,17 @@ class Settings:
 settings = Settings()
 
 
-def child_env(first_on_path: str) -> dict:
-    """A copy of this process's environment for a child process, with ``first_on_path`` put
-    first on ``PYTHONPATH`` (so the child imports the same ``workbench``)."""
-    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+def child_env(first_on_path: str | None = None, **extra: str) -> dict:
+    """A copy of this process's environment for a child process, with ``first_on_path`` (when
+    given) put first on ``PYTHONPATH`` (so the child imports the same ``workbench``) and the
+    variables ``extra`` set on top."""
     over = {k: ("1" if v is True else "0" if v is False else str(v))
             for k, v in settings.overrides.items()}  # what knobs set reaches the child too
-    return dict(os.environ, **over, PYTHONPATH=os.pathsep.join([first_on_path] + rest))
+    env = dict(os.environ, **over, **extra)
+    if first_on_path is not None:
+        rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join([first_on_path] + rest)
+    return env
 
 
 def env_flag(name: str) -> bool:

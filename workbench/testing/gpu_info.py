@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 
+from ..config import child_env
 from ..errors import TargetError, ToolMissingError
 from ..runtime.driver import driver
 
@@ -151,7 +152,7 @@ def cuda_memcheck(**target_kwargs):
                 raise TypeError("a cuda_memcheck test must take the `request` fixture")
             path = os.path.realpath(test_fn.__globals__["__file__"])
             case = f"{path}::{test_fn.__name__}[{kwargs['request'].node.callspec.id}]"
-            env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+            env = child_env(PYTORCH_NO_CUDA_MEMORY_CACHING="1")
             out = subprocess.run([tool, sys.executable, "-m", "pytest", "-vs", case],
                                  capture_output=True, env=env)
             assert out.returncode == 0, "compute-sanitizer found an error (bounds checking)"
