@@ -316,6 +316,30 @@ def matmul_store_t_k(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.cons
     tl.store(c_ptr + rm[:, None] + rn[None, :] * M, acc.to(tl.float16))
 
 
+@wb.jit
+def tma_persistent_matmul_k(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr,
+                            BN: tl.constexpr, BK: tl.constexpr, NUM_SMS: tl.constexpr):
+    # host tensor descriptors; the output tile's TMA store sits in the loop over tiles: Triton
+    # allocates its buffer once, before that loop, and waits before the next write of it
+    tiles_n = tl.cdiv(N, BN)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, NUM_SMS):
+        om = (tile // tiles_n) * BM
+        on = (tile % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            acc = tl.dot(a_desc.load([om, k]), b_desc.load([on, k]).T, acc)
+        c_desc.store([om, on], acc.to(tl.float16))
+
+
+@wb.jit
+def tma_scale_k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # descriptors made on the device (tl.make_tensor_descriptor): global scratch, tensormap
+    xd = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    od = tl.make_tensor_descriptor(out_ptr, [M, N], [N, 1], [BM, BN])
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    od.store([om, on], xd.load([om, on]) * 2.0)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -350,6 +374,10 @@ CASES = [
     Case("bias_strided", bias_strided_k, (F32, F32, F32, "i32", "i32", "i32"), _2D),
     Case("trans_dot", trans_dot_k, (F16, F16, F32), {"BM": 64, "BK": 32}),
     Case("matmul_store_t", matmul_store_t_k, (F16, F16, F16, I32, I32, I32), _MM),
+    Case("tma_persistent_matmul", tma_persistent_matmul_k,
+         ("tensordesc<fp16[64, 64]>",) * 3 + (I32, I32, I32),
+         {"BM": 64, "BN": 64, "BK": 64, "NUM_SMS": 4}),
+    Case("tma_scale", tma_scale_k, (F32, F32, I32, I32), _2D),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

@@ -26,6 +26,8 @@ class OpParser(TypeParser):
         super().__init__(text)
         self.values: dict[str, Value] = {}
         self.loc_uses: list[tuple] = []  # (op, loc-expression)
+        #: terminators the text leaves implicit, by the op that owns them (they take its loc)
+        self.implicit_yields: dict = {}
 
     # helpers -----------------------------------------------------------------------------
     def at_same_line(self, lit: str) -> bool:
@@ -165,7 +167,10 @@ class OpParser(TypeParser):
             self.define(n, r, p)
         block.append(op)
         if self.at_same_line("loc("):
-            self.loc_uses.append((op, self.loc_expr()))
+            expr = self.loc_expr()
+            self.loc_uses.append((op, expr))
+            for y in self.implicit_yields.pop(id(op), ()):
+                self.loc_uses.append((y, expr))
         return op
 
     def result_names(self) -> list[tuple[str, int]]:

@@ -215,8 +215,13 @@ class Printer:
         args = ", ".join(f"{self.v(x)}: {self.t(x.type)}" for x in block.args)
         self.emit(indent, f"^bb0({args}):", None)
 
-    def region_body(self, block: Block, indent: int) -> None:
-        for inner in block.ops:
+    def region_body(self, block: Block, indent: int, implicit_yield: bool = False) -> None:
+        """Print the ops of ``block``; with ``implicit_yield``, not a last ``scf.yield`` that
+        yields nothing (MLIR's ``scf.for`` and ``scf.if`` printers leave it out)."""
+        ops = block.ops
+        if implicit_yield and ops and ops[-1].name == "scf.yield" and not ops[-1].operands:
+            ops = ops[:-1]
+        for inner in ops:
             self.op(inner, indent)
 
 

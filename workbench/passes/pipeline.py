@@ -96,6 +96,7 @@ from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
 from .pipeline_common import shift_carried as _shift_carried
 from .pipeline_tma import pipeline_tma_loop
+from .pipeline_tma_stores import pipeline_tma_stores
 from .pipeline_wgmma import launch_async_dots
 from .values import block_of, defining_op, shaped_type
 
@@ -282,6 +283,10 @@ class Pipeline(Pass):
                 if op.name == "scf.for" and \
                         int(op.attributes.get("tt.num_stages", self.num_stages)) >= 1:
                     launch_async_dots(op)
+            for op in list(func.walk()):  # Triton's pipelineTMAStores
+                if op.name == "scf.for" and \
+                        int(op.attributes.get("tt.num_stages", self.num_stages)) > 1:
+                    pipeline_tma_stores(op)
 
     @property
     def options(self) -> dict:

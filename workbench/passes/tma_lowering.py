@@ -193,7 +193,7 @@ def tma_unsupported(module: Operation) -> str | None:
     return None
 
 
-def _wanted_encoding(a: Value, block: irt.TensorType) -> NVMMASharedLayout:
+def wanted_encoding(a: Value, block: irt.TensorType) -> NVMMASharedLayout:
     """The encoding of the slots a pipelined TMA copy of ``a`` fills (:mod:`.pipeline_tma`),
     else of the first ``ttg.local_alloc`` a load of ``a`` feeds, when it is a
     non-transposed nvmma_shared of the block's shape (``findLoadEncodingFromUsers``)."""
@@ -219,7 +219,7 @@ def _set_encodings(func: Operation) -> None:
     for a in _desc_args(func):
         t = a.type
         assert isinstance(t, irt.TensorDescType)
-        enc = _wanted_encoding(a, t.block)
+        enc = wanted_encoding(a, t.block)
         a.type = irt.TensorDescType(t.block.with_encoding(enc), t.signedness)
     ftype = func.attributes.get("function_type")
     if isinstance(ftype, irt.FunctionType):
@@ -259,7 +259,7 @@ class _Lowering:
         scratch (``createTMADesc`` and ``TMACreateDescLowering`` of Triton)."""
         t = op.result.type
         assert isinstance(t, irt.TensorDescType)
-        enc = _wanted_encoding(op.result, t.block)
+        enc = wanted_encoding(op.result, t.block)
         desc_t = irt.TensorDescType(t.block.with_encoding(enc), t.signedness)
         rank = len(t.block.shape)
         shape = list(op.operands[1:1 + rank])
@@ -393,4 +393,5 @@ class TMALowering(Pass):
 
 __all__ = ["DEVICE_DTYPE", "TMALowering", "box_origin", "descriptor_encoding",
            "device_elem_type", "lower_function", "swizzle_mode",
-           "tensormap_meta", "tma_block_shape", "tma_only_reduce", "tma_unsupported"]
+           "tensormap_meta", "tma_block_shape", "tma_only_reduce", "tma_unsupported",
+           "wanted_encoding"]

@@ -1,5 +1,6 @@
-"""Shared-memory buffers: ``ttg.local_alloc`` (registers -> swizzled shared memory) and
-``ttg.local_load`` (shared memory -> registers, with ``ldmatrix`` for MMA operands).
+"""Shared-memory buffers: ``ttg.local_alloc`` and ``ttg.local_store`` (registers -> swizzled
+shared memory) and ``ttg.local_load`` (shared memory -> registers, with ``ldmatrix`` for MMA
+operands).
 
 Every ``local_alloc`` of the kernel gets its own region of ``global_smem`` (offsets assigned
 up front by :func:`plan`, 128-byte aligned); the scratch area of reductions and conversions
@@ -95,18 +96,36 @@ def lower_local_alloc(kl, op) -> None:
     with ``stmatrix`` on sm_90 when the layout fits it, as Triton's ``LocalAllocOpConversion``
     (:mod:`.local_stmatrix`), else vectorised ``st.shared``."""
     kl.set(op.result, [])
-    if not op.operands:
-        return
-    src_v = op.operands[0]
-    src_t, dst_t = src_v.type, op.result.type
+    if op.operands:
+        _store_registers(kl, op, op.operands[0], op.result.type,
+                         kl.smem_offsets[id(op.result)])
+
+
+def lower_local_store(kl, op) -> None:
+    """``ttg.local_store %src, %buf``: the registers of ``%src`` into the buffer ``%buf`` (a
+    ``ttg.local_alloc`` result or a view of one), as :func:`lower_local_alloc` stores them.
+
+    Raises UnsupportedError when the buffer was not made by ``ttg.local_alloc``."""
+    src_v, dst_v = op.operands
+    base = kl.smem_offsets.get(id(dst_v))
+    if base is None:
+        raise UnsupportedError("ttg.local_store into a buffer not made by ttg.local_alloc",
+                               op.loc)
+    _store_registers(kl, op, src_v, dst_v.type, base)
+
+
+def _store_registers(kl, op, src_v, dst_t, base: int) -> None:
+    """Store the registers of ``src_v`` into the shared buffer of memdesc type ``dst_t`` at
+    byte ``base`` (``op``: the ``local_alloc`` or ``local_store``, for the access record)."""
+    src_t = src_v.type
     enc = dst_t.encoding
-    base = kl.smem_offsets[id(op.result)]
     tl = kl.layout(src_t)
     elem_t = src_t.element
     limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
-    if kl.arch >= 90 and store_matrix(kl, op, enc, base, tl, regs, elem_t):
+    if kl.arch >= 90 and store_matrix(kl, op, enc, base, tl, regs, elem_t,
+                                      tuple(int(s) for s in dst_t.shape)):
         _fence_after(kl, op, enc)
         return
     coords = kl.coords(src_t)
@@ -121,7 +140,7 @@ def lower_local_alloc(kl, op) -> None:
         off = _offset(kl, enc, dst_t.shape, coords, plan, offs, g)
         vector_store(kl, buffer_pointer(kl, base, off, elem_t), regs[g:g + v], elem_t)
     _fence_after(kl, op, enc)
-    record_access(kl, op, f"ttg.local_alloc (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
+    record_access(kl, op, f"{op.name} (st.shared, {v * byte_size(elem_t)} B/lane)", enc,
                   src_t.encoding, tuple(src_t.shape), elem_t, v * byte_size(elem_t))
 
 
@@ -200,4 +219,4 @@ def lower_local_load(kl, op) -> None:
     kl.set(op.result, out)
 
 
-__all__ = ["plan", "lower_local_alloc", "lower_local_load"]
+__all__ = ["plan", "lower_local_alloc", "lower_local_load", "lower_local_store"]

@@ -37,10 +37,10 @@ def offsets_of(tl, enc, shape):
     return kept, imgs, lanes, warps
 
 
-def store_matrix(kl, op, enc, base, tl, regs, elem_t) -> bool:
-    """Emit ``op`` (a ``ttg.local_alloc`` of a rank-2 tensor into the buffer at byte ``base``)
-    with ``stmatrix`` when its layout fits; returns whether it did."""
-    shape = tuple(int(s) for s in op.result.type.shape)
+def store_matrix(kl, op, enc, base, tl, regs, elem_t, shape: tuple) -> bool:
+    """Emit ``op`` (a ``ttg.local_alloc`` or ``ttg.local_store`` of a rank-2 tensor of
+    ``shape`` into the buffer at byte ``base``) with ``stmatrix`` when its layout fits;
+    returns whether it did."""
     bits = byte_size(elem_t) * 8
     if len(shape) != 2 or not all(_pow2(s) for s in shape) or bits not in (8, 16, 32):
         return False
@@ -77,7 +77,7 @@ def _record(kl, op, enc, shape, m, elem_t) -> None:
         return [int(c) for c in np.unravel_index(where[o], shape)]
     lay = matrix_access_layout(coord_of, 2, m.row_elems, m.x, m.addr_imgs, m.warp_imgs,
                                m.instr_imgs)
-    record_access(kl, op, f"ttg.local_alloc (stmatrix.x{m.x}{'.trans' if m.trans else ''}, "
+    record_access(kl, op, f"{op.name} (stmatrix.x{m.x}{'.trans' if m.trans else ''}, "
                   "16 B/lane)", enc, lay, shape, elem_t, 16)
 
 

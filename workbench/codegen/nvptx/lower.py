@@ -269,6 +269,7 @@ _OPS = {
     "ttng.warp_group_dot_wait": wgmma.lower_wait,
     "ttg.local_alloc": local_memory.lower_local_alloc,
     "ttg.local_load": local_memory.lower_local_load,
+    "ttg.local_store": local_memory.lower_local_store,
     "ttg.local_dealloc": _no_code,
     "ttg.memdesc_index": async_copy.lower_memdesc_index,
     "ttg.async_copy_global_to_local": async_copy.lower_async_copy,

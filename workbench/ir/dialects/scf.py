@@ -60,7 +60,7 @@ def _print_for(p, o, indent) -> None:
         head += f" iter_args({pairs}) -> ({', '.join(p.t(r.type) for r in o.results)})"
     # two spaces, as MLIR's ForOp::print writes them (a space, then " : type ")
     p.emit(indent, head + f"  : {p.t(lb.type)} {{", None)
-    p.region_body(block, indent + 1)
+    p.region_body(block, indent + 1, implicit_yield=True)
     # sorted by name, as MLIR's dictionary attributes are
     attrs = f" {format_attr_dict(dict(sorted(o.attributes.items())))}" if o.attributes else ""
     p.emit(indent, "}" + attrs, o.loc)
@@ -101,20 +101,30 @@ def _parse_for(r, name) -> Operation:
     for (arg, pos), t in zip(iters, types, strict=True):
         r.define(arg, block.add_arg(t), pos)
     r.region(block)
+    _ensure_yield(r, o, block)
     if r.at_same_line("{"):
         o.attributes.update(r.attr_dict())
     return o
+
+
+def _ensure_yield(r, owner: Operation, block) -> None:
+    """Append the ``scf.yield`` of no values that the printed form leaves implicit (MLIR's
+    ``ensureTerminator``) when ``block`` does not end in one; it takes ``owner``'s location
+    once the parser reads it."""
+    if not block.ops or block.ops[-1].name != "scf.yield":
+        y = block.append(Operation("scf.yield", [], []))
+        r.implicit_yields.setdefault(id(owner), []).append(y)
 
 
 # scf.if -------------------------------------------------------------------------------------
 def _print_if(p, o, indent) -> None:
     types = f" -> ({', '.join(p.t(r.type) for r in o.results)})" if o.results else ""
     p.emit(indent, f"{p.results(o)}scf.if {p.v(o.operands[0])}{types} {{", None)
-    p.region_body(o.regions[0].block, indent + 1)
+    p.region_body(o.regions[0].block, indent + 1, implicit_yield=True)
     els = o.regions[1].blocks
-    if els and els[0].ops:
+    if els and any(op.name != "scf.yield" or op.operands for op in els[0].ops):
         p.emit(indent, "} else {", None)
-        p.region_body(els[0], indent + 1)
+        p.region_body(els[0], indent + 1, implicit_yield=True)
     p.emit(indent, "}", o.loc)
 
 
@@ -123,9 +133,13 @@ def _parse_if(r, name) -> Operation:
     types = r.paren_types() if r.eat("->") else []
     o = Operation("scf.if", [cond], types, regions=2)
     r.region(o.regions[0].add_block())
+    if not types:
+        _ensure_yield(r, o, o.regions[0].block)
     if r.at_same_line("else"):
         r.eat_word("else")
         r.region(o.regions[1].add_block())
+        if not types:
+            _ensure_yield(r, o, o.regions[1].block)
     return o
 
 
