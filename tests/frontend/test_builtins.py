@@ -132,7 +132,7 @@ CHECK: %m_{{[0-9]+}} = arith.ori
 CHECK: %flag = arith.cmpi sgt, %n, %c0_i32 : i32
 CHECK: scf.if %flag {
 CHECK: tt.store
-CHECK: scf.yield
+CHECK-NOT: scf.yield
 CHECK: }
 """)
 

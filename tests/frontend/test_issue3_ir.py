@@ -50,10 +50,8 @@ def test_early_return_puts_the_rest_in_the_else_branch():
     filecheck(ttir(k_early, ptr("x_ptr"), scalar("n")), """
 CHECK: %[[C:[0-9]+]] = arith.cmpi sge, %pid, %n : i32
 CHECK-NEXT: scf.if %[[C]] {
-CHECK-NEXT: scf.yield
 CHECK-NEXT: } else {
 CHECK: tt.store
-CHECK: scf.yield
 CHECK-NEXT: }
 CHECK-NEXT: tt.return
 """)

@@ -129,7 +129,6 @@ CHECK-NEXT: scf.for %j = %c0 to %n step %c1 : i32 {
 CHECK-NEXT: %inner = arith.addi %j, %j
 CHECK-NEXT: %q = tt.addptr %p, %inner
 CHECK-NEXT: tt.store %q, %f
-CHECK-NEXT: scf.yield
 CHECK-NEXT: }
 CHECK-NEXT: tt.return
 """)

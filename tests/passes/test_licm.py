@@ -53,8 +53,11 @@ def _licm(kernel, sig, **constexprs):
 
 
 def _loop_body(text: str) -> str:
+    """The text of the first loop's body (up to its closing brace at the loop's indent)."""
     start = text.index("scf.for")
-    return text[start:text.index("scf.yield", start)]
+    line = text[text.rindex("\n", 0, start) + 1:start]
+    indent = len(line) - len(line.lstrip())
+    return text[start:text.index("\n" + " " * indent + "}", start)]
 
 
 def _outside(text: str) -> str:
