@@ -313,3 +313,51 @@ CHECK-NEXT: %s = tt.splat %m
 CHECK-NEXT: %u = arith.muli %s, %t
 CHECK-NEXT: %w = arith.muli %u, %t
 """)
+
+
+#: (inner, outer) forms of two chained addi/subi with a constant each; x is %n
+_ADD_SUB_FORMS = [
+    ("arith.addi %n, %c0", "arith.addi %i, %c1"), ("arith.addi %c0, %n", "arith.addi %c1, %i"),
+    ("arith.subi %n, %c0", "arith.addi %i, %c1"), ("arith.subi %c0, %n", "arith.addi %i, %c1"),
+    ("arith.addi %n, %c0", "arith.subi %i, %c1"), ("arith.addi %n, %c0", "arith.subi %c1, %i"),
+    ("arith.subi %n, %c0", "arith.subi %i, %c1"), ("arith.subi %c0, %n", "arith.subi %i, %c1"),
+    ("arith.subi %n, %c0", "arith.subi %c1, %i"), ("arith.subi %c0, %n", "arith.subi %c1, %i"),
+]
+
+
+def _eval(form: str, x: int, c0: int, c1: int, i: int = 0) -> int:
+    name, a, b = form.replace(",", "").split()
+    env = {"%n": x, "%c0": c0, "%c1": c1, "%i": i}
+    va, vb = env[a], env[b]
+    return (va + vb if name == "arith.addi" else va - vb) % 2**32
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(_ADD_SUB_FORMS), st.integers(-2**31, 2**31 - 1),
+       st.integers(-2**31, 2**31 - 1), st.integers(-2**31, 2**31 - 1))
+def test_chained_add_sub_with_constants_fold_into_one_op(form, c0, c1, x):
+    # (x + c0) - c1 -> x + (c0 - c1) and the other forms of MLIR's arith canonicalization,
+    # wrapping at 32 bits; the result must equal the chain for a random x
+    inner, outer = form
+    out = canon(f"""
+        %c0 = arith.constant {c0} : i32
+        %c1 = arith.constant {c1} : i32
+        %i = {inner} : i32
+        %y = {outer} : i32
+        %v = tt.addptr %p, %y : !tt.ptr<f32>, i32
+        tt.store %v, %f : !tt.ptr<f32>
+    """)
+    ops = [ln.split("=", 1)[1].strip() for ln in out.splitlines()
+           if "arith.addi" in ln or "arith.subi" in ln]
+    assert len(ops) <= 1, out
+    want = _eval(outer, x, c0, c1, _eval(inner, x, c0, c1))
+    if not ops:  # the constants cancelled: the address is %n itself
+        assert "tt.addptr %p, %n" in out and want == x % 2**32
+        return
+    consts = {ln.split()[0]: int(ln.split()[3]) for ln in out.splitlines()
+              if "arith.constant" in ln and ": i32" in ln}
+    name, a, b = ops[0].split(":")[0].replace(",", "").split()
+    va = x if a == "%n" else consts[a]
+    vb = x if b == "%n" else consts[b]
+    got = (va + vb if name == "arith.addi" else va - vb) % 2**32
+    assert got == want

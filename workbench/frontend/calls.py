@@ -36,8 +36,7 @@ class CallsMixin:
             words = f"The result of {name} is not being used."  # Triton's words, last line
             raise self.error(node, f"the result of {name} must be used (assign it, e.g. "
                              "a = f(a))", words + (f" {must}" if isinstance(must, str) else ""))
-        args = self._visit_elts(node.args)
-        kws = {}
+        kws = {}  # keywords first, then positional arguments: the order of Triton's IR
         for k in node.keywords:
             if k.arg is None:
                 v = self.visit(k.value)
@@ -46,6 +45,7 @@ class CallsMixin:
                 kws.update(v)
             else:
                 kws[k.arg] = self.visit(k.value)
+        args = self._visit_elts(node.args)
         return self.call(fn, args, kws, node)
 
     def _check_signature(self, fn, args, kws, node):

@@ -279,10 +279,10 @@ def _rmw(kind, pointer, val, mask, sem_, scope, sem):
         # NaNs included), chosen per element by the sign bit (``_signbit``: shift, then != 0)
         it, ut = (dt.int32, dt.uint32) if d == dt.float32 else (dt.int64, dt.uint64)
         bits = sem.bitcast(val, it)
+        ip = sem.bitcast(pointer, dt.pointer_type(it))  # in Triton's order
         sign = sem.bitwise("rshift", sem.bitcast(val, ut), PyScalar(ut.primitive_bitwidth - 1, ut))
         neg = sem.cast(sign, dt.int1)
         pos = sem.logical_not(neg)
-        ip = sem.bitcast(pointer, dt.pointer_type(it))
         up = sem.bitcast(pointer, dt.pointer_type(ut))
         pos_op = "max" if kind == "max" else "min"
         neg_op = "umin" if kind == "max" else "umax"

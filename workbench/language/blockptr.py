@@ -139,16 +139,18 @@ def expand(bp: block_pointer, boundary_check, sem):
     shape = bp.block_shape
     rank = len(shape)
     idx, total = [], None
+    base = sem.broadcast_to_shape(bp.base, shape)  # the ops in the order of Triton's rewrite
     for d in range(rank):
+        off = sem.broadcast_to_shape(bp.offsets[d], (shape[d],))
         r = sem._op("tt.make_range", [], dt.int32, (shape[d],), {"start": 0, "end": shape[d]})
-        i = sem.add(sem.broadcast_to_shape(bp.offsets[d], (shape[d],)), sem.cast(r, dt.int64))
+        i = sem.add(off, sem.cast(r, dt.int64))
         for a in range(rank):
             if a != d:
                 i = sem.expand_dims(i, a)
         idx.append(i)
         term = sem.broadcast_to_shape(sem.mul(i, bp.strides[d]), shape)
         total = term if total is None else sem.add(total, term)
-    ptrs = sem.addptr(sem.broadcast_to_shape(bp.base, shape), total)
+    ptrs = sem.addptr(base, total)
     mask = None
     for d in _dims(boundary_check, rank):
         ok = sem.logical("and", sem.compare("ge", idx[d], 0), sem.compare("lt", idx[d],

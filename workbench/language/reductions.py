@@ -129,9 +129,11 @@ def _arg_combine(which, tie_break_left):
     """Triton's ``_argmax_combine``/``_argmin_combine`` (``language/standard.py``): keep
     (v1, i1) when v1 is strictly better, or on a tie when ``tie_break_left`` and i1 < i2."""
     def combine(sem, v1, i1, v2, i2):
-        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
+        tie = None  # computed first, as Triton's combine function does
         if tie_break_left:
             tie = sem.logical("and", sem.compare("eq", v1, v2), sem.compare("lt", i1, i2))
+        better = sem.compare("gt" if which == "max" else "lt", v1, v2)
+        if tie is not None:
             better = sem.logical("or", better, tie)
         return sem.where(better, v1, v2), sem.where(better, i1, i2)
     return combine

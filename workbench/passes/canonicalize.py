@@ -246,7 +246,60 @@ def _binary(op: Operation, pool: ConstantPool) -> bool:
             return _replace(op, pool.get(op, t, r))
     if op.name == "arith.muli" and cb is not None and not isinstance(t, TensorType):
         return _mul_mul_constant(op, cb, pool) or _identity(op, pool)
+    if op.name in ("arith.addi", "arith.subi") and not isinstance(t, TensorType) and \
+            (ca is None) != (cb is None) and _add_sub_constant(op, pool):
+        return True
     return _identity(op, pool)
+
+
+def _split_const(op: Operation):
+    """``(x, c, x_first)`` of an ``addi``/``subi`` with exactly one constant operand ``c``
+    (``x_first``: ``x`` is the left operand), else None."""
+    if op.name not in ("arith.addi", "arith.subi"):
+        return None
+    a, b = op.operands
+    ca, cb = const_value(a), const_value(b)
+    if (ca is None) == (cb is None):
+        return None
+    return (a, cb, True) if cb is not None else (b, ca, False)
+
+
+def _add_sub_constant(op: Operation, pool: ConstantPool) -> bool:
+    """Two chained ``addi``/``subi`` with a constant each become one op with one constant,
+    as MLIR's arith canonicalization does (``AddIAddConstant``, ``AddISubConstantRHS``/
+    ``LHS``, ``SubIRHSAddConstant``, ``SubILHSAddConstant``, ``SubIRHSSubConstantRHS``/
+    ``LHS``, ``SubILHSSubConstantRHS``/``LHS``): ``(x + c0) - c1`` -> ``x + (c0 - c1)``, the
+    ``- 1`` of ``tl.cdiv``'s ``(x + d) - 1`` folded into the addend. Overflow flags are
+    dropped unless both ops carry the same."""
+    outer = _split_const(op)
+    assert outer is not None
+    y, c1, y_first = outer
+    inner_op = y.defining_op
+    inner = _split_const(inner_op) if inner_op is not None else None
+    if inner is None:
+        return False
+    x, c0, x_first = inner
+    t = op.result.type
+    # the value as s_x * x + k, with s_x = +1 or -1
+    s_in, k_in = (1, c0) if inner_op.name == "arith.addi" else \
+        ((1, -c0) if x_first else (-1, c0))
+    if op.name == "arith.addi":
+        s_x, k = s_in, k_in + c1
+    elif y_first:
+        s_x, k = s_in, k_in - c1
+    else:
+        s_x, k = -s_in, c1 - k_in
+    kc = pool.get(op, t, fold_binary("addi", k, 0, t.scalar))
+    flags = op.attributes.get("overflowFlags")
+    attrs = {"overflowFlags": flags} if flags and flags == \
+        inner_op.attributes.get("overflowFlags") else {}
+    if s_x == 1:
+        new = Operation("arith.addi", [x, kc], [t], attrs, loc=op.loc)
+    else:
+        new = Operation("arith.subi", [kc, x], [t], attrs, loc=op.loc)
+    new.result.name = op.result.name
+    block_of(op).insert_before(op, new)
+    return _replace(op, new.result)
 
 
 def _mul_mul_constant(op: Operation, c1, pool: ConstantPool) -> bool:

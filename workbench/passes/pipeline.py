@@ -51,6 +51,10 @@ that read the induction variable (``offs_k < K - k * BLOCK_K``) are computed for
 ``k + S - 1``; copies of iterations past the end are masked off (they zero-fill a slot
 that nothing reads).
 
+Last, on every loop of more than one stage (with a dot or not), tensor-descriptor stores write
+one buffer allocated before the loop and wait for the previous copy only before the next
+write (:mod:`.pipeline_tma_stores`, Triton's ``pipelineTMAStores``).
+
 Loads of a dot's operands that cannot be pipelined are named, with the reason, in
 :attr:`Pipeline.notes` (the CUDA backend copies them into ``extra["notes"]``).
 
@@ -210,8 +214,10 @@ def pipeline_loop(loop: Operation, stages: int, notes: list | None = None) -> bo
     for c, buf in zip(cands, bufs, strict=True):
         _read_slots(c, buf, rd, wait.result)
     blk = block_of(loop)
-    blk.insert(blk.ops.index(loop) + 1, Operation("ttg.async_wait", [], [async_token],
-                                                  {"num": 0}, loc=loop.loc))
+    at = blk.ops.index(loop) + 1
+    blk.insert(at, Operation("ttg.async_wait", [], [async_token], {"num": 0}, loc=loop.loc))
+    for k, buf in enumerate(reversed(bufs)):  # freed in reverse order, as Triton's ttgir
+        blk.insert(at + 1 + k, Operation("ttg.local_dealloc", [buf], [], loc=loop.loc))
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True

@@ -285,6 +285,10 @@ def pipeline_tma_loop(loop: Operation, stages: int, notes: list | None = None) -
     anchor = after[0] if after else None
     for bar in reversed(bars):  # Triton releases the last group's barriers first
         _inval_all(loop, bar, stages, anchor)
+    if anchor is not None:  # then frees barriers and buffers in reverse allocation order
+        for buf in reversed([*bufs.values(), *bars]):
+            block_of(loop).insert_before(anchor, Operation("ttg.local_dealloc", [buf], [],
+                                                           loc=loop.loc))
     _dce(body)
     _shift_carried(loop, chains, ahead_ptrs)
     return True
