@@ -146,8 +146,10 @@ def test_block_pointer_rewritten_to_int64_offsets_and_masks():
 CHECK: %p_{{[0-9]+}} = arith.extsi %M : i32 to i64
 CHECK: %p_{{[0-9]+}} = arith.extsi %N : i32 to i64
 CHECK: %p_{{[0-9]+}} = arith.extsi %sm : i32 to i64
-CHECK: %v = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
-CHECK: arith.extsi %v : tensor<32xi32> to tensor<32xi64>
+CHECK: %v = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
+CHECK-NEXT: tt.splat %p_{{[0-9]+}} : i64 -> tensor<32xi64>
+CHECK-NEXT: %[[R:v_[0-9]+]] = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+CHECK-NEXT: arith.extsi %[[R]] : tensor<32xi32> to tensor<32xi64>
 CHECK: tt.expand_dims %{{.*}} {axis = 1 : i32} : tensor<32xi64> -> tensor<32x1xi64>
 CHECK: arith.muli %{{.*}} : tensor<32x1xi64>
 CHECK: tt.addptr %{{.*}} : tensor<32x64x!tt.ptr<f32>>, tensor<32x64xi64>
