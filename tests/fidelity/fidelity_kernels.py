@@ -340,6 +340,47 @@ def tma_scale_k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     od.store([om, on], xd.load([om, on]) * 2.0)
 
 
+@wb.jit
+def row_max_stream_k(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Persistent programs over the rows of an (n_rows, BLOCK) row-major tile, the loop
+    staged by ``tl.range(num_stages=3)``: Triton pipelines the row load although no dot reads
+    it, through a ``#ttg.swizzled_shared<{vec = 1, ...}>`` buffer, its ``-inf`` padding
+    restored by a select after the copy (cp.async only zero-fills)."""
+    cols = tl.arange(0, BLOCK)
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=3):
+        x = tl.load(x_ptr + r * BLOCK + cols, mask=cols < n_cols, other=-float("inf"))
+        tl.store(out_ptr + r, tl.max(x, axis=0))
+
+
+@wb.jit
+def matmul_ieee_k(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    """One (BM, BN) tile of C = A @ B, A (BM, K) and B (K, BN) row-major fp32, an ``ieee``
+    (FMA) dot: Triton pipelines its operand loads through swizzled shared buffers read back
+    in the dot-operand layouts."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@wb.jit
+def accumulate_if_k(x_ptr, acc_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    """acc = 2 x (+ acc when the flag is set): the ``scf.if`` result takes the loads'
+    coalesced layout from the branch that yields it, the other branch converts."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    y = tl.load(x_ptr + offs, mask=m, other=0.0) * 2.0
+    if tl.load(flag_ptr) != 0:
+        y += tl.load(acc_ptr + offs, mask=m, other=0.0)
+    tl.store(acc_ptr + offs, y, mask=m)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -378,6 +419,9 @@ CASES = [
          ("tensordesc<fp16[64, 64]>",) * 3 + (I32, I32, I32),
          {"BM": 64, "BN": 64, "BK": 64, "NUM_SMS": 4}),
     Case("tma_scale", tma_scale_k, (F32, F32, I32, I32), _2D),
+    Case("row_max_stream", row_max_stream_k, (F32, F32, "i32", "i32"), {"BLOCK": 512}),
+    Case("matmul_ieee", matmul_ieee_k, (F32, F32, F32, I32), {"BM": 32, "BN": 32, "BK": 16}),
+    Case("accumulate_if", accumulate_if_k, (F32, F32, "*i32:16", I32), {"BLOCK": 1024}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

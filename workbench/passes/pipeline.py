@@ -95,6 +95,7 @@ from .pipeline_common import clone_before as _clone
 from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
 from .pipeline_common import shift_carried as _shift_carried
+from .pipeline_register_loads import route_through_shared
 from .pipeline_tma import pipeline_tma_loop
 from .pipeline_tma_stores import pipeline_tma_stores
 from .pipeline_wgmma import launch_async_dots
@@ -271,14 +272,18 @@ class Pipeline(Pass):
         self.notes = []
         for func in functions(module):
             for op in list(func.walk()):
-                if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
-                                                for o in op.regions[0].block.ops):
-                    stages = int(op.attributes.get("tt.num_stages", self.num_stages))
-                    if stages < 2:
-                        continue
-                    if not any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops)\
-                            or not pipeline_tma_loop(op, stages, self.notes):
-                        pipeline_loop(op, stages, self.notes)
+                if op.name != "scf.for":
+                    continue
+                ops = op.regions[0].block.ops
+                has_dot = any(o.name in ("tt.dot", "ttng.warp_group_dot") for o in ops)
+                stages = int(op.attributes.get("tt.num_stages", self.num_stages))
+                if stages < 2 or not (has_dot or "tt.num_stages" in op.attributes):
+                    continue
+                tma = any(o.name == "tt.descriptor_load" for o in ops)
+                if not tma:  # loads read in registers that Triton pipelines too
+                    route_through_shared(op)
+                if not tma or not pipeline_tma_loop(op, stages, self.notes):
+                    pipeline_loop(op, stages, self.notes)
             for op in list(func.walk()):  # Triton's asyncLaunchDots, on every loop
                 if op.name == "scf.for" and \
                         int(op.attributes.get("tt.num_stages", self.num_stages)) >= 1:

@@ -297,5 +297,10 @@ def find_candidates(loop: Operation) -> tuple:
     return cands, notes
 
 
-__all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "find_candidates",
-           "invariant_slice"]
+#: public names of the per-load check and the zero test (:mod:`.pipeline_register_loads`
+#: keeps only the loads the check accepts)
+check_load = _check
+is_zero = _is_zero
+
+__all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "check_load",
+           "find_candidates", "invariant_slice", "is_zero"]

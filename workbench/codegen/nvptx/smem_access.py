@@ -168,11 +168,13 @@ def nvmma_offset(kl, enc, shape, coords):
 
 def swizzle_offset_py(enc, shape, coord) -> int:
     """Element offset of ``coord`` in a shared buffer of ``shape`` (rank 2; swizzled ones
-    also rank 3 and more) on Python ints (the
+    also rank 1, the element index, and rank 3 and more) on Python ints (the
     module docstring's formula; tests compare it with the layout algebra's
     :func:`workbench.layouts.banks.shared_offsets`)."""
     if isinstance(enc, NVMMASharedLayout):
         return nvmma_offset_py(enc, shape, coord)
+    if len(shape) == 1:  # one row: no phase to swizzle by
+        return coord[0]
     c, r = enc.order[0], enc.order[1]
     row, col = coord[r], coord[c]
     phase = (row // enc.per_phase) % enc.max_phase
@@ -186,12 +188,14 @@ def swizzle_offset_py(enc, shape, coord) -> int:
 def swizzle_offset(kl, enc, shape, coords):
     """LLVM i32 element offset of per-dim i32 ``coords`` in a swizzled buffer of ``shape``.
 
-    Raises UnsupportedError for buffers that are neither swizzled (any rank >= 2) nor rank-2
-    NVMMA shared."""
+    Raises UnsupportedError for buffers that are neither swizzled (any rank; rank 1 is the
+    plain element index) nor rank-2 NVMMA shared."""
     if len(shape) == 2 and isinstance(enc, NVMMASharedLayout):
         return nvmma_offset(kl, enc, shape, coords)
-    if len(shape) < 2 or not isinstance(enc, SwizzledSharedLayout):
+    if not shape or not isinstance(enc, SwizzledSharedLayout):
         raise UnsupportedError(f"shared buffers of rank {len(shape)} / {enc} are not supported")
+    if len(shape) == 1:  # one row (a pipelined 1-D load): no phase to swizzle by
+        return coords[0]
     b = kl.b
     c, r = enc.order[0], enc.order[1]
     row, col = coords[r], coords[c]
