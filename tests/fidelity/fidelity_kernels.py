@@ -381,6 +381,23 @@ def accumulate_if_k(x_ptr, acc_ptr, flag_ptr, n, BLOCK: tl.constexpr):
     tl.store(acc_ptr + offs, y, mask=m)
 
 
+@wb.jit
+def scores_t_k(q_ptr, k_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """Q K^T summed over key blocks, K loaded row-major and transposed for the dot: on sm_80
+    Triton stages the K tile untransposed (an A-like swizzled buffer), reads it back in the
+    transposed operand layout (``#ttg.linear``) and transposes in registers."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k_ptrs = k_ptr + rn[:, None] * D + rd[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, N, BN):
+        acc += tl.dot(q, tl.trans(tl.load(k_ptrs)))
+        k_ptrs += BN * D
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -422,6 +439,7 @@ CASES = [
     Case("row_max_stream", row_max_stream_k, (F32, F32, "i32", "i32"), {"BLOCK": 512}),
     Case("matmul_ieee", matmul_ieee_k, (F32, F32, F32, I32), {"BM": 32, "BN": 32, "BK": 16}),
     Case("accumulate_if", accumulate_if_k, (F32, F32, "*i32:16", I32), {"BLOCK": 1024}),
+    Case("scores_t", scores_t_k, (F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

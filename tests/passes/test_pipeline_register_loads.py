@@ -14,6 +14,7 @@ import workbench as wb
 import workbench.language as tl
 from workbench.codegen.nvptx.smem_access import swizzle_offset_py
 from workbench.layouts.encodings import SwizzledSharedLayout
+from workbench.layouts.mma import mma_operand_shared
 from workbench.passes.pipeline_register_loads import is_innermost, reached_loads
 from workbench.runtime.aot import compile as wb_compile
 
@@ -54,6 +55,19 @@ def fma_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: t
         b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
         acc = tl.dot(a, b, acc, input_precision="ieee")
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@wb.jit
+def scores_t(q_ptr, k_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for n in range(0, N, BN):
+        k = tl.load(k_ptr + (n + rn)[:, None] * D + rd[None, :])
+        acc += tl.dot(q, tl.trans(k))
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
 
 
 def _ttgir(kernel, *sig, target="cuda:80", **kw) -> str:
@@ -109,6 +123,22 @@ def test_fma_dot_operands_are_read_back_in_the_dot_layout(target):
     assert sorted(reads) == ["0", "1"]
 
 
+def test_transposed_mma_operand_is_staged_untransposed_on_sm80():
+    bn, d = int(rng.choice([32, 64, 128])), int(rng.choice([32, 64]))
+    ck = wb_compile(scores_t, "*fp16:16", "*fp16:16", "*fp32:16", "i32:16", target="cuda:80",
+                    BM=64, BN=bn, D=d, num_stages=3)
+    text = ck.asm["ttgir"]
+    want = mma_operand_shared(0, (bn, d), (1, 0), 2, 16)
+    assert f"!ttg.memdesc<2x{bn}x{d}xf16, #shared" in text
+    assert str(want).split("<", 1)[1] in text  # the tile's buffer: A-like, K contiguous
+    loop = text.split("scf.for", 1)[1].split("scf.yield", 1)[0]
+    assert re.search(rf"ttg\.local_load .* -> tensor<{bn}x{d}xf16, #linear>", loop)
+    assert re.search(rf"tt\.trans .* -> tensor<{d}x{bn}xf16, #ttg\.dot_op<{{opIdx = 1", loop)
+    assert "local_alloc" not in loop  # nothing staged again inside the loop
+    ptx = ck.asm["ptx"]
+    assert "cp.async.cg.shared.global" in ptx and "ld.global.b16" not in ptx
+
+
 def test_reached_loads_follow_the_dot_operands_only():
     ck = wb_compile(fma_matmul, "*fp32:16", "*fp32:16", "*fp32:16", "i32:16",
                     target="cuda:80", BM=16, BN=16, BK=16, num_stages=1, keep_snapshots=True)
@@ -146,3 +176,12 @@ def test_pipelined_rows_and_fma_dot_on_the_gpu():
                      BK=16, num_stages=3)
     cuda_driver.synchronize()
     np.testing.assert_allclose(c.to_numpy(), a @ b, rtol=1e-5, atol=1e-4)
+    n = 64 * int(rng.integers(1, 6))
+    q = rng.standard_normal((64, 64)).astype(np.float16)
+    kk = rng.standard_normal((n, 64)).astype(np.float16)
+    o = DeviceArray.from_numpy(np.full((64, 64), np.nan, np.float32))
+    scores_t[(1,)](DeviceArray.from_numpy(q), DeviceArray.from_numpy(kk), o, n, BM=64, BN=64,
+                   D=64, num_stages=3)
+    cuda_driver.synchronize()
+    ref = sum(q.astype(np.float32) @ kk[j:j + 64].astype(np.float32).T for j in range(0, n, 64))
+    np.testing.assert_allclose(o.to_numpy(), ref, rtol=1e-2, atol=1e-2)

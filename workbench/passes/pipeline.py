@@ -86,7 +86,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Operation, Value, functions
 from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
-from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_analysis import Candidate, find_candidates, reads_by_wgmma
 from .pipeline_common import add_iter_arg, increment_modulo, issue_point
 from .pipeline_common import advance_chains as _advance_chains
 from .pipeline_common import ahead_pointers as _ahead_pointers
@@ -230,6 +230,10 @@ def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
                         loc=c.alloc.loc)
         block_of(c.load).insert_before(c.load, idx)
         c.alloc.result.replace_all_uses_with(idx.result)
+        for u in c.users:  # a transposed view of the slot is mutable as the slot is
+            if u.name == "ttg.memdesc_trans":
+                ut = u.result.type
+                u.result.type = MemDescType(tuple(ut.shape), ut.element, ut.encoding, True)
         c.alloc.erase()
         c.load.erase()
         return
@@ -251,7 +255,7 @@ def num_buffers(cands: list, stages: int) -> int:
     use, Triton's ``stageDiff``), one more when an operand feeds a ``ttng.warp_group_dot``
     straight from shared memory (wgmma still reads the slot of the previous iteration; Triton
     3.6 ``LowerLoops.cpp``: ``loadRequiresAdditionalBuffer``)."""
-    wgmma = any(u.name == "ttng.warp_group_dot" for c in cands for u in c.users)
+    wgmma = any(reads_by_wgmma(c.users) for c in cands)
     return stages if wgmma else max(1, stages - 1)
 
 

@@ -210,6 +210,20 @@ def _transposed_into_shared(load: Operation, alloc: Operation) -> bool:
     return (0 if sh.transposed else 1) != order[0]
 
 
+def _wgmma_view(op: Operation) -> bool:
+    """True for a ``ttg.memdesc_trans`` every user of which is a ``ttng.warp_group_dot`` (a
+    transposed wgmma operand: Triton's ``collectNonViewUsers`` looks through such views)."""
+    users = [u for u, _ in op.result.uses] if op.results else []
+    return op.name == "ttg.memdesc_trans" and bool(users) and \
+        all(u.name == "ttng.warp_group_dot" for u in users)
+
+
+def reads_by_wgmma(users: list) -> bool:
+    """Whether any of a buffer's ``users`` is a ``ttng.warp_group_dot``, directly or through
+    a :func:`_wgmma_view`."""
+    return any(u.name == "ttng.warp_group_dot" or _wgmma_view(u) for u in users)
+
+
 def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
     uses = [u for u, _ in load.result.uses]
@@ -220,7 +234,8 @@ def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
                       "buffer read by the dot (nothing to copy asynchronously)")
     alloc = uses[0]
     users = [u for u, _ in alloc.result.uses]
-    if not users or any(u.name not in ("ttg.local_load", "ttng.warp_group_dot") for u in users):
+    if not users or any(u.name not in ("ttg.local_load", "ttng.warp_group_dot") and
+                        not _wgmma_view(u) for u in users):
         return None, "its shared-memory copy is used by other ops than local_load"
     if len(load.operands) == 3 and not _is_zero(load.operands[2]):
         return None, "its `other` is not zero (cp.async can only zero-fill)"
@@ -303,4 +318,4 @@ check_load = _check
 is_zero = _is_zero
 
 __all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "check_load",
-           "find_candidates", "invariant_slice", "is_zero"]
+           "find_candidates", "invariant_slice", "is_zero", "reads_by_wgmma"]

@@ -29,10 +29,18 @@ and keeps it only where the pipeliner accepts it (otherwise the load is left as 
 from __future__ import annotations
 
 from ..ir.core import Operation, Value
-from ..ir.types import MemDescType, TensorType
-from ..layouts.encodings import BlockedLayout, DotOperandLayout, SwizzledSharedLayout
+from ..ir.types import FloatType, IntType, MemDescType, TensorType
+from ..layouts.encodings import (
+    BlockedLayout,
+    DotOperandLayout,
+    LinearEncoding,
+    MmaLayout,
+    SwizzledSharedLayout,
+)
+from ..layouts.mma import mma_operand_shared
 from .axis_info import AxisInfoAnalysis, pointee_bytes
 from .pipeline_analysis import affine_iter_args, check_load, copy_contiguity, is_zero
+from .shape_layouts import permute_linear
 from .values import tensor_type
 
 #: the ops whose A and B operands start Triton's walk
@@ -162,6 +170,102 @@ def _undo(load: Operation, new: list, value: Value, other) -> None:
     del alloc
 
 
+def _transposed_operand(load: Operation) -> tuple | None:
+    """``(trans, alloc, read)`` when ``load`` reaches an mma.sync operand as
+    ``tt.trans {order = [1, 0]} -> ttg.local_alloc -> ttg.local_load`` (#dot_op of an
+    ``#mma`` v2 parent), else None."""
+    uses = [u for u, _ in load.result.uses]
+    if len(uses) != 1 or uses[0].name != "tt.trans" or \
+            [int(o) for o in uses[0].attributes.get("order", ())] != [1, 0]:
+        return None
+    trans = uses[0]
+    t_uses = [u for u, _ in trans.result.uses]
+    if len(t_uses) != 1 or t_uses[0].name != "ttg.local_alloc" or t_uses[0].parent is not \
+            load.parent:
+        return None
+    alloc = t_uses[0]
+    reads = [u for u, _ in alloc.result.uses]
+    if len(reads) != 1 or reads[0].name != "ttg.local_load" or len(reads[0].operands) != 1:
+        return None
+    enc = tensor_type(reads[0].result).encoding
+    if not isinstance(enc, DotOperandLayout) or not isinstance(enc.parent, MmaLayout) or \
+            enc.parent.version_major != 2:
+        return None
+    return trans, alloc, reads[0]
+
+
+def _dot_like_shared(lin: LinearEncoding, t: TensorType) -> SwizzledSharedLayout | None:
+    """The shared layout Triton 3.6 gives a buffer read back in ``lin``, a transposed MMA
+    operand layout (``Utility.cpp``, ``swizzleDotOperandLike``): the operand whose K dim is
+    ``lin``'s contiguous one (A when it is the last dim), ``kWidth`` its run of consecutive
+    registers, through the same formula as a staged operand
+    (:func:`workbench.layouts.mma.mma_operand_shared`)."""
+    regs = lin.linear_layout.in_dim_bases("register")
+    if not regs or len(t.shape) != 2:
+        return None
+    d0 = next((d for d in range(2) if regs[0][d]), None)
+    if d0 is None:
+        return None
+    k_width, i = 1, 0
+    while i < len(regs) and tuple(regs[i]) == tuple(k_width if d == d0 else 0 for d in range(2)):
+        k_width, i = k_width * 2, i + 1
+    if not isinstance(t.element, (IntType, FloatType)):
+        return None
+    order = (d0, 1 - d0)
+    return mma_operand_shared(0 if order == (1, 0) else 1, t.shape, order, k_width,
+                              t.element.width)
+
+
+def _stage_transposed(load: Operation, trans: Operation, alloc: Operation,
+                      read: Operation) -> tuple | None:
+    """Triton's form of a transposed mma.sync operand ahead of pipelining: the tile staged
+    untransposed (``swizzleDotOperandLike``'s buffer), read back in the transposed operand
+    layout (``#ttg.linear``) and transposed in registers (``tt.trans``, no data moved).
+    Returns ``(new ops, old chain)`` or None when no such layouts exist."""
+    t = tensor_type(load.result)
+    dot_t = tensor_type(read.result)
+    lin = permute_linear(dot_t.encoding, [1, 0], dot_t.shape)
+    sh = _dot_like_shared(lin, t) if isinstance(lin, LinearEncoding) else None
+    if sh is None:
+        return None
+    blk = load.parent
+    assert blk is not None
+    new_alloc = Operation("ttg.local_alloc", [load.result],
+                          [MemDescType(tuple(t.shape), t.element, sh, False)], loc=load.loc)
+    blk.insert(blk.ops.index(load) + 1, new_alloc)
+    new_read = Operation("ttg.local_load", [new_alloc.result],
+                         [TensorType(tuple(t.shape), t.element, lin)], loc=read.loc)
+    new_trans = Operation("tt.trans", [new_read.result], [dot_t], dict(trans.attributes),
+                          loc=trans.loc)
+    blk.insert(blk.ops.index(read), new_read)
+    blk.insert(blk.ops.index(read), new_trans)
+    old = [(op, op.result.type, dict(op.attributes), op.loc) for op in (trans, alloc, read)]
+    read.result.replace_all_uses_with(new_trans.result)
+    new_trans.result.name = read.result.name
+    for op in (read, alloc, trans):
+        op.erase()
+    return [new_alloc, new_read, new_trans], old
+
+
+def _unstage_transposed(load: Operation, new: list, old: list) -> None:
+    """Undo :func:`_stage_transposed`: the old ``trans -> alloc -> read`` chain again."""
+    blk = load.parent
+    assert blk is not None
+    new_alloc, new_read, new_trans = new
+    src = load.result
+    at = blk.ops.index(load) + 1
+    for k, (op, typ, attrs, loc) in enumerate(old):
+        again = Operation(op.name, [src], [typ], attrs, loc=loc)
+        if k < 2:
+            blk.insert(at + k, again)
+        else:
+            blk.insert(blk.ops.index(new_read), again)
+            new_trans.result.replace_all_uses_with(again.result)
+        src = again.result
+    for op in (new_trans, new_read, new_alloc):
+        op.erase()
+
+
 def route_through_shared(loop: Operation) -> int:
     """Route the loads of ``loop`` that Triton pipelines but that are read in registers
     through a single shared buffer (module docstring), keeping only those the pipeliner
@@ -184,6 +288,15 @@ def route_through_shared(loop: Operation) -> int:
             continue
         if any(u.name == "ttg.local_alloc" for u in uses):
             continue  # an MMA operand: the pipeliner's own case
+        chain = _transposed_operand(load)
+        if chain is not None:
+            staged = _stage_transposed(load, *chain)
+            if staged is not None:
+                if check_load(load, body, body.args[0], affine, axis)[0] is None:
+                    _unstage_transposed(load, *staged)
+                else:
+                    done += 1
+            continue
         if any(u.name == "ttg.convert_layout" and isinstance(
                 getattr(u.result.type, "encoding", None), DotOperandLayout) and
                 not isinstance(u.result.type.encoding.parent, BlockedLayout) for u in uses):

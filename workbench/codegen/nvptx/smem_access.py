@@ -211,6 +211,20 @@ def swizzle_offset(kl, enc, shape, coords):
     return off
 
 
+def vector_limit(enc, elem_bytes: int) -> int:
+    """Most elements one shared-memory access (or ``cp.async``) of a thread may move in a
+    buffer of encoding ``enc``: 16 bytes, and within a swizzled buffer whose phase changes
+    (``max_phase > 1``) the ``vec`` elements the XOR keeps together. Without a phase change
+    (``max_phase == 1``, e.g. the ``vec = 1`` buffers of pipelined loads read in registers)
+    a row is contiguous, so only the 16 bytes bound it (Triton 3.6 lowers shared accesses
+    through linear layouts: the vector is the largest run contiguous in both the registers
+    and shared memory)."""
+    cap = max(1, 16 // elem_bytes)
+    if isinstance(enc, SwizzledSharedLayout) and enc.max_phase == 1:
+        return cap
+    return max(1, min(enc.vec, cap))
+
+
 def contiguous_run(tl, dim: int, limit: int) -> int:
     """Largest power of two ``v <= limit`` such that registers ``g..g+v-1`` of every aligned
     group of thread layout ``tl`` hold consecutive elements along ``dim`` and every other
@@ -324,7 +338,7 @@ def matrix_access_layout(coord_of, rank: int, row_elems: int, x: int, lane_imgs,
 
 
 __all__ = [
-    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
+    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async", "vector_limit",
     "matrix_access_layout", "matrix_rows_layout",
     "linear_index", "load_value", "nvmma_offset", "nvmma_offset_py", "record_access",
     "shared_address", "shared_order", "slot", "smem_base", "store_value", "swizzle_offset",
