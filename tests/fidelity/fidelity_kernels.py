@@ -398,6 +398,31 @@ def scores_t_k(q_ptr, k_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl
     tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
 
 
+@wb.jit
+def two_dots_k(a_ptr, b_ptr, x_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr,
+               D: tl.constexpr):
+    """One loaded tile X read by two dots, A @ X and B @ X^T, each accumulated in the loop:
+    on sm_90 both wgmma read X's one pipelined buffer (the second through memdesc_trans), as
+    Triton points both copies of the tile at the same slot; on sm_80 the two dots are
+    connected through the loop's yield, so both take Triton's chained-dot warps (all along
+    M)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    a = tl.load(a_ptr + rm[:, None] * D + rd[None, :])
+    b = tl.load(b_ptr + rm[:, None] * BN + rn[None, :])
+    x_ptrs = x_ptr + rd[:, None] * BN + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc2 = tl.zeros((BM, D), dtype=tl.float32)
+    for _ in range(0, N, BN):
+        x = tl.load(x_ptrs)
+        acc += tl.dot(a, x)
+        acc2 += tl.dot(b, tl.trans(x))
+        x_ptrs += D * BN
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
+    tl.store(o_ptr + BM * BN + rm[:, None] * D + rd[None, :], acc2)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -440,6 +465,7 @@ CASES = [
     Case("matmul_ieee", matmul_ieee_k, (F32, F32, F32, I32), {"BM": 32, "BN": 32, "BK": 16}),
     Case("accumulate_if", accumulate_if_k, (F32, F32, "*i32:16", I32), {"BLOCK": 1024}),
     Case("scores_t", scores_t_k, (F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
+    Case("two_dots", two_dots_k, (F16, F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

@@ -279,6 +279,36 @@ def _dot_operand_load(v: Value, body) -> Operation | None:
     return None
 
 
+def _merge_copies(load: Operation):
+    """Make the ``ttg.local_alloc`` copies of ``load`` that have one type (one tile staged
+    for two wgmma, one of them through a ``memdesc_trans``) one copy, the first, as Triton's
+    ``replaceUsesWithLocalLoad`` points every alloc of the buffer's encoding at the one
+    pipelined buffer. Returns a function that undoes it (when the load stays unpipelined)."""
+    allocs = [u for u, _ in load.result.uses]
+    if len(allocs) < 2 or any(a.name != "ttg.local_alloc" or a.parent is not load.parent or
+                              a.result.type != allocs[0].result.type for a in allocs):
+        return lambda: None
+    blk = load.parent
+    assert blk is not None
+    allocs.sort(key=blk.ops.index)
+    first, rest = allocs[0], allocs[1:]
+    saved = []
+    for a in rest:
+        saved.append((a, blk.ops.index(a), list(a.result.uses)))
+        a.result.replace_all_uses_with(first.result)
+    for a in rest:
+        a.erase()
+
+    def undo() -> None:
+        for a, at, uses in saved:
+            again = Operation(a.name, [load.result], [a.result.type], dict(a.attributes),
+                              loc=a.loc)
+            blk.insert(min(at, len(blk.ops)), again)
+            for u, i in uses:
+                u.set_operand(i, again.result)
+    return undo
+
+
 def find_candidates(loop: Operation) -> tuple:
     """``(candidates, notes)`` for one ``scf.for``: the pipelinable operand loads (list of
     :class:`Candidate`) and one sentence per ``tt.dot`` operand load that is not pipelined."""
@@ -290,14 +320,18 @@ def find_candidates(loop: Operation) -> tuple:
         func = func.parent_op()
     axis = AxisInfoAnalysis(func) if func is not None else None
     cands, notes, done = [], [], set()
-    for op in body.ops:
-        if op.name == "ttg.local_alloc" and op.operands:
+    for op in list(body.ops):
+        if op.name == "ttg.local_alloc" and op.operands and op.parent is body:
             load = op.operands[0].defining_op
-            if load is not None and load.name == "tt.load" and load.parent is body:
+            if load is not None and load.name == "tt.load" and load.parent is body and \
+                    id(load) not in done:
+                undo = _merge_copies(load)
                 c, _ = _check(load, body, iv, affine, axis)
-                if c is not None and id(load) not in done:
-                    done.add(id(load))
-                    cands.append(c)
+                if c is None:
+                    undo()
+                    continue
+                done.add(id(load))
+                cands.append(c)
     for op in body.ops:
         if op.name not in ("tt.dot", "ttng.warp_group_dot"):
             continue
