@@ -423,6 +423,23 @@ def two_dots_k(a_ptr, b_ptr, x_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr
     tl.store(o_ptr + BM * BN + rm[:, None] * D + rd[None, :], acc2)
 
 
+@wb.jit
+def carried_hint_k(x_ptr, out_ptr, ld, n_steps, BM: tl.constexpr, BK: tl.constexpr):
+    """Rows of a strided fp16 matrix summed block by block, the loop-carried pointers hinted
+    inside the loop with the result discarded: Triton's frontend puts the hint on the
+    pointers computed before the loop (its first pass over the body), so the loads are
+    16-byte vectors."""
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ptrs = x_ptr + rm[:, None] * ld + rk[None, :]
+    acc = tl.zeros((BM, BK), dtype=tl.float16)
+    for _ in range(n_steps):
+        tl.multiple_of(ptrs, [16, 16])
+        acc += tl.load(ptrs)
+        ptrs += BK
+    tl.store(out_ptr + rm[:, None] * BK + rk[None, :], acc)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -466,6 +483,7 @@ CASES = [
     Case("accumulate_if", accumulate_if_k, (F32, F32, "*i32:16", I32), {"BLOCK": 1024}),
     Case("scores_t", scores_t_k, (F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
     Case("two_dots", two_dots_k, (F16, F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
+    Case("carried_hint", carried_hint_k, (F16, F16, "i32", "i32"), {"BM": 32, "BK": 64}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")
