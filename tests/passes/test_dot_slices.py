@@ -70,6 +70,22 @@ def test_tile_read_by_two_wgmma_is_one_pipelined_buffer():
     assert len(re.findall(rf"ttng\.warp_group_dot %\w+, {slot.group(1)},", loop)) == 1
 
 
+def test_tile_read_straight_and_transposed_is_one_buffer_on_sm80():
+    stages = int(rng.integers(2, 5))
+    text = wb_compile(two_acc, "*fp16:16", "*fp16:16", "*fp16:16", "*fp32:16", "i32:16",
+                      target="cuda:80", num_warps=4, num_stages=stages, BM=64, BN=64, D=64,
+                      TRANS=True).asm["ttgir"]
+    loop = text.split("scf.for", 1)[1].split("scf.yield", 1)[0]
+    assert len(re.findall(rf"= ttg\.local_alloc .*!ttg\.memdesc<{stages - 1}x64x64xf16",
+                          text)) == 1
+    assert "local_alloc" not in loop and " tt.load " not in loop
+    reads = re.findall(r"ttg\.local_load (%\w+) token .* -> tensor<64x64xf16, (#[^>]+)", loop)
+    assert len(reads) == 2 and len({slot for slot, _ in reads}) == 1  # one slot, read twice
+    assert sorted(enc.split("<")[0] for _, enc in reads) == ["#linear", "#ttg.dot_op"]
+    assert re.search(r"tt\.trans %\w+ .*#linear> -> tensor<64x64xf16, #ttg\.dot_op<\{opIdx = 1",
+                     loop)
+
+
 @pytest.mark.gpu
 def test_two_accumulations_on_the_gpu():
     from workbench.backends import cuda_driver

@@ -350,6 +350,7 @@ def find_candidates(loop: Operation) -> tuple:
 #: keeps only the loads the check accepts)
 check_load = _check
 is_zero = _is_zero
+merge_copies = _merge_copies
 
 __all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "check_load",
-           "find_candidates", "invariant_slice", "is_zero", "reads_by_wgmma"]
+           "find_candidates", "invariant_slice", "is_zero", "merge_copies", "reads_by_wgmma"]

@@ -39,7 +39,13 @@ from ..layouts.encodings import (
 )
 from ..layouts.mma import mma_operand_shared
 from .axis_info import AxisInfoAnalysis, pointee_bytes
-from .pipeline_analysis import affine_iter_args, check_load, copy_contiguity, is_zero
+from .pipeline_analysis import (
+    affine_iter_args,
+    check_load,
+    copy_contiguity,
+    is_zero,
+    merge_copies,
+)
 from .shape_layouts import permute_linear
 from .values import tensor_type
 
@@ -173,12 +179,14 @@ def _undo(load: Operation, new: list, value: Value, other) -> None:
 def _transposed_operand(load: Operation) -> tuple | None:
     """``(trans, alloc, read)`` when ``load`` reaches an mma.sync operand as
     ``tt.trans {order = [1, 0]} -> ttg.local_alloc -> ttg.local_load`` (#dot_op of an
-    ``#mma`` v2 parent), else None."""
+    ``#mma`` v2 parent), else None. Its other uses may only be ``ttg.local_alloc`` (the
+    untransposed tile staged for another dot: one buffer when the layouts agree)."""
     uses = [u for u, _ in load.result.uses]
-    if len(uses) != 1 or uses[0].name != "tt.trans" or \
-            [int(o) for o in uses[0].attributes.get("order", ())] != [1, 0]:
+    transposes = [u for u in uses if u.name == "tt.trans"]
+    if len(transposes) != 1 or any(u.name not in ("tt.trans", "ttg.local_alloc") for u in uses) \
+            or [int(o) for o in transposes[0].attributes.get("order", ())] != [1, 0]:
         return None
-    trans = uses[0]
+    trans = transposes[0]
     t_uses = [u for u, _ in trans.result.uses]
     if len(t_uses) != 1 or t_uses[0].name != "ttg.local_alloc" or t_uses[0].parent is not \
             load.parent:
@@ -286,17 +294,19 @@ def route_through_shared(loop: Operation) -> int:
         uses = [u for u, _ in load.result.uses]
         if not isinstance(t, TensorType) or not uses or load.attributes.get("isVolatile"):
             continue
-        if any(u.name == "ttg.local_alloc" for u in uses):
-            continue  # an MMA operand: the pipeliner's own case
         chain = _transposed_operand(load)
         if chain is not None:
             staged = _stage_transposed(load, *chain)
             if staged is not None:
+                unmerge = merge_copies(load)
                 if check_load(load, body, body.args[0], affine, axis)[0] is None:
+                    unmerge()
                     _unstage_transposed(load, *staged)
                 else:
                     done += 1
             continue
+        if any(u.name == "ttg.local_alloc" for u in uses):
+            continue  # an MMA operand: the pipeliner's own case
         if any(u.name == "ttg.convert_layout" and isinstance(
                 getattr(u.result.type, "encoding", None), DotOperandLayout) and
                 not isinstance(u.result.type.encoding.parent, BlockedLayout) for u in uses):
