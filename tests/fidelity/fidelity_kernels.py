@@ -340,6 +340,106 @@ def tma_scale_k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     od.store([om, on], xd.load([om, on]) * 2.0)
 
 
+@wb.jit
+def row_max_stream_k(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Persistent programs over the rows of an (n_rows, BLOCK) row-major tile, the loop
+    staged by ``tl.range(num_stages=3)``: Triton pipelines the row load although no dot reads
+    it, through a ``#ttg.swizzled_shared<{vec = 1, ...}>`` buffer, its ``-inf`` padding
+    restored by a select after the copy (cp.async only zero-fills)."""
+    cols = tl.arange(0, BLOCK)
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=3):
+        x = tl.load(x_ptr + r * BLOCK + cols, mask=cols < n_cols, other=-float("inf"))
+        tl.store(out_ptr + r, tl.max(x, axis=0))
+
+
+@wb.jit
+def matmul_ieee_k(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    """One (BM, BN) tile of C = A @ B, A (BM, K) and B (K, BN) row-major fp32, an ``ieee``
+    (FMA) dot: Triton pipelines its operand loads through swizzled shared buffers read back
+    in the dot-operand layouts."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@wb.jit
+def accumulate_if_k(x_ptr, acc_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    """acc = 2 x (+ acc when the flag is set): the ``scf.if`` result takes the loads'
+    coalesced layout from the branch that yields it, the other branch converts."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    y = tl.load(x_ptr + offs, mask=m, other=0.0) * 2.0
+    if tl.load(flag_ptr) != 0:
+        y += tl.load(acc_ptr + offs, mask=m, other=0.0)
+    tl.store(acc_ptr + offs, y, mask=m)
+
+
+@wb.jit
+def scores_t_k(q_ptr, k_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """Q K^T summed over key blocks, K loaded row-major and transposed for the dot: on sm_80
+    Triton stages the K tile untransposed (an A-like swizzled buffer), reads it back in the
+    transposed operand layout (``#ttg.linear``) and transposes in registers."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k_ptrs = k_ptr + rn[:, None] * D + rd[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, N, BN):
+        acc += tl.dot(q, tl.trans(tl.load(k_ptrs)))
+        k_ptrs += BN * D
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@wb.jit
+def two_dots_k(a_ptr, b_ptr, x_ptr, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr,
+               D: tl.constexpr):
+    """One loaded tile X read by two dots, A @ X and B @ X^T, each accumulated in the loop:
+    on sm_90 both wgmma read X's one pipelined buffer (the second through memdesc_trans), as
+    Triton points both copies of the tile at the same slot; on sm_80 the two dots are
+    connected through the loop's yield, so both take Triton's chained-dot warps (all along
+    M)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    a = tl.load(a_ptr + rm[:, None] * D + rd[None, :])
+    b = tl.load(b_ptr + rm[:, None] * BN + rn[None, :])
+    x_ptrs = x_ptr + rd[:, None] * BN + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc2 = tl.zeros((BM, D), dtype=tl.float32)
+    for _ in range(0, N, BN):
+        x = tl.load(x_ptrs)
+        acc += tl.dot(a, x)
+        acc2 += tl.dot(b, tl.trans(x))
+        x_ptrs += D * BN
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
+    tl.store(o_ptr + BM * BN + rm[:, None] * D + rd[None, :], acc2)
+
+
+@wb.jit
+def carried_hint_k(x_ptr, out_ptr, ld, n_steps, BM: tl.constexpr, BK: tl.constexpr):
+    """Rows of a strided fp16 matrix summed block by block, the loop-carried pointers hinted
+    inside the loop with the result discarded: Triton's frontend puts the hint on the
+    pointers computed before the loop (its first pass over the body), so the loads are
+    16-byte vectors."""
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ptrs = x_ptr + rm[:, None] * ld + rk[None, :]
+    acc = tl.zeros((BM, BK), dtype=tl.float16)
+    for _ in range(n_steps):
+        tl.multiple_of(ptrs, [16, 16])
+        acc += tl.load(ptrs)
+        ptrs += BK
+    tl.store(out_ptr + rm[:, None] * BK + rk[None, :], acc)
+
+
 _2D = {"BM": 32, "BN": 64}
 _MM = {"BM": 64, "BN": 64, "BK": 32}
 
@@ -378,6 +478,12 @@ CASES = [
          ("tensordesc<fp16[64, 64]>",) * 3 + (I32, I32, I32),
          {"BM": 64, "BN": 64, "BK": 64, "NUM_SMS": 4}),
     Case("tma_scale", tma_scale_k, (F32, F32, I32, I32), _2D),
+    Case("row_max_stream", row_max_stream_k, (F32, F32, "i32", "i32"), {"BLOCK": 512}),
+    Case("matmul_ieee", matmul_ieee_k, (F32, F32, F32, I32), {"BM": 32, "BN": 32, "BK": 16}),
+    Case("accumulate_if", accumulate_if_k, (F32, F32, "*i32:16", I32), {"BLOCK": 1024}),
+    Case("scores_t", scores_t_k, (F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
+    Case("two_dots", two_dots_k, (F16, F16, F16, F32, I32), {"BM": 64, "BN": 64, "D": 64}),
+    Case("carried_hint", carried_hint_k, (F16, F16, "i32", "i32"), {"BM": 32, "BK": 64}),
 ]
 
 TARGETS = ("cuda:80", "cuda:90")

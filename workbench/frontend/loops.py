@@ -184,6 +184,8 @@ class LoopsMixin:
             block.args[0].name = target
             iv = sem.wrap(block.args[0], iv_type)
             ivf = functools.partial(sem.sub, start, iv) if reverse else iv
+            entry = [t.handle for v in carried.values() for t in carry.flatten(v)]
+            sem.loop_entry.update(zip(block.args[1:], entry, strict=False))
             body_scope = self._loop_region(block, carried, node.body, {target: ivf})
             promote = self._promotions(node, node.body, carried, body_scope, (target,))
             if not promote:

@@ -8,7 +8,13 @@ from .core import LanguageError, StaticAssertFailure, builtin, tensor
 from .semantic import unwrap
 
 
-def _hint(x, values, attr):
+def _hint(x, values, attr, sem=None):
+    """Set hint ``attr`` on ``x``'s defining op. Triton 3.6's frontend generates a loop's
+    body once with the values from before the loop to find what it carries, then again with
+    the iter args (``code_generator.py``, ``visit_For``); a hint in the body sets its
+    attribute during the first run on the value from before the loop, and that op stays:
+    ``tl.multiple_of(a_ptrs, [16, 16])`` in a loop, its result discarded, marks the pointer
+    computed before the loop (Triton's tutorial 08). ``sem.loop_entry`` gives that value."""
     values = unwrap(values)
     values = [unwrap(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
     if not isinstance(x, tensor):
@@ -22,6 +28,9 @@ def _hint(x, values, attr):
             raise LanguageError(f"{attr} hint value {i} must be a compile-time int >= 1, "
                                 f"got {v!r}")
     op = x.handle.defining_op
+    if op is None and sem is not None:  # a loop-carried value: the hint lands on its value
+        entry = sem.loop_entry.get(x.handle)  # from before the loop, as in Triton
+        op = entry.defining_op if entry is not None else None
     if op is not None:
         op.attributes[attr] = list(values)
     return x
@@ -34,19 +43,19 @@ def multiple_of(input, values, _semantic=None):
     On a value with no defining op (a kernel argument) nothing is recorded and nothing is
     raised, as in Triton 3.6 (its ``Value.set_attr`` skips the function's arguments,
     ``python/src/ir.cc``). Returns ``input``."""
-    return _hint(unwrap(input), values, "tt.divisibility")
+    return _hint(unwrap(input), values, "tt.divisibility", _semantic)
 
 
 @builtin
 def max_contiguous(input, values, _semantic=None):
     """Hint: runs of ``values`` consecutive integers (``tt.contiguity`` attribute)."""
-    return _hint(unwrap(input), values, "tt.contiguity")
+    return _hint(unwrap(input), values, "tt.contiguity", _semantic)
 
 
 @builtin
 def max_constancy(input, values, _semantic=None):
     """Hint: runs of ``values`` equal elements (``tt.constancy`` attribute)."""
-    return _hint(unwrap(input), values, "tt.constancy")
+    return _hint(unwrap(input), values, "tt.constancy", _semantic)
 
 
 @builtin

@@ -159,6 +159,9 @@ class Semantic(CastRules, BroadcastRules):
         self.quiet = False  # silence static_print (dry runs)
         self.call_jit = None  # set by the frontend: call_jit(fn, args) inlines a @jit function
         self.module = None  # set by the frontend: the module being generated
+        #: an scf.for iter arg -> its value from before the loop (set by the frontend
+        #: while it generates the body; hints land there as in Triton, see debug._hint)
+        self.loop_entry: dict = {}
 
     # values --------------------------------------------------------------------------------
     def wrap(self, handle, d: dt.dtype, shape=()) -> tensor:

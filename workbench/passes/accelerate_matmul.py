@@ -28,7 +28,10 @@ elements per thread as the ``#ttg.dot_op`` (a chained dot: ``P @ V`` with ``P`` 
 (:func:`operands_in_registers`; Triton's ``shared-memory-free`` mma -> dot_op conversion).
 
 "Chained" (all warps along M, ``warpsPerTileV2``) is decided as Triton does: another dot in
-the same block lies in the dot's backward or forward slice.
+the same block lies in the dot's slice (MLIR's ``getSlice``: backward and forward slices
+repeated from every op reached, ``tt.trans`` excluded; two accumulations yielded by one loop
+body are connected), and a connected dot that already has an ``#mma`` v2 layout lends its
+``warpsPerCTA`` (:mod:`.dot_slices`).
 
 Taken: fp16/bf16 -> fp32, fp16 -> fp16 (``out_dtype = tl.float16``), fp32 with
 ``inputPrecision = tf32`` -> fp32, int8 -> int32, K a multiple of the instruction's K (16, 8,
@@ -65,8 +68,9 @@ from dataclasses import dataclass, field
 
 from ..ir.core import Operation, Value, functions
 from ..ir.types import FloatType, IntType, MemDescType, TensorType
-from ..layouts.encodings import BlockedLayout, DotOperandLayout, NVMMASharedLayout
+from ..layouts.encodings import BlockedLayout, DotOperandLayout, MmaLayout, NVMMASharedLayout
 from ..layouts.mma import mma_layout_for, mma_operand_shared, wgmma_operand_shared
+from .dot_slices import DOT_OPS, connected_mma_warps, feeds_dot, feeds_later_dot, is_chained
 from .manager import Pass
 from .mma_propagation import cleanup, hoist_invariant_operands, operands_in_registers, propagate_mma
 from .values import block_of, shaped_type, tensor_type
@@ -119,19 +123,6 @@ def mma_kind(dot: Operation):
 
 
 #: the dot ops of ttgir: ``tt.dot`` (FMA, MMA v2) and Hopper's ``ttng.warp_group_dot``.
-DOT_OPS = ("tt.dot", "ttng.warp_group_dot")
-
-
-def _feeds_dot(v, depth=3) -> bool:
-    for user, i in v.uses:
-        if user.name in DOT_OPS and i == 0:
-            return True
-        if depth and user.results and user.name in ("ttg.convert_layout", "arith.truncf",
-                                                    "arith.extf", "tt.fp_to_fp",
-                                                    "ttg.local_alloc"):
-            if _feeds_dot(user.result, depth - 1):
-                return True
-    return False
 
 
 def _bits(t) -> int:
@@ -284,43 +275,6 @@ def _loop_carried(dot):
     return loop, i
 
 
-def _slice_ops(dot: Operation, forward: bool) -> set:
-    """Ops of ``dot``'s block reachable from it through def-use edges (forward: users;
-    backward: producers), both restricted to the block (``multiRootGetSlice`` with Triton's
-    same-region filter)."""
-    block, seen, work = dot.parent, set(), [dot]
-    while work:
-        op = work.pop()
-        nxt = ([u for r in op.results for u, _ in r.uses] if forward else
-               [v.defining_op for v in op.operands if v.defining_op is not None])
-        for o in nxt:
-            top: Operation | None = o
-            while top is not None and top.parent is not block:  # nested op: its top-level op
-                top = top.parent_op() if top.parent is not None else None
-            if top is not None and id(top) not in seen:
-                seen.add(id(top))
-                work.append(top)
-    return {i for i in seen}
-
-
-def feeds_later_dot(dot: Operation) -> bool:
-    """True when another dot is in ``dot``'s forward slice (attention's ``Q @ K^T`` feeding
-    ``P @ V``): the MMA v3 rule for putting all warps along M (``warpsPerTileV3`` in Triton
-    3.6 ``AccelerateMatmul.cpp`` looks forward only; MMA v2 looks both ways, :func:`is_chained`)."""
-    others = {id(o) for o in block_of(dot).ops if o.name in DOT_OPS and o is not dot}
-    return bool(others & _slice_ops(dot, True)) or _feeds_dot(dot.result)
-
-
-def is_chained(dot: Operation) -> bool:
-    """True when another ``tt.dot`` of the same block is in ``dot``'s backward or forward
-    slice (attention's ``Q @ K^T`` and ``P @ V``)."""
-    others = {id(o) for o in block_of(dot).ops if o.name in DOT_OPS and o is not dot}
-    if not others:
-        return False
-    return bool(others & (_slice_ops(dot, True) | _slice_ops(dot, False))) or \
-        _feeds_dot(dot.result)
-
-
 def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
     """Rewrite one ``tt.dot`` for MMA v2, or for MMA v3 when ``v3`` is the
     :func:`wgmma_plan` of it (see the module docstring). Returns True if done."""
@@ -337,8 +291,10 @@ def accelerate(dot: Operation, num_warps: int, v3=None) -> bool:
             _stage_operand(dot, 0, mma, kw)
         _stage_operand_v3(dot, 1, sh_b)
     else:
-        mma = mma_layout_for(tuple(shaped_type(dot.result).shape), num_warps, 2,
-                             chained=is_chained(dot) or _feeds_dot(dot.result))
+        warps = connected_mma_warps(dot)
+        mma = MmaLayout(2, warps, (16, 8)) if warps is not None and len(warps) == 2 else \
+            mma_layout_for(tuple(shaped_type(dot.result).shape), num_warps, 2,
+                           chained=is_chained(dot) or feeds_dot(dot.result))
         _stage_operand(dot, 0, mma, kw)
         _stage_operand(dot, 1, mma, kw)
     _accumulator(dot, mma, old)

@@ -90,7 +90,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Operation, Value, functions
 from ..ir.types import MemDescType, async_token, i1, like
 from .manager import Pass
-from .pipeline_analysis import Candidate, find_candidates
+from .pipeline_analysis import Candidate, find_candidates, reads_by_wgmma
 from .pipeline_common import add_iter_arg, increment_modulo, issue_point
 from .pipeline_common import advance_chains as _advance_chains
 from .pipeline_common import ahead_pointers as _ahead_pointers
@@ -99,6 +99,7 @@ from .pipeline_common import clone_before as _clone
 from .pipeline_common import const_before as _const
 from .pipeline_common import dce_block as _dce
 from .pipeline_common import shift_carried as _shift_carried
+from .pipeline_register_loads import route_through_shared
 from .pipeline_tma import pipeline_tma_loop
 from .pipeline_tma_stores import pipeline_tma_stores
 from .pipeline_wgmma import launch_async_dots
@@ -235,6 +236,10 @@ def _read_slots(c: Candidate, buf: Value, rd: Value, token: Value) -> None:
                         loc=c.alloc.loc)
         block_of(c.load).insert_before(c.load, idx)
         c.alloc.result.replace_all_uses_with(idx.result)
+        for u in c.users:  # a transposed view of the slot is mutable as the slot is
+            if u.name == "ttg.memdesc_trans":
+                ut = u.result.type
+                u.result.type = MemDescType(tuple(ut.shape), ut.element, ut.encoding, True)
         c.alloc.erase()
         c.load.erase()
         return
@@ -256,7 +261,7 @@ def num_buffers(cands: list, stages: int) -> int:
     use, Triton's ``stageDiff``), one more when an operand feeds a ``ttng.warp_group_dot``
     straight from shared memory (wgmma still reads the slot of the previous iteration; Triton
     3.6 ``LowerLoops.cpp``: ``loadRequiresAdditionalBuffer``)."""
-    wgmma = any(u.name == "ttng.warp_group_dot" for c in cands for u in c.users)
+    wgmma = any(reads_by_wgmma(c.users) for c in cands)
     return stages if wgmma else max(1, stages - 1)
 
 
@@ -277,14 +282,18 @@ class Pipeline(Pass):
         self.notes = []
         for func in functions(module):
             for op in list(func.walk()):
-                if op.name == "scf.for" and any(o.name in ("tt.dot", "ttng.warp_group_dot")
-                                                for o in op.regions[0].block.ops):
-                    stages = int(op.attributes.get("tt.num_stages", self.num_stages))
-                    if stages < 2:
-                        continue
-                    if not any(o.name == "tt.descriptor_load" for o in op.regions[0].block.ops)\
-                            or not pipeline_tma_loop(op, stages, self.notes):
-                        pipeline_loop(op, stages, self.notes)
+                if op.name != "scf.for":
+                    continue
+                ops = op.regions[0].block.ops
+                has_dot = any(o.name in ("tt.dot", "ttng.warp_group_dot") for o in ops)
+                stages = int(op.attributes.get("tt.num_stages", self.num_stages))
+                if stages < 2 or not (has_dot or "tt.num_stages" in op.attributes):
+                    continue
+                tma = any(o.name == "tt.descriptor_load" for o in ops)
+                if not tma:  # loads read in registers that Triton pipelines too
+                    route_through_shared(op)
+                if not tma or not pipeline_tma_loop(op, stages, self.notes):
+                    pipeline_loop(op, stages, self.notes)
             for op in list(func.walk()):  # Triton's asyncLaunchDots, on every loop
                 if op.name == "scf.for" and \
                         int(op.attributes.get("tt.num_stages", self.num_stages)) >= 1:

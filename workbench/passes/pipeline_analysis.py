@@ -210,6 +210,20 @@ def _transposed_into_shared(load: Operation, alloc: Operation) -> bool:
     return (0 if sh.transposed else 1) != order[0]
 
 
+def _wgmma_view(op: Operation) -> bool:
+    """True for a ``ttg.memdesc_trans`` every user of which is a ``ttng.warp_group_dot`` (a
+    transposed wgmma operand: Triton's ``collectNonViewUsers`` looks through such views)."""
+    users = [u for u, _ in op.result.uses] if op.results else []
+    return op.name == "ttg.memdesc_trans" and bool(users) and \
+        all(u.name == "ttng.warp_group_dot" for u in users)
+
+
+def reads_by_wgmma(users: list) -> bool:
+    """Whether any of a buffer's ``users`` is a ``ttng.warp_group_dot``, directly or through
+    a :func:`_wgmma_view`."""
+    return any(u.name == "ttng.warp_group_dot" or _wgmma_view(u) for u in users)
+
+
 def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
     """``(Candidate | None, reason | None)`` for one ``tt.load`` of the body."""
     uses = [u for u, _ in load.result.uses]
@@ -220,7 +234,8 @@ def _check(load: Operation, body, iv, affine, axis=None) -> tuple:
                       "buffer read by the dot (nothing to copy asynchronously)")
     alloc = uses[0]
     users = [u for u, _ in alloc.result.uses]
-    if not users or any(u.name not in ("ttg.local_load", "ttng.warp_group_dot") for u in users):
+    if not users or any(u.name not in ("ttg.local_load", "ttng.warp_group_dot") and
+                        not _wgmma_view(u) for u in users):
         return None, "its shared-memory copy is used by other ops than local_load"
     if len(load.operands) == 3 and not _is_zero(load.operands[2]):
         return None, "its `other` is not zero (cp.async can only zero-fill)"
@@ -264,6 +279,36 @@ def _dot_operand_load(v: Value, body) -> Operation | None:
     return None
 
 
+def _merge_copies(load: Operation):
+    """Make the ``ttg.local_alloc`` copies of ``load`` that have one type (one tile staged
+    for two wgmma, one of them through a ``memdesc_trans``) one copy, the first, as Triton's
+    ``replaceUsesWithLocalLoad`` points every alloc of the buffer's encoding at the one
+    pipelined buffer. Returns a function that undoes it (when the load stays unpipelined)."""
+    allocs = [u for u, _ in load.result.uses]
+    if len(allocs) < 2 or any(a.name != "ttg.local_alloc" or a.parent is not load.parent or
+                              a.result.type != allocs[0].result.type for a in allocs):
+        return lambda: None
+    blk = load.parent
+    assert blk is not None
+    allocs.sort(key=blk.ops.index)
+    first, rest = allocs[0], allocs[1:]
+    saved = []
+    for a in rest:
+        saved.append((a, blk.ops.index(a), list(a.result.uses)))
+        a.result.replace_all_uses_with(first.result)
+    for a in rest:
+        a.erase()
+
+    def undo() -> None:
+        for a, at, uses in saved:
+            again = Operation(a.name, [load.result], [a.result.type], dict(a.attributes),
+                              loc=a.loc)
+            blk.insert(min(at, len(blk.ops)), again)
+            for u, i in uses:
+                u.set_operand(i, again.result)
+    return undo
+
+
 def find_candidates(loop: Operation) -> tuple:
     """``(candidates, notes)`` for one ``scf.for``: the pipelinable operand loads (list of
     :class:`Candidate`) and one sentence per ``tt.dot`` operand load that is not pipelined."""
@@ -275,14 +320,18 @@ def find_candidates(loop: Operation) -> tuple:
         func = func.parent_op()
     axis = AxisInfoAnalysis(func) if func is not None else None
     cands, notes, done = [], [], set()
-    for op in body.ops:
-        if op.name == "ttg.local_alloc" and op.operands:
+    for op in list(body.ops):
+        if op.name == "ttg.local_alloc" and op.operands and op.parent is body:
             load = op.operands[0].defining_op
-            if load is not None and load.name == "tt.load" and load.parent is body:
+            if load is not None and load.name == "tt.load" and load.parent is body and \
+                    id(load) not in done:
+                undo = _merge_copies(load)
                 c, _ = _check(load, body, iv, affine, axis)
-                if c is not None and id(load) not in done:
-                    done.add(id(load))
-                    cands.append(c)
+                if c is None:
+                    undo()
+                    continue
+                done.add(id(load))
+                cands.append(c)
     for op in body.ops:
         if op.name not in ("tt.dot", "ttng.warp_group_dot"):
             continue
@@ -297,5 +346,11 @@ def find_candidates(loop: Operation) -> tuple:
     return cands, notes
 
 
-__all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "find_candidates",
-           "invariant_slice"]
+#: public names of the per-load check and the zero test (:mod:`.pipeline_register_loads`
+#: keeps only the loads the check accepts)
+check_load = _check
+is_zero = _is_zero
+merge_copies = _merge_copies
+
+__all__ = ["Affine", "Candidate", "Slicer", "affine_iter_args", "check_load",
+           "find_candidates", "invariant_slice", "is_zero", "merge_copies", "reads_by_wgmma"]

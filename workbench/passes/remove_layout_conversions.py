@@ -109,14 +109,19 @@ def infer_dst(op: Operation, enc):
 
 
 def loop_slot(user: Operation, i: int):
-    """(iter arg, result) of the ``scf.for`` loop-carried slot operand ``i`` of ``user``
-    feeds (an init of the ``scf.for`` or an operand of its body's ``scf.yield``), or None."""
+    """The values whose layout operand ``i`` of ``user`` decides, or None: (iter arg,
+    result) of the ``scf.for`` loop-carried slot it feeds (an init of the ``scf.for`` or an
+    operand of its body's ``scf.yield``); (result, result) of the ``scf.if`` whose branch
+    yields it (Triton's ``propagateToUsers`` sets an ``scf.if`` result from either
+    branch's yield; the other branch's operand is then converted)."""
     if user.name == "scf.for" and i >= 3:
         return (user.regions[0].block.args[i - 2], user.results[i - 3])
     if user.name == "scf.yield":
-        loop = user.parent_op()
-        if loop is not None and loop.name == "scf.for":
-            return (loop.regions[0].block.args[i + 1], loop.results[i])
+        parent = user.parent_op()
+        if parent is not None and parent.name == "scf.for":
+            return (parent.regions[0].block.args[i + 1], parent.results[i])
+        if parent is not None and parent.name == "scf.if" and i < len(parent.results):
+            return (parent.results[i], parent.results[i])
     return None
 
 

@@ -134,6 +134,9 @@ def compare(kernel, *signature, target: str = "cuda:90", num_warps: int = 4,
     values = {p.name: jf.src.defaults[p.name] for p in jf.params
               if p.constexpr and p.name in jf.src.defaults}
     values.update(constexprs)
+    for opt, v in (("num_warps", num_warps), ("num_stages", num_stages)):
+        if opt in {p.name for p in jf.params if p.constexpr}:  # a parameter takes it, as
+            values.setdefault(opt, v)  # in a launch (ours binds it the same way)
     theirs = triton_compile(jf, signature, target, num_warps, num_stages, values)
     ours = {k: ours_ck.asm[k] for k in ("ttir", "ttgir", "llir", "ptx") if k in ours_ck.asm}
     of = facts_of(ours.get("ttgir", ""), ours.get("ptx", ""))

@@ -110,9 +110,20 @@ def test_unsupported_buffers_raise():
     from workbench.errors import UnsupportedError
     b = ir.IRBuilder(ir.Function(ir.Module(), ir.FunctionType(I32, []), "f")
                      .append_basic_block("e"))
-    enc = SwizzledSharedLayout(1, 1, 1, (0,))
+    enc = NVMMASharedLayout(128, False, 16)
     with pytest.raises(UnsupportedError):
-        swizzle_offset(_Lowering(b), enc, (16,), [I32(0)])
+        swizzle_offset(_Lowering(b), enc, (2, 64, 64), [I32(0)] * 3)
+
+
+def test_rank1_buffer_offset_is_the_element_index():
+    """A pipelined 1-D load's buffer (``#ttg.swizzled_shared<{vec = 1, ..., order = [0]}>``):
+    one row, nothing to swizzle; the offset is the coordinate itself."""
+    b = ir.IRBuilder(ir.Function(ir.Module(), ir.FunctionType(I32, [I32]), "f")
+                     .append_basic_block("e"))
+    x = b.function.args[0]
+    enc = SwizzledSharedLayout(1, 1, 1, (0,))
+    assert swizzle_offset(_Lowering(b), enc, (int(np.random.default_rng().integers(16, 4096)),),
+                          [x]) is x
 
 
 @pytest.mark.parametrize("enc,shape", [

@@ -33,6 +33,7 @@ from .smem_access import (
     shared_order,
     swizzle_offset,
     swizzle_offset_py,
+    vector_limit,
 )
 from .types import I32, I64, byte_size
 
@@ -138,7 +139,7 @@ def lower_async_copy(kl, op) -> None:
     tl = kl.layout(src_t)
     vmem, dim = vector_width(kl, src_v, mask_v)
     order = shared_order(enc)
-    vsh = contiguous_run(tl, order[0], max(1, min(enc.vec, 16 // eb)))
+    vsh = contiguous_run(tl, order[0], vector_limit(enc, eb))
     v = min(vmem, vsh) if dim == order[0] else 1
     ptrs = kl.get(src_v)
     masks = kl.get(mask_v) if mask_v is not None else None

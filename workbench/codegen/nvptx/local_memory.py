@@ -36,6 +36,7 @@ from .smem_access import (
     record_access,
     shared_order,
     swizzle_offset,
+    vector_limit,
     vector_load,
     vector_store,
 )
@@ -121,7 +122,7 @@ def _store_registers(kl, op, src_v, dst_t, base: int) -> None:
     enc = dst_t.encoding
     tl = kl.layout(src_t)
     elem_t = src_t.element
-    limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
+    limit = vector_limit(enc, byte_size(elem_t))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     regs = kl.get(src_v)
     if kl.arch >= 90 and store_matrix(kl, op, enc, base, tl, regs, elem_t,
@@ -198,7 +199,7 @@ def lower_local_load(kl, op) -> None:
             kl.set(op.result, regs)
             return
     tl = kl.layout(dst_t)
-    limit = max(1, min(enc.vec, 16 // byte_size(elem_t)))
+    limit = vector_limit(enc, byte_size(elem_t))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     coords = kl.coords(dst_t)
     out: list = [None] * tl.num_regs

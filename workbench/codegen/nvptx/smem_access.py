@@ -168,11 +168,13 @@ def nvmma_offset(kl, enc, shape, coords):
 
 def swizzle_offset_py(enc, shape, coord) -> int:
     """Element offset of ``coord`` in a shared buffer of ``shape`` (rank 2; swizzled ones
-    also rank 3 and more) on Python ints (the
+    also rank 1, the element index, and rank 3 and more) on Python ints (the
     module docstring's formula; tests compare it with the layout algebra's
     :func:`workbench.layouts.banks.shared_offsets`)."""
     if isinstance(enc, NVMMASharedLayout):
         return nvmma_offset_py(enc, shape, coord)
+    if len(shape) == 1:  # one row: no phase to swizzle by
+        return coord[0]
     c, r = enc.order[0], enc.order[1]
     row, col = coord[r], coord[c]
     phase = (row // enc.per_phase) % enc.max_phase
@@ -186,12 +188,14 @@ def swizzle_offset_py(enc, shape, coord) -> int:
 def swizzle_offset(kl, enc, shape, coords):
     """LLVM i32 element offset of per-dim i32 ``coords`` in a swizzled buffer of ``shape``.
 
-    Raises UnsupportedError for buffers that are neither swizzled (any rank >= 2) nor rank-2
-    NVMMA shared."""
+    Raises UnsupportedError for buffers that are neither swizzled (any rank; rank 1 is the
+    plain element index) nor rank-2 NVMMA shared."""
     if len(shape) == 2 and isinstance(enc, NVMMASharedLayout):
         return nvmma_offset(kl, enc, shape, coords)
-    if len(shape) < 2 or not isinstance(enc, SwizzledSharedLayout):
+    if not shape or not isinstance(enc, SwizzledSharedLayout):
         raise UnsupportedError(f"shared buffers of rank {len(shape)} / {enc} are not supported")
+    if len(shape) == 1:  # one row (a pipelined 1-D load): no phase to swizzle by
+        return coords[0]
     b = kl.b
     c, r = enc.order[0], enc.order[1]
     row, col = coords[r], coords[c]
@@ -205,6 +209,20 @@ def swizzle_offset(kl, enc, shape, coords):
         off = b.add(off, b.mul(coords[d], I32(size)))
         size *= shape[d]
     return off
+
+
+def vector_limit(enc, elem_bytes: int) -> int:
+    """Most elements one shared-memory access (or ``cp.async``) of a thread may move in a
+    buffer of encoding ``enc``: 16 bytes, and within a swizzled buffer whose phase changes
+    (``max_phase > 1``) the ``vec`` elements the XOR keeps together. Without a phase change
+    (``max_phase == 1``, e.g. the ``vec = 1`` buffers of pipelined loads read in registers)
+    a row is contiguous, so only the 16 bytes bound it (Triton 3.6 lowers shared accesses
+    through linear layouts: the vector is the largest run contiguous in both the registers
+    and shared memory)."""
+    cap = max(1, 16 // elem_bytes)
+    if isinstance(enc, SwizzledSharedLayout) and enc.max_phase == 1:
+        return cap
+    return max(1, min(enc.vec, cap))
 
 
 def contiguous_run(tl, dim: int, limit: int) -> int:
@@ -320,7 +338,7 @@ def matrix_access_layout(coord_of, rank: int, row_elems: int, x: int, lane_imgs,
 
 
 __all__ = [
-    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async",
+    "barrier", "buffer_pointer", "contiguous_run", "fence_proxy_async", "vector_limit",
     "matrix_access_layout", "matrix_rows_layout",
     "linear_index", "load_value", "nvmma_offset", "nvmma_offset_py", "record_access",
     "shared_address", "shared_order", "slot", "smem_base", "store_value", "swizzle_offset",
