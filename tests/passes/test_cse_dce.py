@@ -152,3 +152,39 @@ def test_dce_removes_unused_private_functions():
     DCE().run(m, None)
     out = print_module(m, locations=False)
     assert "@helper" not in out and "@used" in out and 'tt.call @used(%n) : (i32) -> ()' in out
+
+
+def test_immutable_local_allocs_of_one_value_are_merged_before_allocation():
+    # Triton gives an immutable ttg.local_alloc no memory effect until shared memory is
+    # allocated, so CSE merges two of the same value (tutorial 06's backward stores k and v
+    # once, not once per loop); a mutable one, or one already placed, is never merged
+    from workbench.ir.parser import parse_module
+    from workbench.ir.printer import print_module
+    from workbench.passes.effects import is_pure
+    t, mem = "tensor<16x16xf16, #blocked>", "!ttg.memdesc<16x16xf16, #shared, #smem"
+    blocked = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], "
+               "warpsPerCTA = [4, 1], order = [1, 0]}>")
+    m = parse_module(f"""
+#blocked = {blocked}
+#shared = #ttg.swizzled_shared<{{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}}>
+#smem = #ttg.shared_memory
+module attributes {{"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @k(%x: {t}) {{
+    %a = ttg.local_alloc %x : ({t}) -> {mem}>
+    %b = ttg.local_alloc %x : ({t}) -> {mem}>
+    %c = ttg.local_alloc %x {{allocation.offset = 0 : i32}} : ({t}) -> {mem}>
+    %d = ttg.local_alloc : () -> {mem}, mutable>
+    %e = ttg.local_load %a : {mem}> -> {t}
+    %f = ttg.local_load %b : {mem}> -> {t}
+    tt.return
+  }}
+}}
+""")
+
+    ops = {op.results[0].name: op for op in m.walk() if op.name == "ttg.local_alloc"}
+    assert [is_pure(ops[n]) for n in ("a", "b", "c", "d")] == [True, True, False, False]
+    from workbench.passes import CSE
+    CSE().run(m)
+    text = print_module(m, locations=False)
+    assert text.count("ttg.local_alloc %x :") == 1          # %b merged into %a
+    assert text.count("ttg.local_load %a") == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..ir.core import Operation
 from ..ir.dialects import OPS
+from ..ir.types import MemDescType
 
 #: Ops with memory or other side effects (their specs write or free memory, or do I/O), and the
 #: function and module ops; never merged, never removed.
@@ -39,12 +40,26 @@ def _body_all(op: Operation, pred) -> bool:
     return all(inner.name in TERMINATORS or pred(inner) for inner in _body_ops(op))
 
 
+def _immutable_alloc(op: Operation) -> bool:
+    """A ``ttg.local_alloc`` of a value into an immutable buffer not yet placed in shared
+    memory (no ``allocation.offset``): Triton 3.6 gives it no memory effect until the
+    allocation pass runs (``LocalAllocOp::getEffects``), so CSE merges two of the same value
+    and LICM hoists one whose value is loop invariant."""
+    if op.name != "ttg.local_alloc" or not op.operands or "allocation.offset" in op.attributes:
+        return False
+    t = op.results[0].type
+    return isinstance(t, MemDescType) and not t.mutable
+
+
 def is_pure(op: Operation) -> bool:
     """True when ``op`` (and everything in its regions) has no side effects and reads no memory.
 
     ``tt.extern_elementwise`` and ``tt.elementwise_inline_asm`` are pure unless their ``pure``
-    attribute is False."""
+    attribute is False; an immutable ``ttg.local_alloc`` of a value before shared memory is
+    allocated is pure (:func:`_immutable_alloc`)."""
     name = op.name
+    if _immutable_alloc(op):
+        return True
     if name in SIDE_EFFECTS or name in READS or name in TERMINATORS or _impure_extern(op):
         return False
     return _body_all(op, is_pure)
