@@ -38,7 +38,8 @@ STAGES = ("ttir", "ttgir", "llir", "ptx", "asm")
 CPU_CASES = ("add", "softmax", "layernorm", "matmul_f16", "cumsum_rows", "attention")
 TUTORIAL_CASES = ("vector_add", "matmul_128x256x64", "matmul_64x32x32",
                   "attn_fwd_d64_128x64_s3w4", "attn_fwd_d128_128x64_s4w4_causal",
-                  "attn_bwd_pre_d128", "attn_bwd_d64_causal")
+                  "attn_bwd_pre_d128", "attn_bwd_d64_causal", "attn_fwd_d128_128x128_s3w8",
+                  "attn_bwd_d128", "attn_bwd_d128_causal")
 
 
 def _digest(kernel) -> dict:
