@@ -1,4 +1,4 @@
-"""Fingerprints of the compiled text of ~40 kernels, to show that a compiler change meant to
+"""Fingerprints of the compiled text of 80 kernels, to show that a compiler change meant to
 be invisible (speed work: caches, faster data structures) leaves every stage byte-identical.
 
 Usage::
@@ -8,7 +8,8 @@ Usage::
 
 Kernels: the fidelity suite's (``tests/fidelity/fidelity_kernels.py``, 29 kernels) for
 ``cuda:90`` and ``cuda:80`` with 4 warps, a few of them for ``cpu``, and the tutorial kernels
-of :mod:`compile_time` (vector add, matmul, attention forward and backward; ``--triton-src``
+of :mod:`compile_time` (vector add, matmul, attention forward and backward, all the cases its
+README figures use; ``--triton-src``
 must hold Triton 3.6's ``python/tutorials``, else they are skipped). Each stage's text
 (``ttir``, ``ttgir``, ``llir``, ``ptx``; ``asm`` on the CPU) is hashed with SHA-256; ptxas
 is not run (its input, the PTX, is compared). The checkout's path is replaced by
