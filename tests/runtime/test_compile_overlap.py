@@ -127,3 +127,11 @@ def test_cuda_compile_reports_ptxas_figures(monkeypatch):
                    target="cuda:90", BLOCK_SIZE=256)
     assert k.metadata.n_regs and k.extra["cubin"][:4] == b"\x7fELF"
     assert "ptxas -v" in k.asm["cubin"] and k.timings["cubin"] > 0
+
+
+@needs_ptxas
+def test_background_ptxas_past_its_timeout_is_killed():
+    ptxas = nvidia_tools.find_tool("ptxas")
+    job = nvidia_tools.start_assemble(PTX, 90, ptxas, timeout=1e-6)
+    with pytest.raises(nvidia_tools.PtxasError, match="could not run ptxas"):
+        job.wait()

@@ -139,6 +139,10 @@ class PtxasJob:
                 proc.kill()
                 proc.communicate()
                 raise PtxasError(f"could not run ptxas: {e}") from None
+            except BaseException:  # interrupted while waiting: no ptxas left behind
+                proc.kill()
+                proc.wait()
+                raise
             if proc.returncode != 0:
                 raise PtxasError(f"ptxas rejected the PTX (a compiler bug: please report it):"
                                  f"\n{err.strip()}\ncommand: {' '.join(self.cmd)}")
