@@ -1,4 +1,4 @@
-"""Fingerprints of the compiled text of ~40 kernels, to show that a compiler change meant to
+"""Fingerprints of the compiled text of 80 kernels, to show that a compiler change meant to
 be invisible (speed work: caches, faster data structures) leaves every stage byte-identical.
 
 Usage::
@@ -8,7 +8,8 @@ Usage::
 
 Kernels: the fidelity suite's (``tests/fidelity/fidelity_kernels.py``, 29 kernels) for
 ``cuda:90`` and ``cuda:80`` with 4 warps, a few of them for ``cpu``, and the tutorial kernels
-of :mod:`compile_time` (vector add, matmul, attention forward and backward; ``--triton-src``
+of :mod:`compile_time` (vector add, matmul, attention forward and backward, all the cases its
+README figures use; ``--triton-src``
 must hold Triton 3.6's ``python/tutorials``, else they are skipped). Each stage's text
 (``ttir``, ``ttgir``, ``llir``, ``ptx``; ``asm`` on the CPU) is hashed with SHA-256; ptxas
 is not run (its input, the PTX, is compared). The checkout's path is replaced by
@@ -38,7 +39,8 @@ STAGES = ("ttir", "ttgir", "llir", "ptx", "asm")
 CPU_CASES = ("add", "softmax", "layernorm", "matmul_f16", "cumsum_rows", "attention")
 TUTORIAL_CASES = ("vector_add", "matmul_128x256x64", "matmul_64x32x32",
                   "attn_fwd_d64_128x64_s3w4", "attn_fwd_d128_128x64_s4w4_causal",
-                  "attn_bwd_pre_d128", "attn_bwd_d64_causal")
+                  "attn_bwd_pre_d128", "attn_bwd_d64_causal", "attn_fwd_d128_128x128_s3w8",
+                  "attn_bwd_d128", "attn_bwd_d128_causal")
 
 
 def _digest(kernel) -> dict:

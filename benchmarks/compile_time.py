@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/compile_time.py [--repeat 3] [--cases attn_fwd_d64,...]
 [--triton-python PATH] [--triton-src /tmp/triton-src] [--no-triton] [--passes]
-[--sweep 64|128]``
+[--sweep 64|128] [--baseline PATH]``
 
 The kernels are Triton's own tutorial kernels, read from ``--triton-src`` (a Triton 3.6
 source tree: ``python/tutorials``): every ``@triton.jit`` function of the tutorial file is
@@ -25,7 +25,14 @@ children (ptxas), seconds. Stage columns (wall seconds): ours ``frontend``, ``tt
 ``ttgir`` (the ttgir passes, cloning and printing), ``llir`` (lowering to LLVM IR text),
 ``opt`` (llvmlite parse + LLVM ``-O3``), ``ptx`` (NVPTX code generation), ``ptxas``; Triton's
 ``make_ir`` then its stages ``ttir``, ``ttgir``, ``llir`` (lowering and ``-O3``), ``ptx``,
-``cubin``. ``--passes`` adds the slowest ttgir passes of each case (ours).
+``cubin``. ``--passes`` adds the slowest ttgir passes of each case (ours). Ours runs ptxas
+in the background while it makes the stages' line maps, so its ``ptxas`` column is the time
+from starting ptxas to having its result.
+
+``--baseline PATH`` (another checkout, e.g. ``git worktree add --detach /tmp/base <commit>``)
+instead compares three processes, that checkout, this one and Triton, one compile each in
+turn per case (:func:`interleaved`): on a shared machine the load then falls on all three
+alike, and the medians and minima of the three are comparable.
 """
 from __future__ import annotations
 
@@ -244,15 +251,16 @@ def _clear_ours_caches() -> None:
     banks._cached_summary.cache_clear()
 
 
-def worker(flavour: str, cases: list, repeat: int, triton_src: str,
-           keep_caches: bool = False) -> list:
-    """Compile every case ``repeat`` times in this process; one record per case. Ours starts
-    each compile with its layout caches empty unless ``keep_caches`` (an autotune sweep, where
-    the configurations of one kernel share them)."""
+def compiler(flavour: str, cases: list, triton_src: str, keep_caches: bool = False,
+             repo: str = REPO):
+    """Set this process up to compile for ``flavour`` (ours from the checkout ``repo``, or
+    Triton) and return ``one(case) -> (wall s, cpu s of the process and its children, stage
+    timings, PTX length, cpu s of the process alone)``. Ours empties its layout caches before
+    each compile unless ``keep_caches``."""
     folder = tempfile.mkdtemp(prefix="compile-time-")
     stage_t: dict = {}
     if flavour == "ours":
-        sys.path.insert(0, REPO)
+        sys.path.insert(0, repo)
         os.environ["WORKBENCH_DISK_CACHE"] = "0"
         import workbench as compiler_mod
         from workbench.compiler import ASTSource, GPUTarget
@@ -274,13 +282,24 @@ def worker(flavour: str, cases: list, repeat: int, triton_src: str,
         if flavour == "ours" and not keep_caches:
             _clear_ours_caches()
         src = _source(mods, case, flavour, compiler_mod)
-        c0, t0 = _cpu(), time.perf_counter()
+        t = os.times()
+        c0, own0, t0 = _cpu(), t.user + t.system, time.perf_counter()
         k = compiler_mod.compile(src, target=target, options=dict(CASES[case][5]))
         wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        t = os.times()
         st = dict(k.timings) if flavour == "ours" else dict(stage_t)
-        return wall, cpu, st, len(k.asm["ptx"])
+        return wall, cpu, st, len(k.asm["ptx"]), t.user + t.system - own0
 
     one("vector_add")  # imports and LLVM start-up, untimed
+    return one
+
+
+def worker(flavour: str, cases: list, repeat: int, triton_src: str,
+           keep_caches: bool = False) -> list:
+    """Compile every case ``repeat`` times in this process; one record per case. Ours starts
+    each compile with its layout caches empty unless ``keep_caches`` (an autotune sweep, where
+    the configurations of one kernel share them)."""
+    one = compiler(flavour, cases, triton_src, keep_caches)
     out = []
     for case in cases:
         runs = [one(case) for _ in range(repeat)]
@@ -290,6 +309,54 @@ def worker(flavour: str, cases: list, repeat: int, triton_src: str,
                     "stages": {k: statistics.median(r[2].get(k, 0.0) for r in runs)
                                for k in keys}, "ptx_chars": runs[0][3]})
     return out
+
+
+def serve(flavour: str, repo: str, triton_src: str) -> None:
+    """Read case names on stdin, compile each once, print ``{"wall", "cpu", "own"}`` as a
+    JSON line (the processes of :func:`interleaved`)."""
+    one = compiler(flavour, list(CASES), triton_src, repo=repo)
+    for line in sys.stdin:
+        wall, cpu, _, _, own = one(line.strip())
+        print(json.dumps({"wall": wall, "cpu": cpu, "own": own}), flush=True)
+
+
+def interleaved(args) -> None:
+    """``--baseline PATH``: three processes, ours from PATH, ours from this checkout and
+    Triton, compile each case in turn (the order rotating each repeat), so that the load of
+    a shared machine falls on all three alike; prints per case the median and the minimum
+    over ``--repeat`` compiles of the wall time, the CPU time of process and children
+    (ptxas) and of the process alone, and the ratios to Triton."""
+    who = {"baseline": ("ours", args.baseline), "this": ("ours", REPO),
+           "Triton": ("triton", REPO)}
+    procs = {k: subprocess.Popen(
+        [args.triton_python if f == "triton" else sys.executable, os.path.abspath(__file__),
+         "--serve", f, "--repo", r, "--triton-src", args.triton_src],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+        for k, (f, r) in who.items()}
+    names = list(procs)
+    print(f"interleaved cold compiles for cuda:90, {args.repeat} each; load average "
+          f"{os.getloadavg()[0]:.2f}; seconds; cpu = process + ptxas, own = process alone")
+    print(f"{'kernel':<28} {'stat':<6} " + " ".join(
+        f"{k + ' ' + m:>16}" for m in ("wall", "cpu", "own") for k in names) +
+          "  wall/T b->t  cpu/T b->t")
+    for case in args.case_list:
+        rec: dict = {k: [] for k in names}
+        for r in range(args.repeat):
+            for k in names[r % 3:] + names[:r % 3]:
+                procs[k].stdin.write(case + "\n")  # type: ignore[union-attr]
+                procs[k].stdin.flush()  # type: ignore[union-attr]
+                rec[k].append(json.loads(procs[k].stdout.readline()))  # type: ignore[union-attr]
+        for stat, f in (("median", statistics.median), ("min", min)):
+            v = {(k, m): f(x[m] for x in rec[k]) for k in names for m in ("wall", "cpu", "own")}
+            ratios = "  ".join(f"{v['baseline', m] / v['Triton', m]:.2f}->"
+                               f"{v['this', m] / v['Triton', m]:.2f}" for m in ("wall", "cpu"))
+            print(f"{case:<28} {stat:<6} " + " ".join(
+                f"{v[k, m]:16.3f}" for m in ("wall", "cpu", "own") for k in names) +
+                  f"  {ratios}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    for p in procs.values():
+        p.stdin.close()  # type: ignore[union-attr]
+        p.wait()
 
 
 def run_worker(python: str, flavour: str, args) -> list:
@@ -344,7 +411,13 @@ def main(argv=None) -> None:
     ap.add_argument("--keep-caches", action="store_true",
                     help="ours: keep the layout caches between compiles (as in one process "
                          "that autotunes); the default empties them before each compile")
+    ap.add_argument("--baseline", metavar="PATH",
+                    help="another checkout of the workbench (e.g. a git worktree of the "
+                         "parent commit): compile it, this checkout and Triton in turn, "
+                         "case by case, and print medians and minima (see interleaved)")
     ap.add_argument("--worker", choices=("ours", "triton"), help=argparse.SUPPRESS)
+    ap.add_argument("--serve", choices=("ours", "triton"), help=argparse.SUPPRESS)
+    ap.add_argument("--repo", default=REPO, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     a.case_list = [c for c in a.cases.split(",") if c]
     if a.sweep:  # the configurations of one autotune key, summed
@@ -354,6 +427,12 @@ def main(argv=None) -> None:
         raise SystemExit(f"unknown case(s) {unknown}; choose from {', '.join(CASES)}")
     if a.worker:
         print(json.dumps(worker(a.worker, a.case_list, a.repeat, a.triton_src, a.keep_caches)))
+        return
+    if a.serve:
+        serve(a.serve, a.repo, a.triton_src)
+        return
+    if a.baseline:
+        interleaved(a)
         return
     ours = run_worker(sys.executable, "ours", a)
     theirs = None if a.no_triton else run_worker(a.triton_python, "triton", a)

@@ -240,12 +240,12 @@ def test_registers_over_255_through_the_compile_path(monkeypatch):
     from workbench.backends import nvidia_tools
     if nvidia_tools.find_tool("ptxas") is None:
         pytest.skip("ptxas is not installed (pip install 'tile-workbench[sass]')")
-    real = nvidia_tools.assemble
+    real = nvidia_tools.PtxasJob.wait  # the backend runs ptxas in the background
 
-    def more_registers(ptx, arch, ptxas, timeout=120):
-        cubin, report = real(ptx, arch, ptxas, timeout)
+    def more_registers(self):
+        cubin, report = real(self)
         return cubin, dataclasses.replace(report, n_regs=300)
-    monkeypatch.setattr(nvidia_tools, "assemble", more_registers)
+    monkeypatch.setattr(nvidia_tools.PtxasJob, "wait", more_registers)
     monkeypatch.setenv("WORKBENCH_DISK_CACHE", "0")  # nothing of this compile is kept
 
     @wb.jit

@@ -203,7 +203,6 @@ class CudaBackend(Backend):
 
     def compile(self, ttir_module, spec, options, ctx) -> BackendResult:
         from ..codegen.nvptx import compile_ttgir
-        from ..codegen.nvptx.inline_asm import gdc_notes
         from ..codegen.nvptx.scratch import scratch_bytes
         from ..passes.decompose_scaled_dot import decompose_all
         from ..passes.expand_map_elementwise import expand_map_elementwise
@@ -246,12 +245,65 @@ class CudaBackend(Backend):
         t2 = time.perf_counter()
         timings["ttgir"] = timings.get("ttgir", 0.0) + (t1 - t0)
         timings["llir+ptx"] = timings.get("llir+ptx", 0.0) + (t2 - t1)
+        # ptxas runs in the background while the stages, notes and line maps are made
+        job = nvidia_tools.start_assemble(out.ptx, device_arch, self.ptxas) if self.ptxas else None
+        try:
+            stages, meta, extra = self._describe(mod, out, options, passes, tma_note, arch,
+                                                 ttgir, ttgir_locs)
+        except BaseException:
+            if job is not None:
+                job.cancel()
+            raise
+        if job is not None:
+            cubin, report = job.wait()
+            timings["cubin"] = timings.get("cubin", 0.0) + time.perf_counter() - t2
+            meta.n_regs, meta.n_spills = report.n_regs, report.n_spills
+            extra.update(cubin=cubin, ptxas_log=report.text)
+            summary = nvidia_tools.cubin_summary(cubin) + "\n\nptxas -v:\n" + report.text.strip()
+            stages.append(Stage("cubin", summary, [None] * len(summary.splitlines())))
+            image: str | bytes = cubin
+            if self.nvdisasm:  # made when read (nvdisasm takes most of a cold compile)
+                stages.append(Stage("sass", lazy_sass(cubin, self.nvdisasm, timings)))
+            else:
+                extra["notes"].append("sass omitted: nvdisasm is not installed "
+                                      "(pip install 'tile-workbench[sass]')")
+        else:
+            image = out.ptx
+            extra["notes"].append("cubin and sass omitted: ptxas is not installed "
+                                  "(pip install 'tile-workbench[sass]')")
+        extra["limits"] = [c.to_json() for c in limits.gpu_checks(
+            out.num_warps, out.shared, meta.n_regs, device)]
+        func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
+        kinds = [param_kind(a.type) for a in func.regions[0].block.args]
+        kinds += ["ptr"] if out.global_scratch else []
+        metas = [tensormap_meta(a.type) for a in func.regions[0].block.args
+                 if isinstance(a.type, TensorDescType)]
+        extra.update(param_kinds=kinds, tensordesc_meta=metas,
+                     global_scratch_size=out.global_scratch)
+        pdl = bool(extra["launch_pdl"])
+        reason = cuda_driver.driver_status()
+        launcher: Any
+        if reason is None:
+            inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared,
+                                             pdl=pdl)
+            # Triton asks the allocator for every CTA of a program (num_ctas of them); a
+            # program here runs on one CTA and uses the first part
+            launcher = _wrap(inner, metas, out.global_scratch * options.num_ctas, ttir_module)
+        else:
+            launcher = _Unavailable(reason)
+        return BackendResult(stages, meta, launcher, reason, extra)
+
+    def _describe(self, mod, out, options, passes, tma_note, arch, ttgir, ttgir_locs) -> tuple:
+        """``(stages, metadata, extra)`` of a lowered kernel up to its PTX: the ttgir, llir
+        and ptx stages with their line maps, the notes of the passes and of the options, the
+        shared-memory accesses."""
+        from ..codegen.nvptx.inline_asm import gdc_notes
+
         stages = [Stage("ttgir", ttgir, _fit(ttgir_locs, ttgir)),
                   Stage("llir", out.llir, _fit(llir_line_locs(out.llir), out.llir)),
                   Stage("ptx", out.ptx, _fit(ptx_line_locs(out.ptx), out.ptx))]
-        meta = KernelMetadata(name=out.name, target=str(self.target),
-                              num_warps=out.num_warps, num_stages=options.num_stages,
-                              shared=out.shared)
+        meta = KernelMetadata(name=out.name, target=str(self.target), num_warps=out.num_warps,
+                              num_stages=options.num_stages, shared=out.shared)
         notes = [n for p in passes for n in getattr(p, "notes", ())]
         if tma_note:
             notes.append(tma_note)
@@ -268,44 +320,7 @@ class CudaBackend(Backend):
         extra: dict[str, Any] = {
             "notes": notes, "ptx": out.ptx, "launch_pdl": pdl and arch >= 90,
             "shared_accesses": [dict(a, loc=str(a["loc"])) for a in out.shared_accesses]}
-        image: str | bytes = out.ptx
-        if self.ptxas:
-            t3 = time.perf_counter()
-            cubin, report = nvidia_tools.assemble(out.ptx, device_arch, self.ptxas)
-            timings["cubin"] = timings.get("cubin", 0.0) + time.perf_counter() - t3
-            meta.n_regs, meta.n_spills = report.n_regs, report.n_spills
-            extra.update(cubin=cubin, ptxas_log=report.text)
-            summary = nvidia_tools.cubin_summary(cubin) + "\n\nptxas -v:\n" + report.text.strip()
-            stages.append(Stage("cubin", summary, [None] * len(summary.splitlines())))
-            image = cubin
-            if self.nvdisasm:  # made when read (nvdisasm takes most of a cold compile)
-                stages.append(Stage("sass", lazy_sass(cubin, self.nvdisasm, timings)))
-            else:
-                extra["notes"].append("sass omitted: nvdisasm is not installed "
-                                      "(pip install 'tile-workbench[sass]')")
-        else:
-            extra["notes"].append("cubin and sass omitted: ptxas is not installed "
-                                  "(pip install 'tile-workbench[sass]')")
-        extra["limits"] = [c.to_json() for c in limits.gpu_checks(
-            out.num_warps, out.shared, meta.n_regs, device)]
-        func = [o for o in mod.regions[0].block.ops if o.name == "tt.func"][0]
-        kinds = [param_kind(a.type) for a in func.regions[0].block.args]
-        kinds += ["ptr"] if out.global_scratch else []
-        metas = [tensormap_meta(a.type) for a in func.regions[0].block.args
-                 if isinstance(a.type, TensorDescType)]
-        extra.update(param_kinds=kinds, tensordesc_meta=metas,
-                     global_scratch_size=out.global_scratch)
-        reason = cuda_driver.driver_status()
-        launcher: Any
-        if reason is None:
-            inner = cuda_driver.CudaLauncher(image, out.name, kinds, out.num_warps, out.shared,
-                                             pdl=pdl and arch >= 90)
-            # Triton asks the allocator for every CTA of a program (num_ctas of them); a
-            # program here runs on one CTA and uses the first part
-            launcher = _wrap(inner, metas, out.global_scratch * options.num_ctas, ttir_module)
-        else:
-            launcher = _Unavailable(reason)
-        return BackendResult(stages, meta, launcher, reason, extra)
+        return stages, meta, extra
 
     def pack(self, kernel) -> bytes:
         """The image (``extra["cubin"]``, else the PTX), name, parameter kinds (from the

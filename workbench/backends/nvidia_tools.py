@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -103,27 +104,76 @@ def gpu_name(arch: int) -> str:
     return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
 
 
+class PtxasJob:
+    """A ``ptxas -lineinfo -v --gpu-name=<sm> in.ptx -o out.cubin`` running in the
+    background (:func:`start_assemble`), so the caller's Python work overlaps it. Call
+    :meth:`wait` once for the result, or :meth:`cancel` to stop it; either removes its
+    temporary folder. Raises PtxasError (from the constructor when ptxas cannot be started)."""
+
+    def __init__(self, ptx: str, arch: int, ptxas: str, timeout: float = 120):
+        self._tmp = tempfile.TemporaryDirectory(prefix="workbench-ptxas-")
+        src = os.path.join(self._tmp.name, "kernel.ptx")
+        self._dst = os.path.join(self._tmp.name, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        self.cmd = [ptxas, "-lineinfo", "-v", f"--gpu-name={gpu_name(arch)}", src, "-o",
+                    self._dst]
+        self._deadline = time.monotonic() + timeout
+        try:
+            self._proc: subprocess.Popen | None = subprocess.Popen(
+                self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except (OSError, subprocess.SubprocessError) as e:
+            self._tmp.cleanup()
+            raise PtxasError(f"could not run ptxas: {e}") from None
+
+    def wait(self) -> tuple[bytes, PtxasReport]:
+        """(cubin bytes, report) once ptxas has finished. Raises PtxasError when it fails,
+        runs past its timeout (it is then killed) or was cancelled."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            raise PtxasError("ptxas was cancelled or its result already taken")
+        try:
+            try:
+                out, err = proc.communicate(timeout=max(self._deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired as e:
+                proc.kill()
+                proc.communicate()
+                raise PtxasError(f"could not run ptxas: {e}") from None
+            except BaseException:  # interrupted while waiting: no ptxas left behind
+                proc.kill()
+                proc.wait()
+                raise
+            if proc.returncode != 0:
+                raise PtxasError(f"ptxas rejected the PTX (a compiler bug: please report it):"
+                                 f"\n{err.strip()}\ncommand: {' '.join(self.cmd)}")
+            with open(self._dst, "rb") as f:
+                cubin = f.read()
+        finally:
+            self._tmp.cleanup()
+        return cubin, parse_ptxas_v(out + err)
+
+    def cancel(self) -> None:
+        """Stop ptxas (if still running) and remove the temporary folder; idempotent."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.communicate()
+            self._tmp.cleanup()
+
+
+def start_assemble(ptx: str, arch: int, ptxas: str, timeout: float = 120) -> PtxasJob:
+    """Start ptxas on ``ptx`` for ``sm_<arch>`` and return at once (:class:`PtxasJob`; its
+    ``wait()`` gives what :func:`assemble` returns). Raises PtxasError when ptxas cannot be
+    started."""
+    return PtxasJob(ptx, arch, ptxas, timeout)
+
+
 def assemble(ptx: str, arch: int, ptxas: str, timeout: float = 120) -> tuple[bytes, PtxasReport]:
-    """Run ``ptxas -lineinfo -v --gpu-name=<sm> in.ptx -o out.cubin``.
+    """Run ``ptxas -lineinfo -v --gpu-name=<sm> in.ptx -o out.cubin`` and wait for it.
 
     Returns (cubin bytes, report). Raises PtxasError with ptxas's message and the command when
     ptxas fails."""
-    with tempfile.TemporaryDirectory(prefix="workbench-ptxas-") as tmp:
-        src = os.path.join(tmp, "kernel.ptx")
-        dst = os.path.join(tmp, "kernel.cubin")
-        with open(src, "w") as f:
-            f.write(ptx)
-        cmd = [ptxas, "-lineinfo", "-v", f"--gpu-name={gpu_name(arch)}", src, "-o", dst]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except (OSError, subprocess.SubprocessError) as e:
-            raise PtxasError(f"could not run ptxas: {e}") from None
-        if res.returncode != 0:
-            raise PtxasError(f"ptxas rejected the PTX (a compiler bug: please report it):\n"
-                             f"{res.stderr.strip()}\ncommand: {' '.join(cmd)}")
-        with open(dst, "rb") as f:
-            cubin = f.read()
-    return cubin, parse_ptxas_v(res.stdout + res.stderr)
+    return start_assemble(ptx, arch, ptxas, timeout).wait()
 
 
 def disassemble(cubin: bytes, nvdisasm: str, timeout: float = 120) -> str:

@@ -39,6 +39,19 @@ def log2_exact(x: int, what: str = "size") -> int:
     return int(x).bit_length() - 1
 
 
+#: index bits per lookup table of :meth:`LinearLayout.apply_array` (tables of 256 rows)
+_TABLE_BITS = 8
+
+
+def _xor_table(vecs: Sequence[Sequence[int]], rank: int) -> np.ndarray:
+    """int64 ``[2**len(vecs), rank]``: row ``i`` is the XOR of the ``vecs`` whose bit is set
+    in ``i`` (the layout's value on index ``i`` of one in-dim, for those bits)."""
+    table = np.zeros((1, rank), np.int64)
+    for vec in vecs:
+        table = np.concatenate([table, table ^ np.asarray(vec, dtype=np.int64)])
+    return table
+
+
 def standard_out_dims(rank: int) -> tuple[str, ...]:
     """Triton's standard output dimension names ``("dim0", ..., "dim{rank-1}")``."""
     return tuple(f"dim{i}" for i in range(rank))
@@ -244,9 +257,9 @@ class LinearLayout:
                 continue
             if np.any((arr < 0) | (arr >= (1 << len(vecs)))):
                 raise LayoutError(f"{name} index outside 0..{(1 << len(vecs)) - 1}")
-            for bit, vec in enumerate(vecs):
-                sel = ((arr >> bit) & 1).astype(bool)
-                out ^= np.where(sel[..., None], np.asarray(vec, dtype=np.int64), 0)
+            for lo in range(0, len(vecs), _TABLE_BITS):  # one table lookup per 8 index bits
+                table = _xor_table(vecs[lo:lo + _TABLE_BITS], self.rank)
+                out ^= table[(arr >> lo) & (len(table) - 1)]
         return out
 
     def coords(self) -> np.ndarray:

@@ -17,6 +17,7 @@ from ..ir.core import Location
 from ..ir.printer import print_module_with_map
 from .binding import launch_error
 from .compiled import CompiledKernel
+from .gc_pause import gc_paused
 from .specialization import SHORT_TO_NUMPY, ArgSpec, Specialization, tuple_spec
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Options))
@@ -93,7 +94,8 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
     """Run the whole pipeline for one specialisation.
 
     Steps (each timed into ``timings`` in seconds: ``frontend``, ``ttir_passes``,
-    ``backend``, ``total``; the pass manager and backend may add finer entries):
+    ``backend``, ``total``; the pass manager and backend may add finer entries), with
+    Python's cyclic garbage collector paused (:mod:`workbench.runtime.gc_pause`):
     ``workbench.frontend.generate_ttir(src, spec, options)``, the ttir pipeline of
     ``workbench.passes.pipelines.ttir_passes(options)`` run by ``PassManager``, then
     ``get_backend(target).compile(ttir, spec, options, ctx)``.
@@ -112,15 +114,16 @@ def compile_specialization(jit_fn, spec: Specialization, options: Options, targe
         src = dataclasses.replace(src, name=name)
     ctx = CompileContext(keep_snapshots=keep_snapshots)
     t_start = t0 = time.perf_counter()
-    with compiling_for(target):  # tl.target_info answers for this target
-        module = generate_ttir(src, spec, options)
-    t1 = time.perf_counter()
-    ctx.timings["frontend"] = t1 - t0
-    module = PassManager(ttir_passes(options)).run(module, ctx, "ttir") or module
-    t2 = time.perf_counter()
-    ctx.timings["ttir_passes"] = t2 - t1
-    ttir_text, ttir_locs = print_module_with_map(module, True)
-    result = backend.compile(module, spec, options, ctx)
+    with gc_paused():  # the compile's garbage is collected once, after it, not 100s of times
+        with compiling_for(target):  # tl.target_info answers for this target
+            module = generate_ttir(src, spec, options)
+        t1 = time.perf_counter()
+        ctx.timings["frontend"] = t1 - t0
+        module = PassManager(ttir_passes(options)).run(module, ctx, "ttir") or module
+        t2 = time.perf_counter()
+        ctx.timings["ttir_passes"] = t2 - t1
+        ttir_text, ttir_locs = print_module_with_map(module, True)
+        result = backend.compile(module, spec, options, ctx)
     t3 = time.perf_counter()
     ctx.timings["backend"] = t3 - t2
     ctx.timings["total"] = t3 - t_start

@@ -45,6 +45,7 @@ from . import (
 )
 from .dce import remove_dead_instructions
 from .debuginfo import DebugInfo
+from .ir_text import module_text
 from .kernel_attrs import annotate_kernel
 from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
@@ -198,7 +199,7 @@ class KernelLowering:
             self.b.ret_void()
         annotate_kernel(self.module, self.fn, self.num_warps, self.maxnreg, self.reflect_ftz)
         remove_dead_instructions(self.module)  # what -O3 would delete first, unprinted
-        return LoweredKernel(str(self.module), self.name, self.shared_total, self.num_warps,
+        return LoweredKernel(module_text(self.module), self.name, self.shared_total, self.num_warps,
                              self.module, self.shared_accesses, self.global_scratch_size)
 
     def lower_block(self, block) -> None:
