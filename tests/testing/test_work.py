@@ -139,3 +139,20 @@ def test_run_rates():
     r = Run("k", seconds=2.0, flops=8.0, bytes=4.0)
     assert (r.intensity, r.flops_per_s, r.bytes_per_s) == (2.0, 4.0, 2.0)
     assert Work(flops=0.0, bytes=0.0).intensity == float("inf")
+
+
+def test_barriers_executed_multiplies_loop_barriers_by_trip_counts():
+    from workbench.testing.work import barriers_executed
+    sig = ("*fp16:16", "*fp16:16", "*fp32:16", "i32", "i32", "i32")
+    k = wb.compile(matmul, *sig, target="cuda:90", BM=64, BN=64, BK=32)
+    ttgir = k.asm["ttgir"]
+    loop = ttgir[ttgir.index("scf.for"):]
+    in_loop = loop[:loop.index("\n    }")].count("gpu.barrier")
+    outside = ttgir.count("gpu.barrier") - in_loop
+    assert in_loop > 0
+    for K in (64, 320):
+        want = outside + in_loop * (K // 32)
+        assert barriers_executed(k, {"M": 64, "N": 64, "K": K}) == want
+    assert barriers_executed(k, {}) == outside + in_loop      # K unknown: the loop once
+    cpu = wb.compile(matmul, *sig, target="cpu", BM=64, BN=64, BK=32)
+    assert barriers_executed(cpu, {"K": 64}) is None           # no ttgir on the CPU

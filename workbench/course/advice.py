@@ -19,7 +19,9 @@ TARGET = "cuda:90"
 class Facts:
     """What the compiler decided for one kernel: ``load_bytes``/``store_bytes`` (widest
     global access of one thread, bytes), ``tensor_cores`` (``mma``/``wgmma`` in the PTX),
-    ``shared`` (bytes), ``barriers`` (``bar.sync`` in the PTX), ``conflict`` (worst
+    ``shared`` (bytes), ``barriers`` (``bar.sync`` in the PTX), ``barriers_run`` (the
+    ttgir's ``gpu.barrier`` ops one program passes, loops unrolled; None without ttgir),
+    ``conflict`` (worst
     shared-memory bank-conflict degree, 1 = none), ``registers`` (per thread, None without
     ptxas), ``flops``, ``bytes`` (counted from the IR) and ``seconds`` (estimated on an
     H200: max(FLOPs / compute roof, bytes / bandwidth)), ``dot_inputs`` (the element type of
@@ -34,6 +36,7 @@ class Facts:
     tensor_cores: bool = False
     shared: int = 0
     barriers: int = 0
+    barriers_run: int | None = None
     conflict: float = 1.0
     registers: int | None = None
     flops: float = 0.0
@@ -91,7 +94,7 @@ def facts(kernel, case: Case) -> Facts:
     """Compile ``kernel`` for ``cuda:90`` with ``case``'s arguments and read :class:`Facts`.
     Raises what the compiler raises (the caller reports it in words)."""
     from ..runtime.aot import compile as wb_compile
-    from ..testing.work import WorkCountError, count_work
+    from ..testing.work import WorkCountError, barriers_executed, count_work, launch_values
     args = case.fresh_args()
     ck = wb_compile(kernel, *args, target=TARGET, **case.kwargs)
     ptx = ck.asm.get("ptx", "")
@@ -107,6 +110,9 @@ def facts(kernel, case: Case) -> Facts:
                  tensor_cores=bool(re.search(r"\b(?:mma\.sync|wgmma\.mma_async)\b", ptx)),
                  shared=int(getattr(md, "shared", 0) or 0),
                  barriers=len(re.findall(r"\b(?:bar|barrier)\.sync\b", ptx)),
+                 barriers_run=barriers_executed(
+                     ck, launch_values(kernel, args, case.launch_kwargs())
+                     if hasattr(kernel, "params") else None),
                  conflict=max(degrees, default=1.0),
                  registers=getattr(md, "n_regs", None), flops=work.flops, bytes=work.bytes,
                  dot_inputs=dot_inputs(ck.asm.get("ttgir", "")),
@@ -173,7 +179,11 @@ def compare(mine: Facts, good: Facts) -> list:
     if mine.shared > 1.5 * good.shared + 1024:
         out.append(f"your kernel uses {mine.shared} bytes of shared memory where "
                    f"{good.shared} do (fewer programs fit on a multiprocessor at once)")
-    if mine.barriers > good.barriers:
+    if mine.barriers_run is not None and good.barriers_run is not None and \
+            mine.barriers_run > good.barriers_run:
+        out.append(f"your kernel waits at {mine.barriers_run} barriers where the solution waits "
+                   f"at {good.barriers_run} (each program, every loop iteration counted)")
+    elif mine.barriers > good.barriers:
         out.append(f"your kernel waits at {mine.barriers} barriers where the solution waits "
                    f"at {good.barriers}")
     if mine.registers and good.registers and mine.registers > good.registers + 32:

@@ -264,6 +264,42 @@ def static_work(compiled, grid, values: dict | None = None) -> Work:
                 notes=list(c.notes))
 
 
+def barriers_executed(compiled, values: dict | None = None) -> int | None:
+    """How many ``gpu.barrier`` ops of ``compiled``'s ttgir one program passes: each counted
+    once per iteration of the loops around it (trip counts from constants and the launch's
+    scalar ``values``, by parameter name; a loop whose count is not known counts once; of an
+    ``scf.if`` the branch with more). None when the kernel has no ttgir (the CPU backend and
+    the interpreter). Barriers the code generator adds inside one op (a layout conversion
+    through shared memory) are not ``gpu.barrier`` ops and are not counted."""
+    from ..ir.core import functions
+    from ..ir.parser import parse_module
+    text = (getattr(compiled, "asm", None) or {}).get("ttgir")
+    if not text:
+        return None
+    funcs = functions(parse_module(text))
+    if not funcs:
+        return None
+    c = _StaticCounter(funcs[0], {k: v for k, v in (values or {}).items()
+                                  if isinstance(v, (int, bool)) and not hasattr(v, "nbytes")})
+
+    def count(block) -> int:
+        n = 0
+        for op in block.ops:
+            if op.name == "gpu.barrier":
+                n += 1
+            elif op.name == "scf.for":
+                lb, ub, step = (c.int_value(x) for x in op.operands[:3])
+                trips = 1 if None in (lb, ub, step) or step <= 0 else \
+                    max(0, -(-(ub - lb) // step))
+                n += trips * count(op.regions[0].block)
+            elif op.name == "scf.if":
+                n += max((count(r.block) for r in op.regions if r.blocks), default=0)
+            else:
+                n += sum(count(b) for r in op.regions for b in r.blocks)
+        return n
+    return count(funcs[0].regions[0].block)
+
+
 def launch_values(kernel, args, kwargs) -> dict:
     """Parameter name -> value of a launch ``kernel[grid](*args, **kwargs)`` (launch options
     such as ``num_warps`` are dropped)."""
