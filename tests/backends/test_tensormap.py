@@ -149,3 +149,34 @@ def test_scratch_from_host_memory_is_refused_before_launch():
     with pytest.raises(LaunchError, match="torch tensor on cpu.*device='cuda'"):
         _address(torch.empty(128, dtype=torch.int8))
     assert _address(12345) == 12345
+
+
+def test_tma_launcher_encodes_a_descriptor_once_per_address_shape_and_strides(monkeypatch):
+    count = []
+
+    def fake_encode(meta, address, shape, strides, nan):
+        count.append(address)
+        return address.to_bytes(8, "little") * 16
+    monkeypatch.setattr(tensormap, "encode", fake_encode)
+    calls = []
+    launcher = TmaLauncher(lambda grid, args: calls.append(args), [META])
+    rng = random.Random()
+    addrs = [rng.randrange(1, 2 ** 30) * 16 for _ in range(3)]
+    descs = [DescriptorArg(PointerArg(a, a, a + 4096, 2, None), (32, 64), (64, 1)) for a in addrs]
+    for d in descs + descs + [descs[0]]:
+        launcher((1, 1, 1), [d])
+    assert count == addrs  # each address encoded once, then reused
+    assert [c[0] for c in calls] == [a.to_bytes(8, "little") * 16
+                                     for a in addrs + addrs + addrs[:1]]
+    # a different shape at a known address is a different tensor map
+    launcher((1, 1, 1), [DescriptorArg(descs[0].pointer, (16, 64), (64, 1))])
+    assert count == addrs + addrs[:1]
+    # the cache is bounded: the oldest entries go first
+    TmaLauncher.MAX_MAPS, old = 2, TmaLauncher.MAX_MAPS
+    try:
+        small = TmaLauncher(lambda grid, args: None, [META])
+        for d in descs + descs[:1]:
+            small((1, 1, 1), [d])
+        assert len(small._maps) == 2 and count[-4:] == addrs + addrs[:1]
+    finally:
+        TmaLauncher.MAX_MAPS = old

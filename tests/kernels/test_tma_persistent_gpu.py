@@ -105,10 +105,12 @@ def test_descriptor_persistent_matches_numpy(cfg, flatten):
     _check(c.to_numpy(), want, k)
 
 
-@pytest.mark.parametrize("stages", [2, 3, 4])
-def test_host_descriptor_persistent_matches_numpy(stages):
+@pytest.mark.parametrize("bn,stages", [(256, 2), (256, 3), (128, 4)])
+def test_host_descriptor_persistent_matches_numpy(bn, stages):
+    """128x256x64 tiles at 4 stages need 262,176 bytes of shared memory (the store's staging
+    buffer included), more than an H200's 232,448, in Triton as here: 4 stages use 128x128."""
     m, n, k = 1024, 1280, 1088
-    bm, bn, bk = 128, 256, 64
+    bm, bk = 128, 64
     a, b, want = _inputs(m, n, k)
     c = _dev(np.full((m, n), np.nan, np.float16))
     da, db = _dev(a), _dev(b)
