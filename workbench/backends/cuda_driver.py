@@ -76,6 +76,25 @@ class Device:
         check(self.driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
 
 
+def allow_large_shared(drv, device, func) -> None:
+    """Let kernel ``func`` use more than 48 KiB of dynamic shared memory, as Triton's
+    launcher does (``third_party/nvidia/backend/driver.c``, ``loadBinary``): prefer shared
+    memory over L1 in the SM's carveout (``cuFuncSetCacheConfig``,
+    ``CU_FUNC_CACHE_PREFER_SHARED``) and allow the device's opt-in maximum less the
+    kernel's static shared memory (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``;
+    CUDA Driver API). Raises LaunchError when the driver refuses."""
+    optin = check(drv.cuDeviceGetAttribute(
+        drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
+        "cuDeviceGetAttribute")
+    fattr = drv.CUfunction_attribute
+    static = check(drv.cuFuncGetAttribute(fattr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func),
+                   "cuFuncGetAttribute")
+    check(drv.cuFuncSetCacheConfig(func, drv.CUfunc_cache.CU_FUNC_CACHE_PREFER_SHARED),
+          "cuFuncSetCacheConfig")
+    check(drv.cuFuncSetAttribute(func, fattr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 int(optin) - int(static)), "cuFuncSetAttribute")
+
+
 def open_device(ordinal: int = 0) -> Device:
     """cuInit + primary context of device ``ordinal``. Raises ToolMissingError when the
     bindings are missing or no GPU answers (the message says which), DeviceFaultError when a
@@ -145,8 +164,7 @@ class CudaLauncher:
         dev.modules.append(module)
         func = check(drv.cuModuleGetFunction(module, self.name.encode()), "cuModuleGetFunction")
         if self.shared > 48 * 1024:
-            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            check(drv.cuFuncSetAttribute(func, attr, self.shared), "cuFuncSetAttribute")
+            allow_large_shared(drv, dev.device, func)
         try:
             self._packed = cuda_launch.PackedLaunch(cuda_launch.trampoline(), int(func),
                                                     int(dev.context), self.param_kinds,

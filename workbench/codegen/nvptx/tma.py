@@ -9,9 +9,7 @@
   be read in place, in the param space; PTX ISA 5.5 "Tensor map" and 9.7.9.25.5.1).
 * ``ttng.init_barrier`` / ``barrier_expect`` / ``inval_barrier``: thread 0 runs
   ``mbarrier.init.shared::cta.b64 [bar], count``, ``mbarrier.arrive.expect_tx.shared.b64 _,
-  [bar], bytes`` and ``mbarrier.inval.shared::cta.b64 [bar]`` (PTX ISA 9.7.13.15.9, .12, .10);
-  unlike Triton, a ``fence.proxy.async.shared::cta`` follows the inval (see
-  :func:`lower_inval_barrier`).
+  [bar], bytes`` and ``mbarrier.inval.shared::cta.b64 [bar]`` (PTX ISA 9.7.13.15.9, .12, .10).
 * ``ttng.wait_barrier``: every thread spins on ``mbarrier.try_wait.parity.shared.b64 p,
   [bar], phase`` (PTX ISA 9.7.13.15.16).
 * ``ttng.async_tma_copy_global_to_local``: the tile is cut into TMA boxes
@@ -128,12 +126,11 @@ def lower_memdesc_trans(kl, op) -> None:
 
 
 def lower_inval_barrier(kl, op) -> None:
-    """``ttng.inval_barrier``: thread 0 invalidates the mbarrier, then a proxy fence: the
-    allocator may give the barrier's 8 bytes to a later TMA destination, which the async
-    proxy writes (a generic-proxy write, then async-proxy writes of the same bytes)."""
+    """``ttng.inval_barrier``: thread 0 invalidates the mbarrier, as Triton does (no proxy
+    fence after it: a persistent kernel invalidates its barriers once per tile, and a
+    ``fence.proxy.async`` there is a ``MEMBAR.ALL.CTA`` each time)."""
     _asm(kl, "@$0 mbarrier.inval.shared::cta.b64 [$1];", "b,r,~{memory}",
          [_thread0(kl), _addr(kl, op.operands[0])])
-    fence_proxy_async(kl)
 
 
 def lower_fence(kl, op) -> None:
