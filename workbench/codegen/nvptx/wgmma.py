@@ -152,15 +152,22 @@ def _groups(kl, c_t, enc: MmaLayout):
 
 
 def _desc_base(kl, mem_v, geo: OperandGeometry, mn_origin):
-    """i64 descriptor of the operand tile at the warp group's M/N origin ``mn_origin`` (i32)
-    and K = 0; per-instruction descriptors add ``offset >> 4``."""
+    """The i64 address field (bits 0-13) of the operand tile's descriptor at the warp
+    group's M/N origin ``mn_origin`` (i32) and K = 0. Each instruction's descriptor is this
+    plus one constant, ``geo.high_bits() + (offset >> 4)`` (:func:`_descriptor`), as Triton
+    builds them: ptxas then derives each from the previous with one 64-bit uniform add."""
     b = kl.b
     base = kl.smem_offsets.get(id(mem_v))
     if base is None:
         raise UnsupportedError("ttng.warp_group_dot of a buffer not made by ttg.local_alloc")
     addr = shared_address(kl, base, geo.origin(kl, mn_origin))
-    field = b.zext(b.and_(b.lshr(addr, I32(4)), I32(0x3FFF)), I64)
-    return b.or_(field, I64(geo.high_bits()))
+    return b.zext(b.and_(b.lshr(addr, I32(4)), I32(0x3FFF)), I64)
+
+
+def _descriptor(kl, field, geo: OperandGeometry, offset: int):
+    """The i64 descriptor of the wgmma tile ``offset`` bytes after the tile whose address
+    field is ``field`` (:func:`_desc_base`)."""
+    return kl.b.add(field, I64(geo.high_bits() + (offset >> 4)))
 
 
 def _register_a(kl, a_v, wm: int) -> dict:
@@ -225,7 +232,7 @@ def _operand_a(kl, op, a_v, wm: int, wg_m, k_in: int = 16):
                                "shared buffer must have K contiguous)", op.loc)
 
     def desc_args(rm, ks):
-        return [kl.b.add(da, I64(ga.offset(rm * 16 * wm, ks * k_in) >> 4))]
+        return [_descriptor(kl, da, ga, ga.offset(rm * 16 * wm, ks * k_in))]
     return 1, ["l"], [I64], f"{ga.trans}, " if k_in == 16 else "", desc_args
 
 
@@ -293,7 +300,6 @@ def lower_warp_group_dot(kl, op) -> None:
         raise UnsupportedError(f"wgmma is emitted for f16/bf16/e4m3/e5m2/tf32 -> f32 and "
                                f"e4m3/e5m2 -> f16 only, got {a_t.element} x {b_t.element} -> "
                                f"{c_t.element} (inputPrecision {prec})", op.loc)
-    smem_base(kl).align = 1024  # swizzled operand buffers sit on 1024-byte boundaries
     eb = byte_size(a_t.element)
     wm, wn = enc.warps_per_cta
     n_in = enc.instr_shape[1]
@@ -340,7 +346,7 @@ def lower_warp_group_dot(kl, op) -> None:
         part, run = None, 0
         n0 = rn * n_in * wn
         for ks in range(K // k_in):
-            b_desc = b.add(db, I64(gb.offset(n0, ks * k_in) >> 4))
+            b_desc = _descriptor(kl, db, gb, gb.offset(n0, ks * k_in))
             if not partial:
                 d = wgmma(d, rm, ks, b_desc)
                 continue
