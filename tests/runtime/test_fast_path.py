@@ -426,3 +426,56 @@ def test_cuda_array_interface_objects_take_the_fast_path(ptr):
     assert code == ("fp32", 0, ptr % 16 == 0)
     bad, _ = argkeys._cuda_array(_CaiArray(ptr, 40, "<c8"), argkeys.ParamInfo("x", True, None))
     assert bad is argkeys.MISS  # complex64: the slow path's error
+
+
+def desc_copy_src(src_desc, dst_desc, BM: tl.constexpr, BN: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    tile = src_desc.load([pm * BM, pn * BN])
+    dst_desc.store([pm * BM, pn * BN], tile * 2)
+
+
+def test_tensor_descriptors_take_the_fast_path_with_the_slow_paths_arguments():
+    """A launch with host tensor descriptors is a fast hit the second time (the descriptor's
+    base, shape, strides and padding read again each launch); a different block shape or
+    base dtype is a different kernel; the runtime DescriptorArgs equal the slow path's."""
+    from workbench.backends.descriptors import DescriptorArg
+    from workbench.tools.tensor_descriptor import TensorDescriptor
+    rng = np.random.default_rng()
+    jf = wb.jit(desc_copy_src)
+    m, n = int(rng.integers(17, 60)), 32
+    src = rng.standard_normal((m, n)).astype(np.float32)
+    dst = np.zeros_like(src)
+    args = (TensorDescriptor.from_tensor(src, [16, 16]),
+            TensorDescriptor.from_tensor(dst, [16, 16]))
+    grid = ((m + 15) // 16, 2)
+    first = jf[grid](*args, BM=16, BN=16)
+    np.testing.assert_array_equal(dst, src * 2)
+    count = Counting(jf)
+    src2 = rng.standard_normal((m, n)).astype(np.float32)
+    dst2 = np.zeros_like(src2)
+    args2 = (TensorDescriptor.from_tensor(src2, [16, 16]),
+             TensorDescriptor(dst2, [m, n], [n, 1], [16, 16], padding="nan"))
+    again = jf[grid](*args2, BM=16, BN=16)
+    assert count.calls == 0 and again is first  # new arrays, same kernel, no slow path
+    np.testing.assert_array_equal(dst2, src2 * 2)
+    hit = jf._fast.key(args2, {"BM": 16, "BN": 16})
+    spec_values = bind_arguments(jf.fn, jf.params, args2, {"BM": 16, "BN": 16})
+    bound = specialize(jf.fn, jf.params, spec_values, jf.no_specialize_names())
+    fast = [hit[1][i] for i, a in enumerate(bound.spec.args) if a.passed]
+    slow = list(bound.runtime_args)
+    assert len(fast) == len(slow) == 2
+    for f, s in zip(fast, slow, strict=True):
+        assert isinstance(f, DescriptorArg) and isinstance(s, DescriptorArg)
+        assert same_pointer(f.pointer, s.pointer)
+        assert (f.shape, f.strides, f.padding_nan) == (s.shape, s.strides, s.padding_nan)
+    assert fast[1].padding_nan and not fast[0].padding_nan
+    # a new block shape or dtype: the slow path, and a kernel of its own
+    other = jf[(m // 8 + 1, 4)](TensorDescriptor.from_tensor(src, [8, 8]),
+                                TensorDescriptor.from_tensor(dst2, [8, 8]), BM=8, BN=8)
+    assert count.calls == 1 and other is not first
+    np.testing.assert_array_equal(dst2, src * 2)
+    s64, d64 = src.astype(np.float64), np.zeros((m, n))
+    jf[grid](TensorDescriptor.from_tensor(s64, [16, 16]),
+             TensorDescriptor.from_tensor(d64, [16, 16]), BM=16, BN=16)
+    assert count.calls == 2
+    np.testing.assert_array_equal(d64, s64 * 2)

@@ -12,7 +12,9 @@ the slow path, which gives the detailed errors.
 Codes: numpy array -> ``"*fp32"`` / ``"*fp32:16"`` (first element's address divisible by 16);
 int -> ``"i32"``, ``"i32:16"``, ``"i32:1"`` (and ``i64``/``u64``/a fixed annotation type);
 float -> ``"fp32"``; bool -> ``"i1"``; a CUDA torch tensor -> ``(dtype, device index,
-aligned)`` (its runtime value is the device address, an int); a constexpr -> ``(type, value)``.
+aligned)`` (its runtime value is the device address, an int); a host ``TensorDescriptor`` ->
+``("tensordesc", dtype, device, device index, block shape)`` (its runtime value a
+``DescriptorArg``); a constexpr -> ``(type, value)``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from dataclasses import fields
 import numpy as np
 
 from ..backends.base import PointerArg
-from .devices import ArrayTypeError, byte_span
+from .devices import ArrayTypeError, array_info, byte_span
 from .devices import from_cuda_array_interface as cai_array_info
 from .specialization import NUMPY_TO_SHORT
 
@@ -241,6 +243,29 @@ def _miss(v, pi):
     return MISS, None
 
 
+def _tensordesc(v, pi: ParamInfo):
+    """A host tensor descriptor (workbench's ``TensorDescriptor`` or Triton's): code
+    ``("tensordesc", dtype, device, device index, block shape)``, what the slow path's
+    signature type ``tensordesc<dtype[block]>`` and the launch's device are made of (its base
+    read by the same :func:`~workbench.runtime.devices.array_info`); runtime value its
+    :class:`~workbench.backends.descriptors.DescriptorArg`. Anything unusual -> MISS."""
+    from ..backends.descriptors import DescriptorArg
+    if pi.fixed is not None:
+        return MISS, None
+    try:
+        info = array_info(v.base)
+        block = tuple(int(b) for b in v.block_shape)
+        shape = tuple(int(d) for d in v.shape)
+        strides = tuple(int(d) for d in v.strides)
+    except (ArrayTypeError, AttributeError, TypeError, ValueError):
+        return MISS, None
+    if info is None:
+        return MISS, None
+    ptr = pointer_arg(info.address, info.lo, info.hi, info.itemsize, info.obj)
+    code = ("tensordesc", info.dtype, info.device, info.device_index, block)
+    return code, DescriptorArg(ptr, shape, strides, getattr(v, "padding", "zero") == "nan")
+
+
 def _tuple(v, pi: ParamInfo):
     """A tuple (namedtuple, ``torch.Size``): code ``(class, element codes)``, runtime value
     the tuple of the elements' runtime values; MISS when any element is unusual."""
@@ -267,6 +292,8 @@ def handler_for(t: type):
         torch = sys.modules.get("torch")
         if torch is not None and t is getattr(torch, "Tensor", None):
             h = _torch
+        elif t.__name__ == "TensorDescriptor":  # workbench's or Triton's (duck-typed)
+            h = _tensordesc
         elif issubclass(t, tuple):
             h = _tuple
         elif hasattr(t, "__cuda_array_interface__") and not issubclass(t, np.ndarray) \

@@ -60,7 +60,7 @@ from ...errors import UnsupportedError
 from ...ir.types import MemDescType, TensorType
 from ...layouts.encodings import MmaLayout, NVMMASharedLayout
 from .elementwise import fusion_flags
-from .smem_access import shared_address, smem_base
+from .smem_access import shared_address
 from .types import F16, F32, I8, I16, I32, I64, byte_size
 from .wgmma_asm import asm, pack_f16, unpack_f16, wait, wgmma_asm
 
