@@ -28,6 +28,15 @@ class DescriptorArg:
     strides: tuple
     padding_nan: bool = False
 
+    @classmethod
+    def of(cls, desc, pointer: PointerArg) -> DescriptorArg:
+        """The launch value of host descriptor ``desc`` (a ``TensorDescriptor``: ``shape``,
+        ``strides``, ``padding``) whose base is ``pointer``. Raises TypeError/ValueError for
+        a shape or stride that is not an int."""
+        return cls(pointer, tuple(int(d) for d in desc.shape),
+                   tuple(int(d) for d in desc.strides),
+                   getattr(desc, "padding", "zero") == "nan")
+
     def expanded(self) -> list:
         """``[pointer, *shape, *strides, padding_nan, *shape, *strides]``: the arguments of
         the rewritten kernel for one descriptor parameter, in Triton's order (the rewrite's

@@ -25,6 +25,7 @@ from dataclasses import fields
 import numpy as np
 
 from ..backends.base import PointerArg
+from ..backends.descriptors import DescriptorArg
 from .devices import ArrayTypeError, array_info, byte_span
 from .devices import from_cuda_array_interface as cai_array_info
 from .specialization import NUMPY_TO_SHORT
@@ -249,21 +250,18 @@ def _tensordesc(v, pi: ParamInfo):
     signature type ``tensordesc<dtype[block]>`` and the launch's device are made of (its base
     read by the same :func:`~workbench.runtime.devices.array_info`); runtime value its
     :class:`~workbench.backends.descriptors.DescriptorArg`. Anything unusual -> MISS."""
-    from ..backends.descriptors import DescriptorArg
     if pi.fixed is not None:
         return MISS, None
     try:
         info = array_info(v.base)
+        if info is None:
+            return MISS, None
         block = tuple(int(b) for b in v.block_shape)
-        shape = tuple(int(d) for d in v.shape)
-        strides = tuple(int(d) for d in v.strides)
+        rv = DescriptorArg.of(v, pointer_arg(info.address, info.lo, info.hi, info.itemsize,
+                                             info.obj))
     except (ArrayTypeError, AttributeError, TypeError, ValueError):
         return MISS, None
-    if info is None:
-        return MISS, None
-    ptr = pointer_arg(info.address, info.lo, info.hi, info.itemsize, info.obj)
-    code = ("tensordesc", info.dtype, info.device, info.device_index, block)
-    return code, DescriptorArg(ptr, shape, strides, getattr(v, "padding", "zero") == "nan")
+    return ("tensordesc", info.dtype, info.device, info.device_index, block), rv
 
 
 def _tuple(v, pi: ParamInfo):

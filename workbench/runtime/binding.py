@@ -360,9 +360,7 @@ def _descriptor(fn, p: Param, v, where: str | None = None):
     block = ", ".join(str(int(b)) for b in v.block_shape)
     spec = ArgSpec(p.name, "tensordesc", f"tensordesc<{info.dtype}[{block}]>")
     ptr = PointerArg(info.address, info.lo, info.hi, info.itemsize, info.obj)
-    rv = DescriptorArg(ptr, tuple(int(s) for s in v.shape), tuple(int(s) for s in v.strides),
-                       getattr(v, "padding", "zero") == "nan")
-    return spec, rv, info
+    return spec, DescriptorArg.of(v, ptr), info
 
 
 def _is_language_dtype(v) -> bool:
