@@ -24,14 +24,8 @@ BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text())
 #: configurations whose ldmatrix/stmatrix counts differ from Triton's today: the persistent
 #: descriptor matmul on sm_80, where descriptors become pointers (Triton rewrites them in its
 #: ttir, with the K offsets shared by the A and B loads, and its tie-broken load layouts
-#: differ from ours; see the README). The sm_90 attention with 8 warps, listed here while it
-#: took mma.sync, takes wgmma as Triton does.
-#: scores_t and two_dots on sm_80: Triton reads the tile staged untransposed back into the
-#: transposed operand layout (#ttg.linear) with ldmatrix.x4 as well; ours reads it with
-#: ld.shared (ldmatrix is emitted for #ttg.dot_op results only).
-MATRIX_DIFFERS: set = {"tma_persistent_matmul/cuda:80/4", "tma_persistent_matmul/cuda:80/8",
-                       "scores_t/cuda:80/4", "scores_t/cuda:80/8",
-                       "two_dots/cuda:80/4", "two_dots/cuda:80/8"}
+#: differ from ours; see the README).
+MATRIX_DIFFERS: set = {"tma_persistent_matmul/cuda:80/4", "tma_persistent_matmul/cuda:80/8"}
 
 
 def matrix_ops(ptx: str) -> dict:

@@ -20,10 +20,12 @@ from fidelity_kernels import (  # noqa: E402
     matmul_bias_relu_k,
     matmul_k,
     matmul_store_t_k,
+    scores_t_k,
     row_sum_k,
     scale_rows_k,
     split_k,
     trans_dot_k,
+    two_dots_k,
     transpose_k,
 )
 
@@ -223,3 +225,34 @@ def test_matmul_stored_column_major(torch, warps, stages):
                                           BN=64, BK=32, num_warps=warps, num_stages=stages)
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_array_equal(c.cpu().numpy(), want.T)
+
+
+@pytest.mark.parametrize("arch", ["sm80", "sm90"])
+@pytest.mark.parametrize("warps", WARPS)
+def test_transposed_operands_read_with_ldmatrix(torch, warps, arch):
+    """K^T and X^T staged untransposed and read back into the transposed operand layout (with
+    ``ldmatrix.x4`` under sm_80 decisions, as Triton does), summed over three key blocks."""
+    rng = np.random.default_rng()
+    BM = BN = D = 64
+    nblk = 3
+    q = rng.standard_normal((BM, D)).astype(np.float16)
+    k = rng.standard_normal((nblk * BN, D)).astype(np.float16)
+    out = _nan(torch, (BM, BN))
+    scores_t_k[(1,)](_dev(torch, q), _dev(torch, k), out, nblk * BN, BM=BM, BN=BN, D=D,
+                     num_warps=warps, arch=arch)
+    want = sum(q.astype(np.float32) @ k[i * BN:(i + 1) * BN].astype(np.float32).T
+               for i in range(nblk))
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-2, atol=1e-2)
+    a = rng.standard_normal((BM, D)).astype(np.float16)
+    b = rng.standard_normal((BM, BN)).astype(np.float16)
+    x = rng.standard_normal((nblk * D, BN)).astype(np.float16)
+    out = _nan(torch, BM * BN + BM * D)
+    two_dots_k[(1,)](_dev(torch, a), _dev(torch, b), _dev(torch, x), out, nblk * BN, BM=BM,
+                     BN=BN, D=D, num_warps=warps, arch=arch)
+    xs = [x[i * D:(i + 1) * D].astype(np.float32) for i in range(nblk)]
+    got = out.cpu().numpy()
+    np.testing.assert_allclose(got[:BM * BN].reshape(BM, BN),
+                               sum(a.astype(np.float32) @ xi for xi in xs), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(got[BM * BN:].reshape(BM, D),
+                               sum(b.astype(np.float32) @ xi.T for xi in xs), rtol=1e-2,
+                               atol=1e-2)

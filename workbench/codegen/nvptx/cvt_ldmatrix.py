@@ -127,9 +127,10 @@ def lane_address(m: MatrixLoad, lane: int, warp: int) -> int:
     return a
 
 
-def emit(kl, m: MatrixLoad, rnd: int, tile_bits: int, elem_t, eb: int) -> dict:
+def emit(kl, m: MatrixLoad, rnd: int, tile_bits: int, elem_t, eb: int, base=None) -> dict:
     """Emit the instructions of round ``rnd`` (buffer of ``2**tile_bits`` elements of
-    ``eb`` bytes at the scratch base); returns {original register: value}."""
+    ``eb`` bytes at byte ``base`` of ``global_smem``: an int or an i32 value, the
+    conversion scratch when None); returns {original register: value}."""
     b = kl.b
     x = 1 << len(m.mat_regs)
     a = I32(0)
@@ -142,7 +143,9 @@ def emit(kl, m: MatrixLoad, rnd: int, tile_bits: int, elem_t, eb: int) -> dict:
     mask = 0
     for v in m.row_imgs + m.mat_imgs + m.warp_img:
         mask |= v
-    base = b.add(b.ptrtoint(smem_base(kl), I32), I32(kl.scratch_base))
+    if base is None:
+        base = kl.scratch_base
+    base = b.add(b.ptrtoint(smem_base(kl), I32), I32(base) if isinstance(base, int) else base)
     out: dict = {}
     regs = ", ".join(f"${i}" for i in range(x))
     text = (f"ldmatrix.sync.aligned.m8n8.x{x}{'.trans' if m.trans else ''}.shared.b16 "

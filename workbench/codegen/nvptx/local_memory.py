@@ -28,6 +28,7 @@ from ...layouts.encodings import DotOperandLayout, MmaLayout, NVMMASharedLayout
 from ...passes.allocate_shared import buffer_bytes
 from .async_copy import swizzle_strides
 from .ldmatrix import ldmatrix_load
+from .local_ldmatrix import load_matrix
 from .local_stmatrix import store_matrix
 from .smem_access import (
     buffer_pointer,
@@ -199,6 +200,10 @@ def lower_local_load(kl, op) -> None:
             kl.set(op.result, regs)
             return
     tl = kl.layout(dst_t)
+    regs = load_matrix(kl, op, enc, base, tl, elem_t, tuple(mem_t.shape))
+    if regs is not None:
+        kl.set(op.result, regs)
+        return
     limit = vector_limit(enc, byte_size(elem_t))
     v = contiguous_run(tl, shared_order(enc)[0], limit)
     coords = kl.coords(dst_t)
