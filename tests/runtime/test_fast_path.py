@@ -344,6 +344,35 @@ def test_cuda_tensor_handler_matches_array_info(monkeypatch, stride, address):
     assert code == (t.dtype, 1, address % 16 == 0) and info.dtype == "fp16"
 
 
+@pytest.mark.parametrize("stride,address,dtype,itemsize",
+                         [((8, 1), 4096, "float16", 2), ((1, 4), 4112, "float32", 4),
+                          ((-8, 1), 8192, "bfloat16", 2)])
+def test_descriptor_of_a_cuda_tensor_reads_what_array_info_reads(monkeypatch, stride, address,
+                                                                   dtype, itemsize):
+    """A host descriptor over a CUDA torch tensor: the fast handler's code and DescriptorArg
+    (its base read with fewer torch calls) equal those built from array_info, the slow path's
+    reading of the same tensor; a host tensor base is read the slow way."""
+    import types
+
+    from workbench.runtime import argkeys
+    from workbench.runtime.devices import array_info
+    from workbench.tools.tensor_descriptor import TensorDescriptor
+    fake = types.ModuleType("torch")
+    fake.Tensor = _FakeCudaTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(argkeys, "HANDLERS", dict(argkeys.HANDLERS))
+    t = _FakeCudaTensor(address, (4, 8), stride, dtype, itemsize)
+    d = TensorDescriptor(t, [4, 8], [8, 1], [2, 8], padding="nan")
+    code, rv = argkeys.handler_for(TensorDescriptor)(d, argkeys.ParamInfo("d", True, None))
+    info = array_info(t)
+    assert code == ("tensordesc", info.dtype, "cuda", 1, (2, 8))
+    assert rv.pointer == argkeys.pointer_arg(info.address, info.lo, info.hi, info.itemsize, t)
+    assert (rv.shape, rv.strides, rv.padding_nan) == ((4, 8), (8, 1), True)
+    t.get_device = lambda: -1  # a host tensor: array_info reads it (here: as cuda, the fake's)
+    code2, rv2 = argkeys.handler_for(TensorDescriptor)(d, argkeys.ParamInfo("d", True, None))
+    assert (code2, rv2) == (code, rv)
+
+
 def test_host_torch_tensor_takes_the_slow_path(monkeypatch):
     import types
 

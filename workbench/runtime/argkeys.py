@@ -248,20 +248,52 @@ def _tensordesc(v, pi: ParamInfo):
     """A host tensor descriptor (workbench's ``TensorDescriptor`` or Triton's): code
     ``("tensordesc", dtype, device, device index, block shape)``, what the slow path's
     signature type ``tensordesc<dtype[block]>`` and the launch's device are made of (its base
-    read by the same :func:`~workbench.runtime.devices.array_info`); runtime value its
+    read as :func:`~workbench.runtime.devices.array_info` reads it; a CUDA torch tensor
+    through :func:`_torch_base`, fewer torch calls to the same values); runtime value its
     :class:`~workbench.backends.descriptors.DescriptorArg`. Anything unusual -> MISS."""
     if pi.fixed is not None:
         return MISS, None
     try:
-        info = array_info(v.base)
-        if info is None:
+        base = v.base
+        bt = type(base)
+        got = _torch_base(base) if (HANDLERS.get(bt) or handler_for(bt)) is _torch else None
+        if got is None:
+            info = array_info(base)
+            if info is None:
+                return MISS, None
+            got = (info.dtype, info.device, info.device_index,
+                   pointer_arg(info.address, info.lo, info.hi, info.itemsize, info.obj))
+        if got is MISS:
             return MISS, None
         block = tuple(int(b) for b in v.block_shape)
-        rv = DescriptorArg.of(v, pointer_arg(info.address, info.lo, info.hi, info.itemsize,
-                                             info.obj))
+        rv = DescriptorArg.of(v, got[3])
     except (ArrayTypeError, AttributeError, TypeError, ValueError):
         return MISS, None
-    return ("tensordesc", info.dtype, info.device, info.device_index, block), rv
+    return ("tensordesc", got[0], got[1], got[2], block), rv
+
+
+_TORCH_ITEMSIZE: dict = {}  # torch dtype -> bytes per element
+
+
+def _torch_base(t):
+    """(dtype, "cuda", device index, PointerArg) of a CUDA torch tensor, the values
+    :func:`~workbench.runtime.devices.array_info` gives for it; None for a host tensor (the
+    caller reads it the slow way), MISS for an element type no kernel takes."""
+    dev = t.get_device()
+    if dev < 0:
+        return None
+    dt = t.dtype
+    short = _TORCH_SHORT.get(dt, MISS)
+    if short is MISS:
+        short = _TORCH_SHORT[dt] = NUMPY_TO_SHORT.get(str(dt).replace("torch.", ""))
+    if short is None:
+        return MISS
+    itemsize = _TORCH_ITEMSIZE.get(dt)
+    if itemsize is None:
+        itemsize = _TORCH_ITEMSIZE[dt] = int(t.element_size())
+    addr = t.data_ptr()
+    lo, hi = byte_span(addr, t.shape, [s * itemsize for s in t.stride()], itemsize)
+    return short, "cuda", dev, pointer_arg(addr, lo, hi, itemsize, t)
 
 
 def _tuple(v, pi: ParamInfo):
