@@ -20,13 +20,13 @@ from fidelity_kernels import (  # noqa: E402
     matmul_bias_relu_k,
     matmul_k,
     matmul_store_t_k,
-    scores_t_k,
     row_sum_k,
     scale_rows_k,
+    scores_t_k,
     split_k,
     trans_dot_k,
-    two_dots_k,
     transpose_k,
+    two_dots_k,
 )
 
 pytestmark = pytest.mark.gpu
