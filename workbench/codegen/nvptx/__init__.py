@@ -41,6 +41,7 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
     from .gep_groups import hide_large_gep_groups
+    from .mad_wide import fuse_mad_wide
     from .ptx import emit_ptx, optimise, parse_optimised
 
     t0 = time.perf_counter()
@@ -57,7 +58,7 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     codegen_text, hidden = hide_large_gep_groups(text)
     if hidden:
         mod = parse_optimised(codegen_text, arch, version)
-    ptx = emit_ptx(mod, arch, version)
+    ptx = fuse_mad_wide(emit_ptx(mod, arch, version))  # Triton's LLVM forms mad.wide
     if timings is not None:
         for key, dt in (("llir", t1 - t0), ("llvm-opt", t2 - t1),
                         ("ptx", time.perf_counter() - t2)):
