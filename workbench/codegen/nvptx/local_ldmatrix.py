@@ -2,7 +2,7 @@
 ldmatrix, sm_75 and later), as Triton 3.6's ``LocalLoadOpConversion``
 (``third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/MemoryOpToLLVM.cpp``) does for every
 ``local_load``: the destination layout's bases (broadcast registers removed) are mapped to
-element offsets of the shared buffer (:func:`.local_stmatrix.offsets_of`), and the plain
+element offsets of the shared buffer (:func:`.local_stmatrix.matrix_offsets`), and the plain
 form of :func:`.cvt_ldmatrix.matrix_load` is tried, then ``.trans``. When neither fits, the
 caller falls back to ``ld.shared``. The access is recorded with the rows the lanes address."""
 from __future__ import annotations
@@ -12,25 +12,16 @@ import numpy as np
 from ...layouts.banks import shared_offsets
 from .cvt_ldmatrix import emit, matrix_load
 from .cvt_lower import Side
-from .local_stmatrix import offsets_of
+from .local_stmatrix import matrix_offsets
 from .smem_access import matrix_access_layout, record_access
 from .types import byte_size
-
-
-def _pow2(x: int) -> bool:
-    return x > 0 and x & (x - 1) == 0
 
 
 def plan_load(tl, enc, shape: tuple, bits: int):
     """The :class:`.cvt_ldmatrix.MatrixLoad` reading thread layout ``tl`` from the buffer
     ``enc`` of ``shape`` (``bits``-bit elements), or None when no ``ldmatrix`` form fits."""
-    if len(shape) != 2 or not all(_pow2(s) for s in shape) or bits not in (8, 16, 32):
-        return None
-    try:
-        got = offsets_of(tl, enc, shape)
-    except (ValueError, TypeError, AttributeError):
-        return None
-    if got is None or len(got[2]) != 5:
+    got = matrix_offsets(tl, enc, shape, bits)
+    if got is None:
         return None
     kept, imgs, lanes, warps = got
     s = Side(None, tuple(kept), 1, (), tuple(range(len(imgs))), tuple(imgs), tuple(lanes),

@@ -37,18 +37,28 @@ def offsets_of(tl, enc, shape):
     return kept, imgs, lanes, warps
 
 
+def matrix_offsets(tl, enc, shape: tuple, bits: int):
+    """:func:`offsets_of` where a matrix instruction (``ldmatrix``/``stmatrix``) can apply: a
+    rank-2 power-of-two buffer of 8-, 16- or 32-bit elements, offsets linear in the layout's
+    bases and five lane bits; None otherwise."""
+    if len(shape) != 2 or not all(_pow2(s) for s in shape) or bits not in (8, 16, 32):
+        return None
+    try:
+        got = offsets_of(tl, enc, shape)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if got is None or len(got[2]) != 5:
+        return None
+    return got
+
+
 def store_matrix(kl, op, enc, base, tl, regs, elem_t, shape: tuple) -> bool:
     """Emit ``op`` (a ``ttg.local_alloc`` or ``ttg.local_store`` of a rank-2 tensor of
     ``shape`` into the buffer at byte ``base``) with ``stmatrix`` when its layout fits;
     returns whether it did."""
     bits = byte_size(elem_t) * 8
-    if len(shape) != 2 or not all(_pow2(s) for s in shape) or bits not in (8, 16, 32):
-        return False
-    try:
-        got = offsets_of(tl, enc, shape)
-    except (ValueError, TypeError, AttributeError):
-        return False
-    if got is None or len(got[2]) != 5:
+    got = matrix_offsets(tl, enc, shape, bits)
+    if got is None:
         return False
     kept, imgs, lanes, warps = got
     for trans in (False, True):
@@ -81,4 +91,4 @@ def _record(kl, op, enc, shape, m, elem_t) -> None:
                   "16 B/lane)", enc, lay, shape, elem_t, 16)
 
 
-__all__ = ["offsets_of", "store_matrix"]
+__all__ = ["matrix_offsets", "offsets_of", "store_matrix"]

@@ -38,37 +38,38 @@ def fuse_mad_wide(ptx: str) -> str:
     drop = set()
     for i, line in enumerate(lines):
         m = _MUL.match(line)
-        if m is None:
+        if m is None or counts.get(m.group(3)) != 2:  # the product: defined here, read once
             continue
-        _, sign, prod, x, c = m.groups()
-        if counts.get(prod) != 2:  # defined here, read once
-            continue
-        for j in range(i + 1, min(i + 64, len(lines))):
-            lj = lines[j]
-            code = lj.split("//", 1)[0]
-            if not code.strip():
-                continue
-            if prod in _REG.findall(code):
-                a = _ADD.match(code)
-                if a is None:
-                    break
-                ind, dst, p, q = a.groups()
-                if q == prod and p != prod:
-                    addend = p
-                elif p == prod and q != prod:
-                    addend = q
-                else:
-                    break
-                if _written_between(lines, i + 1, j, (x,)):
-                    break
-                lines[j] = f"{ind}mad.wide.{sign} \t{dst}, {x}, {c}, {addend};"
-                drop.add(i)
-                break
-            if _BOUNDARY.match(code):
-                break
+        fused = _fuse_at_add(lines, i, m.groups()[1:])
+        if fused is not None:
+            lines[fused[0]] = fused[1]
+            drop.add(i)
     if not drop:
         return ptx
     return "\n".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+def _fuse_at_add(lines, i: int, mul: tuple):
+    """(line index, fused text) for the ``mul.wide`` at line ``i`` (its sign, product,
+    factor and constant), or None when its one reader is not a fusable ``add.s64``."""
+    sign, prod, x, c = mul
+    for j in range(i + 1, min(i + 64, len(lines))):
+        code = lines[j].split("//", 1)[0]
+        if not code.strip():
+            continue
+        if prod in _REG.findall(code):
+            a = _ADD.match(code)
+            if a is None:
+                return None
+            ind, dst, p, q = a.groups()
+            if (p == prod) == (q == prod):  # not exactly one operand is the product
+                return None
+            if _written_between(lines, i + 1, j, (x,)):
+                return None
+            return j, f"{ind}mad.wide.{sign} \t{dst}, {x}, {c}, {q if p == prod else p};"
+        if _BOUNDARY.match(code):
+            return None
+    return None
 
 
 def _written_between(lines, lo: int, hi: int, regs) -> bool:
