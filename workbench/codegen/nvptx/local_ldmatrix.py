@@ -12,6 +12,7 @@ import numpy as np
 from ...layouts.banks import shared_offsets
 from .cvt_ldmatrix import emit, matrix_load
 from .cvt_lower import Side
+from .cvt_swizzle import flat_of
 from .local_stmatrix import matrix_offsets
 from .smem_access import matrix_access_layout, record_access
 from .types import byte_size
@@ -24,7 +25,7 @@ def plan_load(tl, enc, shape: tuple, bits: int):
     if got is None:
         return None
     kept, imgs, lanes, warps = got
-    s = Side(None, tuple(kept), 1, (), tuple(range(len(imgs))), tuple(imgs), tuple(lanes),
+    s = Side(flat_of(tl)[0], tuple(kept), 1, (), tuple(range(len(imgs))), tuple(imgs), tuple(lanes),
              tuple(warps))
     tile_bits = (shape[0] * shape[1]).bit_length() - 1
     for trans in (False, True):
