@@ -1,6 +1,6 @@
 """Shared-memory buffers: ``ttg.local_alloc`` and ``ttg.local_store`` (registers -> swizzled
-shared memory) and ``ttg.local_load`` (shared memory -> registers, with ``ldmatrix`` for MMA
-operands).
+shared memory) and ``ttg.local_load`` (shared memory -> registers, with ``ldmatrix`` when a
+form fits).
 
 Every ``local_alloc`` of the kernel gets its own region of ``global_smem`` (offsets assigned
 up front by :func:`plan`, 128-byte aligned); the scratch area of reductions and conversions
@@ -12,8 +12,10 @@ Stores are vectorised over the source layout's contiguous registers (up to 16 by
 Triton's ``LocalAllocOpConversion`` (:mod:`.local_stmatrix`). Loads into a ``#ttg.dot_op``
 of an MMA parent use ``ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`` (PTX ISA 9.7.9.15
 ldmatrix) when every
-8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); otherwise one
-``ld.shared`` per contiguous run. Barriers between these and other shared-memory accesses
+8x8 matrix row is 16 contiguous, 16-byte aligned bytes (:mod:`.ldmatrix`); loads into any
+other layout try ``ldmatrix``'s plain and ``.trans`` forms as Triton's
+``LocalLoadOpConversion`` does (:mod:`.local_ldmatrix`); otherwise one ``ld.shared`` per
+contiguous run. Barriers between these and other shared-memory accesses
 come from ``tritongpu-insert-barriers`` (:mod:`workbench.passes.insert_barriers`, also run by
 the lowering on ttgir that did not go through it).
 
