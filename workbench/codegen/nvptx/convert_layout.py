@@ -20,6 +20,7 @@ import functools
 from ...errors import UnsupportedError
 from ...ir.types import FloatType, IntType, TensorType
 from ...layouts import LinearLayout
+from .cvt_ldmatrix import access_layout as ldmatrix_access_layout
 from .cvt_lower import emitted_plan, lower_planned, plan_for
 from .cvt_stmatrix import CvtStore
 from .cvt_swizzle import xor_image
@@ -129,13 +130,7 @@ def _matrix_record(plan, shape, access):
         lay = matrix_access_layout(coord_of, len(shape), m.row_elems, m.x, m.addr_imgs,
                                    m.warp_imgs, m.instr_imgs + access.round_imgs)
         return f"stmatrix.x{m.x}{'.trans' if m.trans else ''}", lay
-    x = 1 << len(access.mat_regs)
-    lanes = tuple(access.row_imgs) + tuple(access.mat_imgs)
-    lanes += (0,) * (5 - len(lanes))
-    row_elems = 8 if access.trans else 4 * access.per_word
-    lay = matrix_access_layout(coord_of, len(shape), row_elems, x, lanes, access.warp_img,
-                               [access.reg_img[i] for i in access.rest])
-    return f"ldmatrix.x{x}{'.trans' if access.trans else ''}", lay
+    return ldmatrix_access_layout(access, coord_of, len(shape))
 
 
 def lower_convert_swizzled(kl, op) -> None:

@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from .cvt_swizzle import deposit, xor_image
 from .memory import unpack_words
-from .smem_access import smem_base
+from .smem_access import matrix_access_layout, smem_base
 from .types import I32
 
 
@@ -127,6 +127,20 @@ def lane_address(m: MatrixLoad, lane: int, warp: int) -> int:
     return a
 
 
+def access_layout(m: MatrixLoad, coord_of, rank: int) -> tuple:
+    """(label, addressing layout) of the loads of ``m``: ``"ldmatrix.x4"`` or
+    ``"ldmatrix.x4.trans"`` and the rows its lanes address
+    (:func:`.smem_access.matrix_access_layout`, ``coord_of`` mapping a buffer offset to its
+    tensor coordinate of ``rank`` ints)."""
+    x = 1 << len(m.mat_regs)
+    lanes = tuple(m.row_imgs) + tuple(m.mat_imgs)
+    lanes += (0,) * (5 - len(lanes))
+    row_elems = 8 if m.trans else 4 * m.per_word
+    lay = matrix_access_layout(coord_of, rank, row_elems, x, lanes, m.warp_img,
+                               [m.reg_img[i] for i in m.rest])
+    return f"ldmatrix.x{x}{'.trans' if m.trans else ''}", lay
+
+
 def emit(kl, m: MatrixLoad, rnd: int, tile_bits: int, elem_t, eb: int, base=None) -> dict:
     """Emit the instructions of round ``rnd`` (buffer of ``2**tile_bits`` elements of
     ``eb`` bytes at byte ``base`` of ``global_smem``: an int or an i32 value, the
@@ -169,4 +183,4 @@ def emit(kl, m: MatrixLoad, rnd: int, tile_bits: int, elem_t, eb: int, base=None
     return out
 
 
-__all__ = ["MatrixLoad", "emit", "issues", "lane_address", "matrix_load"]
+__all__ = ["MatrixLoad", "access_layout", "emit", "issues", "lane_address", "matrix_load"]

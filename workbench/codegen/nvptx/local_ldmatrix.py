@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...layouts.banks import shared_offsets
-from .cvt_ldmatrix import emit, matrix_load
+from .cvt_ldmatrix import access_layout, emit, matrix_load
 from .cvt_lower import Side
 from .cvt_swizzle import flat_of
 from .local_stmatrix import matrix_offsets
-from .smem_access import matrix_access_layout, record_access
+from .smem_access import record_access
 from .types import byte_size
 
 
@@ -58,14 +58,8 @@ def _record(kl, op, enc, shape, m, elem_t) -> None:
 
     def coord_of(o: int) -> list:
         return [int(c) for c in np.unravel_index(where[o], shape)]
-    x = 1 << len(m.mat_regs)
-    lanes = tuple(m.row_imgs) + tuple(m.mat_imgs)
-    lanes += (0,) * (5 - len(lanes))
-    row_elems = 8 if m.trans else 4 * m.per_word
-    lay = matrix_access_layout(coord_of, 2, row_elems, x, lanes, m.warp_img,
-                               [m.reg_img[i] for i in m.rest])
-    record_access(kl, op, f"ttg.local_load (ldmatrix.x{x}{'.trans' if m.trans else ''}, "
-                  "16 B/lane)", enc, lay, shape, elem_t, 16)
+    what, lay = access_layout(m, coord_of, 2)
+    record_access(kl, op, f"ttg.local_load ({what}, 16 B/lane)", enc, lay, shape, elem_t, 16)
 
 
 __all__ = ["load_matrix", "plan_load"]
