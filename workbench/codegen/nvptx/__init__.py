@@ -41,6 +41,7 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     Raises UnsupportedError / CompilationError from the lowering, ValueError for an unknown
     arch, RuntimeError when LLVM rejects the IR (a bug)."""
     from .gep_groups import hide_large_gep_groups
+    from .hoisted_offsets import split_hoisted_mul_wide
     from .mad_wide import fuse_mad_wide
     from .ptx import emit_ptx, optimise, parse_optimised
 
@@ -58,7 +59,9 @@ def compile_ttgir(module_op, arch: int = 90, opt: int = 3,
     codegen_text, hidden = hide_large_gep_groups(text)
     if hidden:
         mod = parse_optimised(codegen_text, arch, version)
-    ptx = fuse_mad_wide(emit_ptx(mod, arch, version))  # Triton's LLVM forms mad.wide
+    # the two PTX forms Triton's LLVM writes for addresses: mad.wide within a block,
+    # cvt + shl for an offset hoisted out of a loop (ptxas assembles each differently)
+    ptx = split_hoisted_mul_wide(fuse_mad_wide(emit_ptx(mod, arch, version)))
     if timings is not None:
         for key, dt in (("llir", t1 - t0), ("llvm-opt", t2 - t1),
                         ("ptx", time.perf_counter() - t2)):
