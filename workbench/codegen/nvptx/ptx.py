@@ -26,6 +26,9 @@ def _init() -> None:
     with _INIT_LOCK:
         llvm.initialize_all_targets()
         llvm.initialize_all_asmprinters()
+        # 32-bit pointers to shared, constant and local memory, as Triton sets it (its data
+        # layout "p3:32:32-p4:32:32-p5:32:32"): shared addresses in one register, not two
+        llvm.set_option("", "--nvptx-short-ptr")
 
 
 def cpu_and_features(arch: int) -> tuple[str, str]:
