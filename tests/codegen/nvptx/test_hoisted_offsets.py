@@ -3,12 +3,11 @@
 ones it must leave, and on the tutorial-form matmul, that the K loop's B offsets take that
 form as in Triton's PTX and that ptxas still assembles it."""
 import re
-import shutil
-import subprocess
 
 import pytest
 
 import workbench as wb
+from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx.hoisted_offsets import split_hoisted_mul_wide
 from workbench.testing import examples as E
 
@@ -68,9 +67,7 @@ def test_the_tutorial_matmul_loop_offsets_match_tritons_form():
     added = [r for r in pairs
              if re.search(rf"add\.s64\s+%rd\d+, (%rd\d+, {r}|{r}, %rd\d+);", body)]
     assert len(added) >= 8
-    ptxas = shutil.which("ptxas")
+    ptxas = nvidia_tools.find_tool("ptxas")
     if ptxas is None:
         pytest.skip("ptxas is not installed (the sass extra)")
-    out = subprocess.run([ptxas, "--gpu-name=sm_90a", "-", "-o", "/dev/null"], input=ptx,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    nvidia_tools.assemble(ptx, 90, ptxas)  # raises PtxasError with ptxas's message

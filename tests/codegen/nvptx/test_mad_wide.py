@@ -3,12 +3,11 @@ emits the fused form): exact texts for the cases it takes and the ones it must l
 a compiled matmul, that the K loop's B addresses become ``mad.wide.s32`` as in Triton's PTX
 and that ptxas still assembles it."""
 import re
-import shutil
-import subprocess
 
 import pytest
 
 import workbench as wb
+from workbench.backends import nvidia_tools
 from workbench.codegen.nvptx.mad_wide import fuse_mad_wide
 from workbench.testing import examples as E
 
@@ -70,9 +69,7 @@ def test_the_matmul_loop_addresses_match_tritons_form():
     loop = loop[:loop.index("bra.uni")] if "bra.uni" in loop else loop
     # the 8 B-tile addresses of one stage: base + sext(offset) * 2, fused as Triton's LLVM does
     assert len(re.findall(r"mad\.wide\.s32\s+%rd\d+, %r\d+, 2, %rd\d+;", loop)) >= 8
-    ptxas = shutil.which("ptxas")
+    ptxas = nvidia_tools.find_tool("ptxas")
     if ptxas is None:
         pytest.skip("ptxas is not installed (the sass extra)")
-    out = subprocess.run([ptxas, "--gpu-name=sm_90a", "-", "-o", "/dev/null"], input=ptx,
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    nvidia_tools.assemble(ptx, 90, ptxas)  # raises PtxasError with ptxas's message

@@ -122,6 +122,19 @@ def test_llir_has_kernel_metadata_and_debug_locations():
     assert "llvm.nvvm.read.ptx.sreg.tid.x" in out.llir
 
 
+@pytest.mark.parametrize("arch", [80, 90])
+def test_shared_addresses_are_32_bit_as_in_triton(arch):
+    """Triton's data layout (``p3:32:32``: ``nvptx-short-ptr``) makes every shared-memory
+    address one 32-bit register; the column reduction goes through shared memory."""
+    out = compile_ttgir(samples.reduce_2d(axis=0, kind="max", m=64, n=64, num_warps=8),
+                        arch=arch)
+    assert re.search(r'target datalayout = "e-p3:32:32-p4:32:32-p5:32:32-', out.llir)
+    shared = re.findall(r"(?:st|ld)\.shared[.\w]*\s+(?:\[(%\w+)|\S+, \[(%\w+))", out.ptx)
+    assert shared
+    regs = {a or b for a, b in shared}
+    assert all(r.startswith("%r") and not r.startswith("%rd") for r in regs), regs
+
+
 def _fma_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
