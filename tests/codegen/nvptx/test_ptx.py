@@ -135,6 +135,28 @@ def test_shared_addresses_are_32_bit_as_in_triton(arch):
     assert all(r.startswith("%r") and not r.startswith("%rd") for r in regs), regs
 
 
+def _rows_sum_kernel(x_ptr, out_ptr, ld, n_steps, BM: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    ptrs = x_ptr + rm[:, None] * ld + rk[None, :]
+    acc = tl.zeros((BM, BK), dtype=tl.float16)
+    for _ in range(n_steps):
+        acc += tl.load(ptrs)
+        ptrs += BK
+    tl.store(out_ptr + rm[:, None] * BK + rk[None, :], acc)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_a_loop_of_run_time_trip_count_stays_rolled_as_in_triton(arch):
+    """Triton's -O3 runs without the NVPTX cost model, which would unroll this small loop by
+    its run-time trip count (two loads in the body, one in a remainder): one load, as
+    Triton's PTX has."""
+    ck = wb.compile(wb.jit(_rows_sum_kernel), "*fp16:16", "*fp16:16", "i32:16", "i32",
+                    target=f"cuda:{arch}", num_warps=8, BM=32, BK=64)
+    assert "llvm.loop.unroll.runtime.disable" in ck.asm["llir"]
+    assert len(re.findall(r"ld\.global\.v4\.b32", ck.asm["ptx"])) == 1
+
+
 def _fma_kernel(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)

@@ -182,6 +182,21 @@ class KernelLowering:
     def set(self, v, regs: list) -> None:
         self.vals[id(v)] = list(regs)
 
+    def mark_loop_latch(self, branch) -> None:
+        """Give the loop whose back edge is ``branch`` its own loop ID asking LLVM not to
+        unroll it by a run-time trip count (``llvm.loop.unroll.runtime.disable``, LLVM
+        LangRef "'llvm.loop'"). Triton runs LLVM's -O3 without a target machine
+        (``optimize_module`` in its ``python/src/llvm.cc``), so the NVPTX cost model's
+        run-time unrolling never applies to its loops; ours goes through the NVPTX target,
+        and this keeps such loops rolled as Triton's are."""
+        m = self.module
+        opt = m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.runtime.disable")])
+        # a loop ID refers to itself (first operand); a unique placeholder keeps llvmlite's
+        # metadata cache from handing two loops one node
+        loop_id = m.add_metadata([ir.MetaDataString(m, f"loop {len(m.metadata)}")])
+        loop_id.operands = (loop_id, opt)
+        branch.set_metadata("llvm.loop", loop_id)
+
     def need_shared(self, nbytes: int) -> None:
         """Check that the op being lowered uses no more than the ``nbytes`` of shared scratch
         allocated to it (at ``self.scratch_base``) by ``allocate-shared-memory``.
@@ -405,7 +420,7 @@ def _for(kl, op):
     for ps, regs in zip(phis, yielded, strict=True):
         for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
-    kl.b.branch(header)
+    kl.mark_loop_latch(kl.b.branch(header))
     kl.b.position_at_end(exit_bb)
     for res, ps in zip(op.results, phis, strict=True):
         kl.set(res, ps)

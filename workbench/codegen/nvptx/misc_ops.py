@@ -140,7 +140,7 @@ def lower_while(kl, op) -> None:
             regs = regs * len(ps)
         for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
-    b.branch(header)
+    kl.mark_loop_latch(b.branch(header))
     b.position_at_end(exit_bb)
     for res, regs in zip(op.results, fwd, strict=True):
         kl.set(res, regs)
