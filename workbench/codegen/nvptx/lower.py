@@ -47,6 +47,7 @@ from .dce import remove_dead_instructions
 from .debuginfo import DebugInfo
 from .ir_text import module_text
 from .kernel_attrs import annotate_kernel
+from .loop_ids import rolled_loop
 from .scratch import scratch_bytes
 from .threads import emit_coords, emit_thread_part, register_map, thread_layout
 from .types import GLOBAL_PTR, I32, constant, llvm_type
@@ -181,21 +182,6 @@ class KernelLowering:
 
     def set(self, v, regs: list) -> None:
         self.vals[id(v)] = list(regs)
-
-    def mark_loop_latch(self, branch) -> None:
-        """Give the loop whose back edge is ``branch`` its own loop ID asking LLVM not to
-        unroll it by a run-time trip count (``llvm.loop.unroll.runtime.disable``, LLVM
-        LangRef "'llvm.loop'"). Triton runs LLVM's -O3 without a target machine
-        (``optimize_module`` in its ``python/src/llvm.cc``), so the NVPTX cost model's
-        run-time unrolling never applies to its loops; ours goes through the NVPTX target,
-        and this keeps such loops rolled as Triton's are."""
-        m = self.module
-        opt = m.add_metadata([ir.MetaDataString(m, "llvm.loop.unroll.runtime.disable")])
-        # a loop ID refers to itself (first operand); a unique placeholder keeps llvmlite's
-        # metadata cache from handing two loops one node
-        loop_id = m.add_metadata([ir.MetaDataString(m, f"loop {len(m.metadata)}")])
-        loop_id.operands = (loop_id, opt)
-        branch.set_metadata("llvm.loop", loop_id)
 
     def need_shared(self, nbytes: int) -> None:
         """Check that the op being lowered uses no more than the ``nbytes`` of shared scratch
@@ -420,7 +406,7 @@ def _for(kl, op):
     for ps, regs in zip(phis, yielded, strict=True):
         for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
-    kl.mark_loop_latch(kl.b.branch(header))
+    rolled_loop(kl.module, kl.b.branch(header))
     kl.b.position_at_end(exit_bb)
     for res, ps in zip(op.results, phis, strict=True):
         kl.set(res, ps)

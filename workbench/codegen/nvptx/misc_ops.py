@@ -24,6 +24,7 @@ from llvmlite import ir
 
 from ...ir.types import FloatType
 from . import elementwise, libdevice
+from .loop_ids import rolled_loop
 from .types import F16, F32, I16, I32, is_bf16
 
 _NARROW_BITS = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16}
@@ -140,7 +141,7 @@ def lower_while(kl, op) -> None:
             regs = regs * len(ps)
         for p, r in zip(ps, regs, strict=True):
             p.add_incoming(r, latch)
-    kl.mark_loop_latch(b.branch(header))
+    rolled_loop(kl.module, b.branch(header))
     b.position_at_end(exit_bb)
     for res, regs in zip(op.results, fwd, strict=True):
         kl.set(res, regs)
