@@ -135,7 +135,7 @@ def test_wgmma_ptx(stages):
     # 64 rows per warp group, N = 128, K = 64: four k16 steps per K iteration, A K-major
     # (imm-trans-a 0) and B N-major (imm-trans-b 1)
     mmas = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 "
-                      r"\{(%r\d+,){63}%r\d+\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;", ptx)
+                      r"\{(%r\d+,){63}%r\d+\}, %rd\d+, %rd\d+, 1, 1, 1, 0, 1;", ptx)
     assert len(mmas) == 4
     body = ptx[ptx.index("wgmma.fence.sync.aligned"):]
     assert body.index("wgmma.fence.sync.aligned") < body.index("wgmma.mma_async") < \
@@ -194,7 +194,7 @@ def test_wgmma_operand_majorness_ptx(dtype, a_t, b_t, bn, bk, nw):
     ttgir, ptx = _ttgir(c), c.asm["ptx"]
     assert "versionMajor = 3" in ttgir, c.extra["notes"]
     e = {"fp16": "f16", "bf16": "bf16"}[dtype]
-    trans = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.{e}\.{e} .*, p, "
+    trans = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.{e}\.{e} .*, 1, "
                        rf"1, 1, (\d), (\d);", ptx)
     assert trans and set(trans) == {(str(int(a_t)), str(int(not b_t)))}
     # (no spill check: this masked kernel spills with mma.sync as well; ptxas assembled it)
@@ -216,10 +216,10 @@ def test_attention_uses_wgmma_for_both_dots():
     # N-major (imm-trans-b 1)
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, 0, 1, 1, 0, 0;",
                           ptx)) == 1
-    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, 0;",
+    assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, %rd\d+, %rd\d+, 1, 1, 1, 0, 0;",
                           ptx)) == 3
     assert len(re.findall(r"m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{%r\d+,%r\d+,%r\d+,%r\d+\}, "
-                          r"%rd\d+, p, 1, 1, 1;", ptx)) == 4
+                          r"%rd\d+, 1, 1, 1, 1;", ptx)) == 4
     if PTXAS:
         assert c.metadata.n_spills == 0, c.extra["ptxas_log"]
 

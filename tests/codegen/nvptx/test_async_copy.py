@@ -144,11 +144,25 @@ def test_matmul_loop_copies_add_constants_to_one_base_ptx():
     body = _loop(c.asm["ptx"])
     dsts = re.findall(r"cp\.async\.cg\.shared\.global \[(%r\d+)\]", body)
     assert len(dsts) == 12  # 4 A copies, 8 B copies of 16 bytes per thread
-    defs = dict(re.findall(r"add\.s32\s+(%r\d+), (%r\d+, \d+);", body))
-    # a copy address that is another copy's address plus an immediate
-    derived = [d for d in dsts
-               if d in defs and defs[d].split(", ")[0] in dsts]
-    assert len(derived) >= 8, (dsts, defs)
+    imm = dict(re.findall(r"add\.s32\s+(%r\d+), (%r\d+), -?\d+;", body))
+    regs = dict((d, (x, y)) for d, x, y in
+                re.findall(r"add\.s32\s+(%r\d+), (%r\d+), (%r\d+);", body))
+    smem = re.search(r"mov\.b32\s+(%r\d+), global_smem;", c.asm["ptx"]).group(1)
+    roots = set()
+    for d in dsts:
+        while d in imm:  # a common address plus an immediate: one immediate offset in SASS
+            d = imm[d]
+        roots.add(d)
+        # Triton's form: the slot's start (global_smem + the stage's offset, the same for
+        # every thread) first, then the thread's loop-invariant offset
+        start, thread = regs[d]
+        leaves, todo = set(), [start]
+        while todo:  # the registers the start is a sum of, within the loop
+            r = todo.pop()
+            todo.extend(regs[r]) if r in regs else leaves.add(r)
+        assert start in regs and smem in leaves, (d, start, leaves)
+        assert thread not in regs and thread not in imm  # defined outside the loop
+    assert len(roots) == 2, roots  # one per operand's slot: 10 of 12 copies add an immediate
     if nvidia_tools.find_tool("ptxas") and nvidia_tools.find_tool("nvdisasm"):
         sass = str(c.asm["sass"])
         imm = re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\+0x[0-9a-f]+\]", sass)

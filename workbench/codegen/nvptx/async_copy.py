@@ -29,6 +29,7 @@ from .memory import vector_width
 from .smem_access import (
     contiguous_run,
     record_access,
+    region_start,
     shared_address,
     shared_order,
     swizzle_offset,
@@ -152,15 +153,16 @@ def lower_async_copy(kl, op) -> None:
             seen.add(tl.regs[g])
             groups.append(g)
     plan = swizzle_strides(tl, tuple(groups), enc, tuple(dst_t.shape))
-    addrs: dict = {}
+    offs: dict = {}
+    start = region_start(kl, base)
     for g in groups:
         anchor, delta = plan[g]
         if anchor == g:
-            off = swizzle_offset(kl, enc, dst_t.shape, coords[g])
-            dst = shared_address(kl, base, b.mul(off, I32(eb)))
-        else:  # the anchor's address plus a constant: one immediate offset in SASS
-            dst = b.add(addrs[anchor], I32(delta * eb))
-        addrs[g] = dst
+            off = b.mul(swizzle_offset(kl, enc, dst_t.shape, coords[g]), I32(eb))
+        else:  # the anchor's offset plus a constant: one immediate offset in SASS
+            off = b.add(offs[anchor], I32(delta * eb))
+        offs[g] = off
+        dst = shared_address(kl, base, off, start)
         src = b.ptrtoint(ptrs[g], I64)
         if nbytes >= 4:
             size = I32(nbytes) if masks is None else b.select(masks[g], I32(nbytes), I32(0))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-_MUL = re.compile(r"^(\s*)mul\.wide\.([su])32\s+(%rd\d+),\s*(%r\d+),\s*(\d+);(\s*)$")
+_MUL = re.compile(r"^(\s*)mul\.wide\.([su])32\s+(%rd\d+),\s*(%r\d+),\s*(\d+);\s*$")
 _REG = re.compile(r"%\w+")
 _LABEL = re.compile(r"^\s*\$?[\w.$]+:")
 _BRANCH = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bra|ret)\b")
@@ -41,7 +41,7 @@ def split_hoisted_mul_wide(ptx: str) -> str:
     for i, line in enumerate(lines):
         m = _MUL.match(line)
         if m is not None:
-            ind, sign, prod, x, c, _ = m.groups()
+            ind, sign, prod, x, c = m.groups()
             k = int(c).bit_length() - 1
             reads = [j for j in readers.get(prod, []) if j != i]
             if (int(c) == 1 << k and k >= 1 and reads

@@ -58,13 +58,26 @@ def fence_proxy_async(kl) -> None:
                            side_effect=True), [])
 
 
-def shared_address(kl, base, byte_off):
+def region_start(kl, base):
+    """Pointer to byte ``base`` (int or i32) of ``global_smem``: the start of a buffer or of
+    one slot of a multi-buffer."""
+    return kl.b.gep(smem_base(kl), [I32(base) if isinstance(base, int) else base],
+                    source_etype=I8)
+
+
+def shared_address(kl, base, byte_off, start=None):
     """i32 shared-window address of ``global_smem + base + byte_off`` (``base``: int or i32
-    bytes; ``byte_off``: i32 bytes)."""
+    bytes; ``byte_off``: i32 bytes; ``start``: :func:`region_start` of ``base`` if the caller
+    has it).
+
+    The address is formed as Triton forms it, the region's start (uniform across the CTA)
+    first and the thread's offset second, two ``getelementptr``s rather than integer adds:
+    LLVM's reassociation would otherwise group the loop-invariant thread offset with the
+    constant and leave the slot offset of a pipelined buffer for the last add, and ptxas
+    then computes the slot's address per thread instead of once in a uniform register."""
     b = kl.b
-    start = b.ptrtoint(smem_base(kl), I32)
-    base = I32(base) if isinstance(base, int) else base
-    return b.add(start, b.add(base, byte_off))
+    start = region_start(kl, base) if start is None else start
+    return b.ptrtoint(b.gep(start, [byte_off], source_etype=I8), I32)
 
 
 def slot(kl, byte_offset: int, index, elem_t):

@@ -335,7 +335,7 @@ def lower_warp_group_dot(kl, op) -> None:
         if acc is None:
             res = b.call(fresh_asm, a_args(rm, ks) + [b_desc])
         else:
-            res = b.call(acc_asm, acc + a_args(rm, ks) + [b_desc, I32(1)])
+            res = b.call(acc_asm, acc + a_args(rm, ks) + [b_desc])
         return [b.extract_value(res, i) for i in range(n)]
 
     out = list(C)

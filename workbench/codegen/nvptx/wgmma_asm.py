@@ -49,20 +49,18 @@ def wgmma_asm(n: int, n_a: int, a_tys: list, a_cons: list, head: str, tail: str,
                with_c: bool, acc_t=F32):
     """The inline asm of one wgmma: ``n`` accumulator registers (f32, or i32 holding two f16
     for ``acc_t = I32``), ``n_a`` operands for A, then B's descriptor. ``with_c``: the
-    accumulator is read (tied inputs, scale-d from a predicate set from the last i32
-    operand); otherwise scale-d is 0 and the registers are outputs only (a fresh partial
-    sum, as Triton's lowering issues it)."""
+    accumulator is read (tied inputs, scale-d the immediate 1, where Triton passes a
+    predicate register set to true: no ``setp`` per instruction); otherwise scale-d is 0 and
+    the registers are outputs only (a fresh partial sum, as Triton's lowering issues it)."""
     code = "=f" if acc_t == F32 else "=r"
     outs = ",".join(f"${i}" for i in range(n))
     base = 2 * n if with_c else n
     a_text = "{" + ",".join(f"${base + i}" for i in range(n_a)) + "}" if n_a > 1 else \
         f"${base}"
     if with_c:
-        text = ("{\n.reg .pred p;\n"
-                f"setp.ne.b32 p, ${base + n_a + 1}, 0;\n"
-                f"{head} {{{outs}}}, {a_text}, ${base + n_a}, p, 1, 1{tail};\n}}")
-        cons = ",".join([code] * n + [str(i) for i in range(n)] + a_cons + ["l", "r"])
-        args = [acc_t] * n + a_tys + [I64, I32]
+        text = f"{head} {{{outs}}}, {a_text}, ${base + n_a}, 1, 1, 1{tail};"
+        cons = ",".join([code] * n + [str(i) for i in range(n)] + a_cons + ["l"])
+        args = [acc_t] * n + a_tys + [I64]
     else:
         text = f"{head} {{{outs}}}, {a_text}, ${base + n_a}, 0, 1, 1{tail};"
         cons = ",".join([code] * n + a_cons + ["l"])
