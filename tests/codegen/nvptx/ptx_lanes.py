@@ -102,8 +102,10 @@ def _apply(op: str, s: list, raw: list, threads: int):
         r = s[0] << s[1]
     elif base == "shr":
         r = (s[0] & m) >> s[1]
-    elif base == "bfe":
+    elif base == "bfe":  # PTX ISA 9.7.1.14: .s types sign-extend the field's top bit
         r = ((s[0] & m) >> s[1]) & ((1 << s[2]) - 1)
+        if ".s" in op:
+            r = np.where(r >> (s[2] - 1) & 1, r - (1 << s[2]), r)
     elif base == "shfl" and ".idx" in op and s[0] is not None and raw[1].strip() == "0":
         r = np.repeat(s[0].reshape(-1, 32)[:, :1], 32, axis=1).reshape(-1)
     else:
