@@ -159,10 +159,13 @@ def test_matmul_loop_copies_add_constants_to_one_base_ptx():
         leaves, todo = set(), [start]
         while todo:  # the registers the start is a sum of, within the loop
             r = todo.pop()
-            todo.extend(regs[r]) if r in regs else leaves.add(r)
+            if r in regs:
+                todo.extend(regs[r])
+            else:
+                leaves.add(r)
         assert start in regs and smem in leaves, (d, start, leaves)
         assert thread not in regs and thread not in imm  # defined outside the loop
-    assert len(roots) == 2, roots  # one per operand's slot: 10 of 12 copies add an immediate
+    assert len(roots) == 2, roots  # one per operand's slot; the rest add immediates
     if nvidia_tools.find_tool("ptxas") and nvidia_tools.find_tool("nvdisasm"):
         sass = str(c.asm["sass"])
         imm = re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\+0x[0-9a-f]+\]", sass)
