@@ -95,9 +95,7 @@ def buffer_pointer(kl, base_off, off_elems, elem_t):
     ``global_smem`` (an int, or an i32 value for a slot of a multi-buffer)."""
     if isinstance(base_off, int):
         return slot(kl, base_off - kl.scratch_base, off_elems, elem_t)
-    b = kl.b
-    start = b.gep(smem_base(kl), [base_off], source_etype=ir.IntType(8))
-    return b.gep(start, [off_elems], source_etype=memory_type(elem_t))
+    return kl.b.gep(region_start(kl, base_off), [off_elems], source_etype=memory_type(elem_t))
 
 
 def store_value(kl, ptr, value, elem_t) -> None:
